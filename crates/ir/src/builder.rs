@@ -1,0 +1,208 @@
+//! Building well-typed functions: the API every transform and front end uses to emit IR.
+
+use crate::function::{Function, InstData, Operand, Value};
+use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
+use crate::types::Type;
+
+/// Appends parameters and instructions to a [`Function`], inferring result types and rounding
+/// float literals to the type of the instruction they appear in.
+///
+/// The builder never emits an instruction whose float operands are all literals (the text
+/// format forbids it): such an operand is materialised as a `const` first.
+///
+/// ```
+/// use adjit_ir::{Builder, Type};
+/// let mut b = Builder::new("square_plus_one");
+/// let x = b.param(Type::F64, "x");
+/// let x2 = b.mul(x, x);
+/// let y = b.add(x2, 1.0);
+/// let f = b.finish(&[y]);
+/// assert_eq!(adjit_ir::interpret(&f, &[3.0]).unwrap(), vec![10.0]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Builder {
+    func: Function,
+}
+
+impl Builder {
+    pub fn new(name: impl Into<String>) -> Builder {
+        Builder {
+            func: Function::new(name),
+        }
+    }
+
+    /// Continue appending to an existing function (its returns are kept until
+    /// [`Builder::finish`] replaces them).
+    pub fn from_function(func: Function) -> Builder {
+        Builder { func }
+    }
+
+    /// The function built so far.
+    pub fn func(&self) -> &Function {
+        &self.func
+    }
+
+    /// Add a named parameter. All parameters must be added before the first instruction.
+    ///
+    /// # Panics
+    /// If an instruction has already been added (a programming error in the caller).
+    pub fn param(&mut self, ty: Type, name: &str) -> Value {
+        self.func.add_param(ty, Some(name.to_string()))
+    }
+
+    /// Add an unnamed parameter.
+    pub fn param_unnamed(&mut self, ty: Type) -> Value {
+        self.func.add_param(ty, None)
+    }
+
+    pub fn ty(&self, v: Value) -> Type {
+        self.func.ty(v)
+    }
+
+    /// Give `v` a name for printing (replaces any earlier name).
+    pub fn set_name(&mut self, v: Value, name: impl Into<String>) {
+        self.func.values[v.index()].name = Some(name.into());
+    }
+
+    /// Append any instruction. Literal operands are rounded to the instruction's float type;
+    /// if every float operand is a literal, the first is materialised as a `const`.
+    ///
+    /// # Panics
+    /// If the operand types are inconsistent (a bug in the transform that emits it).
+    pub fn inst(&mut self, inst: InstData) -> Value {
+        let inst = self.normalize(inst);
+        let ty = self
+            .func
+            .result_type(&inst)
+            .unwrap_or_else(|| panic!("ill-typed instruction {inst:?}"));
+        self.func.push_inst(ty, inst, None)
+    }
+
+    /// The float type literals in `ops` must take, or `None` if all are literals.
+    fn float_type_of(&self, ops: &[Operand]) -> Option<Type> {
+        ops.iter()
+            .find_map(|o| o.as_value())
+            .map(|v| self.func.ty(v))
+    }
+
+    /// Round literals to the operands' float type, and materialise a `const` when every float
+    /// operand is a literal (defaulting to f64).
+    fn fix_operands<const N: usize>(&mut self, mut ops: [Operand; N], default: Type) -> [Operand; N] {
+        let ty = match self.float_type_of(&ops) {
+            Some(t) => t,
+            None => {
+                if let Operand::Const(c) = ops[0] {
+                    ops[0] = Operand::Value(self.constant(default, c));
+                }
+                default
+            }
+        };
+        ops.map(|o| match o {
+            Operand::Const(c) => Operand::Const(ty.round(c)),
+            v => v,
+        })
+    }
+
+    fn normalize(&mut self, inst: InstData) -> InstData {
+        match inst {
+            InstData::Binary { op, args } => InstData::Binary {
+                op,
+                args: self.fix_operands(args, Type::F64),
+            },
+            InstData::Fma { args } => InstData::Fma {
+                args: self.fix_operands(args, Type::F64),
+            },
+            InstData::Fcmp { pred, args } => InstData::Fcmp {
+                pred,
+                args: self.fix_operands(args, Type::F64),
+            },
+            InstData::Select { cond, args } => InstData::Select {
+                cond,
+                args: self.fix_operands(args, Type::F64),
+            },
+            other => other,
+        }
+    }
+
+    pub fn constant(&mut self, ty: Type, value: f64) -> Value {
+        self.func.push_inst(ty, InstData::constant(ty, value), None)
+    }
+
+    pub fn unary(&mut self, op: UnaryOp, x: Value) -> Value {
+        self.inst(InstData::Unary { op, arg: x })
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, a: impl Into<Operand>, b: impl Into<Operand>) -> Value {
+        self.inst(InstData::Binary {
+            op,
+            args: [a.into(), b.into()],
+        })
+    }
+
+    pub fn add(&mut self, a: impl Into<Operand>, b: impl Into<Operand>) -> Value {
+        self.binary(BinaryOp::Add, a, b)
+    }
+
+    pub fn sub(&mut self, a: impl Into<Operand>, b: impl Into<Operand>) -> Value {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+
+    pub fn mul(&mut self, a: impl Into<Operand>, b: impl Into<Operand>) -> Value {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+
+    pub fn div(&mut self, a: impl Into<Operand>, b: impl Into<Operand>) -> Value {
+        self.binary(BinaryOp::Div, a, b)
+    }
+
+    pub fn neg(&mut self, x: Value) -> Value {
+        self.unary(UnaryOp::Neg, x)
+    }
+
+    pub fn fma(
+        &mut self,
+        a: impl Into<Operand>,
+        b: impl Into<Operand>,
+        c: impl Into<Operand>,
+    ) -> Value {
+        self.inst(InstData::Fma {
+            args: [a.into(), b.into(), c.into()],
+        })
+    }
+
+    pub fn powi(&mut self, x: Value, exp: i32) -> Value {
+        self.inst(InstData::Powi { arg: x, exp })
+    }
+
+    pub fn fcmp(&mut self, pred: CmpPred, a: impl Into<Operand>, b: impl Into<Operand>) -> Value {
+        self.inst(InstData::Fcmp {
+            pred,
+            args: [a.into(), b.into()],
+        })
+    }
+
+    pub fn select(&mut self, cond: Value, a: impl Into<Operand>, b: impl Into<Operand>) -> Value {
+        self.inst(InstData::Select {
+            cond,
+            args: [a.into(), b.into()],
+        })
+    }
+
+    pub fn fpromote(&mut self, x: Value) -> Value {
+        self.inst(InstData::Fpromote { arg: x })
+    }
+
+    pub fn fdemote(&mut self, x: Value) -> Value {
+        self.inst(InstData::Fdemote { arg: x })
+    }
+
+    /// Set the returned values (replacing any earlier ones) and return the function.
+    pub fn finish(mut self, rets: &[Value]) -> Function {
+        self.func.rets.clear();
+        self.func.ret_types.clear();
+        for &r in rets {
+            self.func.push_ret(r);
+        }
+        self.func
+    }
+}

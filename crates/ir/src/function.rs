@@ -1,0 +1,419 @@
+//! The in-memory IR: a function is a vector of values whose operands point backwards.
+//!
+//! Values `0..n_params` are the parameters; every later value is defined by exactly one
+//! instruction. The vector order *is* the program order (egg's `RecExpr` shape). A function
+//! produced by the parser may break the invariants (operands pointing forwards, type
+//! mismatches); [`crate::verify`] reports such problems, and everything else (interpreter,
+//! transforms, backends) assumes a verified function.
+
+use std::fmt;
+
+use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
+use crate::types::Type;
+
+/// A value of a function: an index into [`Function::values`]. Printed as `v3` when it has no
+/// name of its own.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct Value(u32);
+
+impl Value {
+    /// The value at `index`.
+    ///
+    /// # Panics
+    /// If `index` does not fit in a `u32` (a program of four billion values).
+    pub fn new(index: usize) -> Value {
+        Value(u32::try_from(index).expect("more than u32::MAX values"))
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+/// An operand of a float operation: a value, or a float literal written inline
+/// (`sub 1.0, %x`). A literal takes the type of the instruction's other float operands and is
+/// stored already rounded to that type, so that printing and parsing round-trip bit-exactly.
+#[derive(Clone, Copy, Debug)]
+pub enum Operand {
+    Value(Value),
+    Const(f64),
+}
+
+impl Operand {
+    pub fn as_value(self) -> Option<Value> {
+        match self {
+            Operand::Value(v) => Some(v),
+            Operand::Const(_) => None,
+        }
+    }
+}
+
+impl PartialEq for Operand {
+    /// Literals compare bit-exactly (so `NaN == NaN` and `-0.0 != 0.0`).
+    fn eq(&self, other: &Operand) -> bool {
+        match (self, other) {
+            (Operand::Value(a), Operand::Value(b)) => a == b,
+            (Operand::Const(a), Operand::Const(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Operand {}
+
+impl std::hash::Hash for Operand {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Operand::Value(v) => (0u8, v.0 as u64).hash(state),
+            Operand::Const(c) => (1u8, c.to_bits()).hash(state),
+        }
+    }
+}
+
+impl From<Value> for Operand {
+    fn from(v: Value) -> Operand {
+        Operand::Value(v)
+    }
+}
+
+impl From<f64> for Operand {
+    fn from(c: f64) -> Operand {
+        Operand::Const(c)
+    }
+}
+
+/// One instruction. The result type is stored in [`ValueData::ty`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum InstData {
+    /// `const TYPE LITERAL`. For `bool` the literal is 0.0 or 1.0 (`false`/`true`).
+    Const { ty: Type, bits: u64 },
+    /// `OP %x`.
+    Unary { op: UnaryOp, arg: Value },
+    /// `OP a, b`.
+    Binary { op: BinaryOp, args: [Operand; 2] },
+    /// `fma a, b, c` = a·b + c with a single rounding.
+    Fma { args: [Operand; 3] },
+    /// `powi %x, K`: x raised to an integer power by binary exponentiation
+    /// (see [`crate::math::powi`] for the exact evaluation order).
+    Powi { arg: Value, exp: i32 },
+    /// `fcmp.PRED a, b` giving `bool`.
+    Fcmp { pred: CmpPred, args: [Operand; 2] },
+    /// `select %c, a, b`: a if c is true, else b.
+    Select { cond: Value, args: [Operand; 2] },
+    /// `fpromote %x`: f32 → f64 (exact).
+    Fpromote { arg: Value },
+    /// `fdemote %x`: f64 → f32 (round to nearest even).
+    Fdemote { arg: Value },
+}
+
+impl InstData {
+    /// A `const` instruction holding `value` (rounded to `ty`).
+    pub fn constant(ty: Type, value: f64) -> InstData {
+        InstData::Const {
+            ty,
+            bits: ty.round(value).to_bits(),
+        }
+    }
+
+    /// The text-format opcode, e.g. `add`, `fcmp.lt`.
+    pub fn opcode_name(&self) -> String {
+        match self {
+            InstData::Const { .. } => "const".into(),
+            InstData::Unary { op, .. } => op.name().into(),
+            InstData::Binary { op, .. } => op.name().into(),
+            InstData::Fma { .. } => "fma".into(),
+            InstData::Powi { .. } => "powi".into(),
+            InstData::Fcmp { pred, .. } => format!("fcmp.{pred}"),
+            InstData::Select { .. } => "select".into(),
+            InstData::Fpromote { .. } => "fpromote".into(),
+            InstData::Fdemote { .. } => "fdemote".into(),
+        }
+    }
+
+    /// Every operand, in text order (the condition of `select` first; `powi`'s exponent is
+    /// not an operand).
+    pub fn operands(&self) -> Vec<Operand> {
+        let mut out = Vec::with_capacity(3);
+        self.for_each_operand(|o| out.push(o));
+        out
+    }
+
+    /// Calls `f` on every operand, in text order, without allocating.
+    pub fn for_each_operand(&self, mut f: impl FnMut(Operand)) {
+        match self {
+            InstData::Const { .. } => {}
+            InstData::Unary { arg, .. }
+            | InstData::Powi { arg, .. }
+            | InstData::Fpromote { arg }
+            | InstData::Fdemote { arg } => f(Operand::Value(*arg)),
+            InstData::Binary { args, .. } | InstData::Fcmp { args, .. } => args.iter().for_each(|&a| f(a)),
+            InstData::Fma { args } => args.iter().for_each(|&a| f(a)),
+            InstData::Select { cond, args } => {
+                f(Operand::Value(*cond));
+                args.iter().for_each(|&a| f(a));
+            }
+        }
+    }
+
+    /// Calls `f` on every value operand, in text order.
+    pub fn for_each_value(&self, mut f: impl FnMut(Value)) {
+        self.for_each_operand(|o| {
+            if let Operand::Value(v) = o {
+                f(v)
+            }
+        })
+    }
+
+    /// The same instruction with every value operand replaced by `f(value)`.
+    /// This is how transforms copy an instruction into a new function.
+    pub fn map_values(&self, mut f: impl FnMut(Value) -> Value) -> InstData {
+        let mut op = |o: Operand| match o {
+            Operand::Value(v) => Operand::Value(f(v)),
+            c => c,
+        };
+        match *self {
+            InstData::Const { ty, bits } => InstData::Const { ty, bits },
+            InstData::Unary { op: u, arg } => InstData::Unary {
+                op: u,
+                arg: op(arg.into()).as_value().unwrap_or(arg),
+            },
+            InstData::Binary { op: b, args } => InstData::Binary {
+                op: b,
+                args: args.map(&mut op),
+            },
+            InstData::Fma { args } => InstData::Fma {
+                args: args.map(&mut op),
+            },
+            InstData::Powi { arg, exp } => InstData::Powi {
+                arg: op(arg.into()).as_value().unwrap_or(arg),
+                exp,
+            },
+            InstData::Fcmp { pred, args } => InstData::Fcmp {
+                pred,
+                args: args.map(&mut op),
+            },
+            InstData::Select { cond, args } => InstData::Select {
+                cond: op(cond.into()).as_value().unwrap_or(cond),
+                args: args.map(&mut op),
+            },
+            InstData::Fpromote { arg } => InstData::Fpromote {
+                arg: op(arg.into()).as_value().unwrap_or(arg),
+            },
+            InstData::Fdemote { arg } => InstData::Fdemote {
+                arg: op(arg.into()).as_value().unwrap_or(arg),
+            },
+        }
+    }
+}
+
+/// How a value is defined.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ValueDef {
+    /// The value is parameter number `index` (its position in the signature).
+    Param,
+    Inst(InstData),
+}
+
+/// A value: its type, its definition and an optional name used by the text format.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ValueData {
+    pub ty: Type,
+    pub def: ValueDef,
+    /// The name without the `%`, e.g. `x`. Unnamed values print as `%vN`.
+    pub name: Option<String>,
+}
+
+/// A straight-line function: parameters, instructions and returned values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Function {
+    /// The name without the `@`.
+    pub name: String,
+    /// All values; the first `n_params` are the parameters, in signature order.
+    pub values: Vec<ValueData>,
+    pub n_params: usize,
+    /// Returned values, in order.
+    pub rets: Vec<Value>,
+    /// The declared return types (the verifier checks them against `rets`).
+    pub ret_types: Vec<Type>,
+}
+
+impl Function {
+    /// An empty function with no parameters and no returns.
+    pub fn new(name: impl Into<String>) -> Function {
+        Function {
+            name: name.into(),
+            values: Vec::new(),
+            n_params: 0,
+            rets: Vec::new(),
+            ret_types: Vec::new(),
+        }
+    }
+
+    pub fn n_values(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn n_outputs(&self) -> usize {
+        self.rets.len()
+    }
+
+    /// Number of instructions (values that are not parameters).
+    pub fn n_insts(&self) -> usize {
+        self.values.len() - self.n_params
+    }
+
+    /// The parameters, in signature order.
+    pub fn params(&self) -> impl ExactSizeIterator<Item = Value> + '_ {
+        (0..self.n_params).map(Value::new)
+    }
+
+    /// Parameter types, in signature order.
+    pub fn param_types(&self) -> Vec<Type> {
+        self.values[..self.n_params].iter().map(|v| v.ty).collect()
+    }
+
+    /// Every value defined by an instruction, in program order, with its instruction.
+    pub fn insts(&self) -> impl Iterator<Item = (Value, &InstData)> + '_ {
+        self.values
+            .iter()
+            .enumerate()
+            .skip(self.n_params)
+            .filter_map(|(i, d)| match &d.def {
+                ValueDef::Inst(inst) => Some((Value::new(i), inst)),
+                ValueDef::Param => None,
+            })
+    }
+
+    /// All values in program order.
+    pub fn all_values(&self) -> impl ExactSizeIterator<Item = Value> {
+        (0..self.values.len()).map(Value::new)
+    }
+
+    pub fn ty(&self, v: Value) -> Type {
+        self.values[v.index()].ty
+    }
+
+    pub fn data(&self, v: Value) -> &ValueData {
+        &self.values[v.index()]
+    }
+
+    /// The instruction defining `v`, or `None` for a parameter.
+    pub fn inst(&self, v: Value) -> Option<&InstData> {
+        match &self.values[v.index()].def {
+            ValueDef::Inst(i) => Some(i),
+            ValueDef::Param => None,
+        }
+    }
+
+    pub fn is_param(&self, v: Value) -> bool {
+        v.index() < self.n_params
+    }
+
+    /// The value's name, if it has one.
+    pub fn name_of(&self, v: Value) -> Option<&str> {
+        self.values[v.index()].name.as_deref()
+    }
+
+    /// Number of uses of every value as an operand (returns count once per return slot too).
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.values.len()];
+        for (_, inst) in self.insts() {
+            inst.for_each_value(|v| {
+                if let Some(c) = counts.get_mut(v.index()) {
+                    *c += 1
+                }
+            });
+        }
+        for r in &self.rets {
+            if let Some(c) = counts.get_mut(r.index()) {
+                *c += 1
+            }
+        }
+        counts
+    }
+
+    /// Append a parameter. Parameters must come before every instruction.
+    ///
+    /// # Panics
+    /// If an instruction has already been added.
+    pub fn add_param(&mut self, ty: Type, name: Option<String>) -> Value {
+        assert_eq!(
+            self.n_params,
+            self.values.len(),
+            "parameters must precede instructions"
+        );
+        self.values.push(ValueData {
+            ty,
+            def: ValueDef::Param,
+            name,
+        });
+        self.n_params += 1;
+        Value::new(self.values.len() - 1)
+    }
+
+    /// Append an instruction with an explicit result type. Prefer [`crate::Builder`], which
+    /// infers the type and keeps literals well-typed.
+    pub fn push_inst(&mut self, ty: Type, inst: InstData, name: Option<String>) -> Value {
+        self.values.push(ValueData {
+            ty,
+            def: ValueDef::Inst(inst),
+            name,
+        });
+        Value::new(self.values.len() - 1)
+    }
+
+    /// Append a returned value (its type becomes the declared return type).
+    pub fn push_ret(&mut self, v: Value) {
+        self.rets.push(v);
+        self.ret_types.push(self.ty(v));
+    }
+
+    /// The result type an instruction has given its operands' types, or `None` when the operand
+    /// types are inconsistent (the verifier says why). Out-of-range operands give `None`.
+    pub fn result_type(&self, inst: &InstData) -> Option<Type> {
+        let ty_of = |o: Operand| match o {
+            Operand::Value(v) => self.values.get(v.index()).map(|d| Some(d.ty)),
+            Operand::Const(_) => Some(None),
+        };
+        // The common float type of a set of float operands (literals adopt it).
+        let float_ty = |ops: &[Operand]| -> Option<Type> {
+            let mut ty = None;
+            for &o in ops {
+                if let Some(t) = ty_of(o)? {
+                    if !t.is_float() || ty.is_some_and(|u| u != t) {
+                        return None;
+                    }
+                    ty = Some(t);
+                }
+            }
+            ty
+        };
+        match inst {
+            InstData::Const { ty, .. } => Some(*ty),
+            InstData::Unary { arg, .. } | InstData::Powi { arg, .. } => {
+                float_ty(&[Operand::Value(*arg)])
+            }
+            InstData::Binary { args, .. } => float_ty(args),
+            InstData::Fma { args } => float_ty(args),
+            InstData::Fcmp { args, .. } => float_ty(args).map(|_| Type::Bool),
+            InstData::Select { cond, args } => {
+                if ty_of(Operand::Value(*cond))?? != Type::Bool {
+                    return None;
+                }
+                float_ty(args)
+            }
+            InstData::Fpromote { arg } => {
+                (ty_of(Operand::Value(*arg))?? == Type::F32).then_some(Type::F64)
+            }
+            InstData::Fdemote { arg } => {
+                (ty_of(Operand::Value(*arg))?? == Type::F64).then_some(Type::F32)
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! # adjit-ir
+//!
+//! The intermediate representation of adjit: typed straight-line SSA programs over `f32`,
+//! `f64` and `bool` scalars, with a text format, a verifier, a reference interpreter and a
+//! tracing front end.
+//!
+//! A [`Function`] is a vector of values whose operands always point backwards: parameters
+//! first, then one value per instruction, in program order. Entities are `u32` indices
+//! ([`Value`]); there are no pointers in the IR.
+//!
+//! Architecture invariant: this crate depends on no code generator; it knows nothing of
+//! Cranelift or of derivatives.
+
+mod builder;
+mod function;
+mod interp;
+pub mod math;
+mod opcode;
+pub mod text;
+pub mod trace;
+mod types;
+mod verify;
+
+pub use builder::Builder;
+pub use function::{Function, InstData, Operand, Value, ValueData, ValueDef};
+pub use interp::{interpret, InterpError, Interpreter};
+pub use opcode::{BinaryOp, CmpPred, UnaryOp};
+pub use text::{parse, parse_function, ParseError, ParseErrors};
+pub use types::Type;
+pub use verify::{verify, VerifyError, VerifyErrors};

@@ -1,0 +1,2 @@
+//! The tracing front end: ordinary Rust over a traced scalar records a `Function`.
+//! (Being written.)

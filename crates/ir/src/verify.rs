@@ -1,0 +1,233 @@
+//! The verifier: checks every invariant the rest of adjit relies on and reports *all*
+//! violations, each naming the value and showing its printed line.
+//!
+//! Checked, in this order per value: the straight-line invariant (every operand is defined
+//! earlier), operand and result types, literal-only instructions, names (no two values share
+//! one, and parameters especially), and finally that `ret` matches the signature. Code after a
+//! successful `verify` indexes values without re-checking.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::function::{Function, InstData, Operand, Value, ValueDef};
+use crate::text::inst_to_string;
+
+/// One verifier finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyError {
+    /// The offending value, if the error is about one (not for `ret`-level errors).
+    pub value: Option<Value>,
+    /// The printed line of the offending value (or `ret ...`).
+    pub line: String,
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\n    in: {}", self.message, self.line)
+    }
+}
+
+/// All verifier findings for one function.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct VerifyErrors {
+    pub func: String,
+    /// Set by passes: the name of the pass whose output failed ("after pass jvp").
+    pub after_pass: Option<String>,
+    pub errors: Vec<VerifyError>,
+}
+
+impl fmt::Display for VerifyErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "@{}: {} verifier error(s)", self.func, self.errors.len())?;
+        if let Some(p) = &self.after_pass {
+            write!(f, " after pass {p}")?;
+        }
+        for e in &self.errors {
+            write!(f, "\nerror: {e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Verify `func`, collecting every error.
+pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
+    let mut errors = Vec::new();
+    let names = crate::text::printed_names(func);
+    let mut err = |value: Option<Value>, message: String| {
+        let line = match value {
+            Some(v) => inst_to_string(func, v),
+            None => "ret".to_string(),
+        };
+        errors.push(VerifyError {
+            value,
+            line,
+            message,
+        });
+    };
+
+    if func.n_params > func.values.len() {
+        err(None, "more parameters than values".into());
+    }
+    let mut seen: HashMap<&str, Value> = HashMap::new();
+    for (i, data) in func.values.iter().enumerate() {
+        let v = Value::new(i);
+        let shown = format!("%{}", names[i]);
+        if let Some(name) = &data.name {
+            if let Some(prev) = seen.insert(name.as_str(), v) {
+                let what = if i < func.n_params && prev.index() < func.n_params {
+                    "duplicate parameter name"
+                } else {
+                    "redefinition of"
+                };
+                err(
+                    Some(v),
+                    format!("{what} %{name} (first defined as value {})", prev.index()),
+                );
+            }
+        }
+        match &data.def {
+            ValueDef::Param => {
+                if i >= func.n_params {
+                    err(Some(v), format!("{shown} is a parameter after the instructions"));
+                }
+                if !data.ty.is_float() && data.ty != crate::Type::Bool {
+                    err(Some(v), format!("{shown} has an unsupported type"));
+                }
+            }
+            ValueDef::Inst(inst) => {
+                if i < func.n_params {
+                    err(Some(v), format!("{shown} is an instruction among the parameters"));
+                    continue;
+                }
+                let mut ok = true;
+                inst.for_each_value(|u| {
+                    if u.index() >= i {
+                        ok = false;
+                        let uname = names
+                            .get(u.index())
+                            .map(|n| format!("%{n}"))
+                            .unwrap_or_else(|| format!("value {}", u.index()));
+                        err(
+                            Some(v),
+                            format!("{shown} uses {uname} before its definition"),
+                        );
+                    }
+                });
+                if !ok {
+                    continue;
+                }
+                check_inst(func, v, inst, &shown, &mut err);
+            }
+        }
+    }
+    if func.rets.len() != func.ret_types.len() {
+        err(
+            None,
+            format!(
+                "ret has {} values but the signature declares {}",
+                func.rets.len(),
+                func.ret_types.len()
+            ),
+        );
+    }
+    for (k, (&r, &t)) in func.rets.iter().zip(&func.ret_types).enumerate() {
+        match func.values.get(r.index()) {
+            None => err(None, format!("ret operand {k} is not a value of the function")),
+            Some(d) if d.ty != t => err(
+                None,
+                format!(
+                    "ret operand {k} (%{}) has type {}, the signature declares {t}",
+                    names[r.index()],
+                    d.ty
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(VerifyErrors {
+            func: func.name.clone(),
+            after_pass: None,
+            errors,
+        })
+    }
+}
+
+fn check_inst(
+    func: &Function,
+    v: Value,
+    inst: &InstData,
+    shown: &str,
+    err: &mut impl FnMut(Option<Value>, String),
+) {
+    let data = &func.values[v.index()];
+    let float_ops: &[Operand] = match inst {
+        InstData::Binary { args, .. } | InstData::Fcmp { args, .. } | InstData::Select { args, .. } => {
+            args
+        }
+        InstData::Fma { args } => args,
+        _ => &[],
+    };
+    if !float_ops.is_empty() && float_ops.iter().all(|o| matches!(o, Operand::Const(_))) {
+        err(
+            Some(v),
+            format!(
+                "{shown}: every float operand of {} is a literal; use `const`",
+                inst.opcode_name()
+            ),
+        );
+        return;
+    }
+    if let InstData::Const { ty, bits } = inst {
+        let x = f64::from_bits(*bits);
+        if ty.round(x).to_bits() != *bits && !x.is_nan() {
+            err(Some(v), format!("{shown}: literal is not exactly a {ty}"));
+        }
+    }
+    match func.result_type(inst) {
+        None => {
+            let tys: Vec<String> = inst
+                .operands()
+                .iter()
+                .map(|o| match o {
+                    Operand::Value(u) => func.ty(*u).to_string(),
+                    Operand::Const(_) => "literal".into(),
+                })
+                .collect();
+            err(
+                Some(v),
+                format!(
+                    "{shown}: type mismatch: {} does not accept operands of types ({})",
+                    inst.opcode_name(),
+                    tys.join(", ")
+                ),
+            );
+        }
+        Some(t) if t != data.ty => err(
+            Some(v),
+            format!("{shown} has type {} but {} produces {t}", data.ty, inst.opcode_name()),
+        ),
+        Some(t) => {
+            // Literals must be exactly representable in the operand type.
+            let lit_ty = if matches!(inst, InstData::Fcmp { .. }) {
+                float_ops
+                    .iter()
+                    .find_map(|o| o.as_value())
+                    .map(|u| func.ty(u))
+                    .unwrap_or(t)
+            } else {
+                t
+            };
+            for o in float_ops {
+                if let Operand::Const(c) = o {
+                    if lit_ty.round(*c).to_bits() != c.to_bits() && !c.is_nan() {
+                        err(Some(v), format!("{shown}: literal {c} is not exactly a {lit_ty}"));
+                    }
+                }
+            }
+        }
+    }
+}

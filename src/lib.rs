@@ -1,0 +1,2 @@
+//! adjit: straight-line numeric programs to fast native derivative code.
+pub use adjit_ir as ir;
