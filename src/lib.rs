@@ -1,2 +1,155 @@
-//! adjit: straight-line numeric programs to fast native derivative code.
+//! # adjit
+//!
+//! Straight-line numeric programs to fast native derivative code. This facade crate is the
+//! public API: it re-exports the IR ([`ir`]), the transforms ([`diff`]) and the Cranelift
+//! backend ([`jit`]), and offers one-call entry points used by the `adjit` CLI and the tests.
+//!
+//! (Entry points marked "not yet available" return [`Error::Unsupported`] until the
+//! corresponding piece lands.)
+
+use std::path::Path;
+
+pub use adjit_diff as diff;
 pub use adjit_ir as ir;
+pub use adjit_jit as jit;
+pub use adjit_ir::{Builder, Function, Type, Value};
+
+/// Everything that can go wrong in a facade call.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    /// Parse errors, each already formatted as `FILE:LINE:COL: error: MESSAGE`.
+    #[error("{0}")]
+    Parse(String),
+    #[error(transparent)]
+    Verify(#[from] adjit_ir::VerifyErrors),
+    #[error(transparent)]
+    Interp(#[from] adjit_ir::InterpError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("not yet available: {0}")]
+    Unsupported(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Which evaluator runs a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// The reference interpreter.
+    Interp,
+    /// Native code from Cranelift.
+    #[default]
+    Jit,
+}
+
+/// How reverse mode obtains the primal values its adjoint lines read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Store every needed intermediate.
+    #[default]
+    Tape,
+    /// Binomial (Revolve) checkpointing with `snapshots` stored states.
+    Checkpoint { snapshots: usize },
+    /// The cheapest checkpointing schedule whose peak memory fits the budget.
+    CheckpointBytes(u64),
+    /// About √N stages, every stage boundary stored.
+    Uniform,
+}
+
+/// Which inverse product to compute for a square program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InverseMode {
+    /// Reverse-inverse: J⁻¹·v.
+    Reverse,
+    /// Forward-inverse: J⁻ᵀ·w.
+    Forward,
+    /// Dense fallback: forward-mode Jacobian + LU, J⁻¹·v.
+    Dense,
+}
+
+/// Parse and verify the `.ir` file at `path`; errors carry the file name.
+pub fn load(path: &Path) -> Result<Vec<Function>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    load_str(&text, &path.display().to_string())
+}
+
+/// Parse and verify source text; `file` names it in error messages.
+pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
+    let funcs = adjit_ir::parse(text).map_err(|errs| {
+        Error::Parse(
+            errs.errors
+                .iter()
+                .map(|e| format!("{file}:{e}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    })?;
+    for f in &funcs {
+        adjit_ir::verify(f)?;
+    }
+    Ok(funcs)
+}
+
+/// Evaluate `func` at `x`.
+pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
+    match engine {
+        Engine::Interp => Ok(adjit_ir::interpret(func, x)?),
+        Engine::Jit => Err(Error::Unsupported("the JIT engine".into())),
+    }
+}
+
+/// Forward mode: outputs `f(x)` and tangents `J·v`.
+pub fn jvp(func: &Function, engine: Engine, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
+    let _ = (func, engine, x, v);
+    Err(Error::Unsupported("forward mode".into()))
+}
+
+/// Reverse mode: outputs `f(x)` and gradient `Jᵀ·w`.
+pub fn vjp(
+    func: &Function,
+    engine: Engine,
+    strategy: Strategy,
+    x: &[f64],
+    w: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let _ = (func, engine, strategy, x, w);
+    Err(Error::Unsupported("reverse mode".into()))
+}
+
+/// Inverse modes: outputs `f(x)` and `J⁻¹·v` (reverse, dense) or `J⁻ᵀ·v` (forward).
+pub fn inverse(
+    func: &Function,
+    engine: Engine,
+    mode: InverseMode,
+    x: &[f64],
+    v: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let _ = (func, engine, mode, x, v);
+    Err(Error::Unsupported("inverse modes".into()))
+}
+
+/// Render one stage of the pipeline as text. Stage names: `ir`, `simplified`, `jvp`, `vjp`,
+/// `clif`, `asm`, `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`.
+pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<String> {
+    let _ = options;
+    match stage {
+        "ir" => Ok(func.to_string()),
+        other => Err(Error::Unsupported(format!("dump stage `{other}`"))),
+    }
+}
+
+/// Options of [`dump`].
+#[derive(Clone, Debug, Default)]
+pub struct DumpOptions {
+    /// For `clif`/`asm`: which program to lower: `primal` (default), `jvp` or `vjp`.
+    pub mode: Option<String>,
+    /// For `schedule`: the strategy.
+    pub strategy: Strategy,
+}

@@ -1,1 +1,21 @@
-//! (Being written.)
+//! # adjit-diff
+//!
+//! Derivative transforms as IR-to-IR passes: every pass takes a verified `&Function` and
+//! returns a new `Function`, which is ordinary IR (printable, verifiable, differentiable again).
+//!
+//! Architecture invariant: this crate never depends on a code generator. Runtime drivers
+//! (checkpoint schedules) are generic over how a stage function is evaluated.
+
+// Forward and reverse mode, activity analysis, simplification, Hessians.
+pub mod activity;
+pub mod forward;
+pub mod hessian;
+pub mod reverse;
+pub mod rules;
+pub mod simplify;
+
+// Recompute-checkpointing: Revolve schedules and stage partitioning.
+pub mod checkpoint;
+
+// Inverse accumulation (Pearlmutter & Siskind): lumps, reverse-inverse, forward-inverse.
+pub mod inverse;
