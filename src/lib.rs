@@ -7,6 +7,9 @@
 //! (Entry points marked "not yet available" return [`Error::Unsupported`] until the
 //! corresponding piece lands.)
 
+pub mod checkpoint;
+pub mod inverse;
+
 use std::path::Path;
 
 pub use adjit_diff as diff;

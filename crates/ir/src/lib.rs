@@ -16,6 +16,7 @@ mod function;
 mod interp;
 pub mod math;
 mod opcode;
+pub mod random;
 pub mod text;
 pub mod trace;
 mod types;

@@ -1,0 +1,2 @@
+//! Criterion benchmarks (being written).
+fn main() {}

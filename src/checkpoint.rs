@@ -1,0 +1,1 @@
+//! Facade glue (being written).

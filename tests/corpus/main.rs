@@ -1,0 +1,2 @@
+//! The corpus harness (being written).
+fn main() {}
