@@ -62,8 +62,10 @@ fn corpus_files_round_trip() {
     let mut n = 0;
     for path in ir_files() {
         let src = std::fs::read_to_string(&path).unwrap();
-        // Error files may not parse; those that do must still round-trip.
-        if path.to_string_lossy().contains("/errors/") && parse(&src).is_err() {
+        // The round trip is promised for verified functions only: an error file that parses
+        // may still be renamed by the printer (two values named %a print as %a and %v2).
+        let loads = parse(&src).is_ok_and(|fs| fs.iter().all(|f| verify(f).is_ok()));
+        if path.to_string_lossy().contains("/errors/") && !loads {
             continue;
         }
         check_round_trip(&src, &path.display().to_string());

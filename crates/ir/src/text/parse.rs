@@ -389,7 +389,7 @@ impl Parser {
                 let mut rets = Vec::new();
                 if cur.peek().is_some() {
                     loop {
-                        match cur.next() {
+                        match cur.peek() {
                             Some(Spanned {
                                 tok: Tok::Value(n),
                                 col,
@@ -397,16 +397,16 @@ impl Parser {
                             Some(Spanned {
                                 tok: Tok::Number(_),
                                 col,
-                            }) => return Err((
-                                *col,
-                                "ret takes values (%name), found a literal; define it with `const`"
-                                    .into(),
-                            )),
-                            _ => {
-                                cur.pos = cur.pos.saturating_sub(1);
-                                return cur.fail("a value (%name) to return");
+                            }) => {
+                                return Err((
+                                    *col,
+                                    "ret takes values (%name), found a literal; define it with `const`"
+                                        .into(),
+                                ))
                             }
+                            _ => return cur.fail("a value (%name) to return"),
                         }
+                        cur.next();
                         if cur.peek().is_none() {
                             break;
                         }
