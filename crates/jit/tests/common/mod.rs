@@ -108,3 +108,4 @@ pub fn seed001() -> Function {
     let v = b.add(tpq, tr);
     b.finish(&[v])
 }
+pub mod aot;
