@@ -24,3 +24,4 @@ pub use activity::{activity, Activity};
 pub use forward::{jvp, jvp_vector};
 pub use reverse::{tape_stats, vjp, TapeStats};
 pub use simplify::simplify;
+pub use hessian::{hessian, hvp, DiffError};
