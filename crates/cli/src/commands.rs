@@ -55,7 +55,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             let func = load_function(&target)?;
             let x = read_point(&func, &point)?;
             let v = read_vector("--tangent", &tangent)?;
-            expect_inputs("--tangent", v.len(), &func.name, func.n_params)?;
+            expect_inputs("--tangent", v.len(), &func, true)?;
             let (y, dy) = adjit::jvp(&func, point.engine.into(), &x, &v)?;
             Ok(Outcome::ok(render_vectors(
                 &[("outputs", &y), ("tangents", &dy)],
@@ -74,15 +74,15 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             let w = match cotangent {
                 Some(arg) => {
                     let w = read_vector("--cotangent", &arg)?;
-                    expect_outputs("--cotangent", w.len(), &func.name, func.n_outputs())?;
+                    expect_outputs("--cotangent", w.len(), &func)?;
                     w
                 }
-                None if func.n_outputs() == 1 => vec![1.0],
+                None if n_float_outputs(&func) == 1 => vec![1.0],
                 None => {
                     return Err(CliError::input(format!(
-                        "--cotangent is required: @{} returns {} outputs",
+                        "--cotangent is required: @{} returns {} float outputs",
                         func.name,
-                        func.n_outputs()
+                        n_float_outputs(&func)
                     )))
                 }
             };
@@ -110,7 +110,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             }
             let x = read_point(&func, &point)?;
             let v = read_vector("--vector", &vector)?;
-            expect_inputs("--vector", v.len(), &func.name, func.n_params)?;
+            expect_inputs("--vector", v.len(), &func, true)?;
             let (y, result) = adjit::inverse(&func, point.engine.into(), mode.into(), &x, &v)?;
             Ok(Outcome::ok(render_vectors(
                 &[("outputs", &y), ("result", &result)],
@@ -275,10 +275,14 @@ pub fn select_function(
     }
 }
 
+fn n_float_outputs(func: &Function) -> usize {
+    func.ret_types.iter().filter(|t| t.is_float()).count()
+}
+
 /// `--at`, checked against the function's inputs.
 fn read_point(func: &Function, point: &PointArgs) -> Result<Vec<f64>, CliError> {
     let x = read_vector("--at", &point.at)?;
-    expect_inputs("--at", x.len(), &func.name, func.n_params)?;
+    expect_inputs("--at", x.len(), func, false)?;
     Ok(x)
 }
 

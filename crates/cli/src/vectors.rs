@@ -6,6 +6,8 @@
 
 use std::io::Read;
 
+use adjit::{Function, Type};
+
 use crate::CliError;
 
 /// Read the vector given to `flag` (e.g. `--at`).
@@ -66,27 +68,53 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
-/// Check that `flag`'s vector has `expected` numbers: one per input of `@func`.
-pub fn expect_inputs(flag: &str, got: usize, func: &str, expected: usize) -> Result<(), CliError> {
-    if got == expected {
-        return Ok(());
-    }
-    Err(CliError::input(format!(
-        "{flag} has {}, @{func} takes {}",
-        plural(got, "number"),
-        plural(expected, "input")
-    )))
+/// Check that `flag`'s vector has one number per input of `func` (per float input when
+/// `floats_only`: the tangent and inverse slots skip `bool` parameters).
+pub fn expect_inputs(
+    flag: &str,
+    got: usize,
+    func: &Function,
+    floats_only: bool,
+) -> Result<(), CliError> {
+    let types = func.param_types();
+    check_count(flag, got, &func.name, "takes", "input", &types, floats_only)
 }
 
-/// Check that `flag`'s vector has `expected` numbers: one per output of `@func`.
-pub fn expect_outputs(flag: &str, got: usize, func: &str, expected: usize) -> Result<(), CliError> {
+/// Check that `flag`'s vector has one number per float output of `func`.
+pub fn expect_outputs(flag: &str, got: usize, func: &Function) -> Result<(), CliError> {
+    check_count(
+        flag,
+        got,
+        &func.name,
+        "returns",
+        "output",
+        &func.ret_types,
+        true,
+    )
+}
+
+fn check_count(
+    flag: &str,
+    got: usize,
+    name: &str,
+    verb: &str,
+    noun: &str,
+    types: &[Type],
+    floats_only: bool,
+) -> Result<(), CliError> {
+    let n_floats = types.iter().filter(|t| t.is_float()).count();
+    let (expected, noun) = if floats_only && n_floats != types.len() {
+        (n_floats, format!("float {noun}"))
+    } else {
+        (types.len(), noun.to_string())
+    };
     if got == expected {
         return Ok(());
     }
     Err(CliError::input(format!(
-        "{flag} has {}, @{func} returns {}",
+        "{flag} has {}, @{name} {verb} {}",
         plural(got, "number"),
-        plural(expected, "output")
+        plural(expected, &noun)
     )))
 }
 
@@ -125,13 +153,35 @@ mod tests {
 
     #[test]
     fn length_messages() {
-        let e = expect_inputs("--at", 2, "rosen", 3).unwrap_err();
+        let mut b = adjit::Builder::new("rosen");
+        let x = b.param(Type::F64, "x");
+        let _ = b.param(Type::F64, "y");
+        let _ = b.param(Type::F64, "z");
+        let rosen = b.finish(&[x]);
+        let e = expect_inputs("--at", 2, &rosen, false).unwrap_err();
         assert_eq!(e.to_string(), "--at has 2 numbers, @rosen takes 3 inputs");
-        let e = expect_outputs("--cotangent", 1, "two", 2).unwrap_err();
+        let e = expect_outputs("--cotangent", 2, &rosen).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "--cotangent has 1 number, @two returns 2 outputs"
+            "--cotangent has 2 numbers, @rosen returns 1 output"
         );
-        assert!(expect_inputs("--at", 3, "rosen", 3).is_ok());
+        assert!(expect_inputs("--at", 3, &rosen, false).is_ok());
+
+        let mut b = adjit::Builder::new("flagged");
+        let x = b.param(Type::F64, "x");
+        let flag = b.param(Type::Bool, "flag");
+        let y = b.select(flag, x, 0.0);
+        let flagged = b.finish(&[y, flag]);
+        assert!(expect_inputs("--at", 2, &flagged, false).is_ok());
+        let e = expect_inputs("--tangent", 2, &flagged, true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--tangent has 2 numbers, @flagged takes 1 float input"
+        );
+        let e = expect_outputs("--cotangent", 2, &flagged).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--cotangent has 2 numbers, @flagged returns 1 float output"
+        );
     }
 }
