@@ -489,3 +489,33 @@ fn traced_function_type_is_a_plain_function() {
     assert_eq!(f.n_params, 2);
     assert_eq!(f.n_outputs(), 1);
 }
+
+#[test]
+fn traced_functions_print_and_parse_back() {
+    let funcs = [
+        trace(2, |x| {
+            (1.0 - x[0]).square() + 100.0 * (x[1] - x[0].square()).square()
+        }),
+        trace_multi("pieces", &[Type::F64; 2], |x| {
+            let k = x[0].lt(x[1]);
+            vec![k.select(x[0], -0.5), x[0].mul_add(0.1, x[1]).powi(-3)]
+        }),
+        trace_multi("single", &[Type::F32, Type::F64], |x| {
+            vec![(x[0] * 0.1).to_f64() + x[1], x[1].to_f32().erf()]
+        }),
+    ];
+    for f in funcs {
+        let text = f.to_string();
+        let parsed = adjit_ir::parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        verify(&parsed).unwrap();
+        assert_eq!(parsed.to_string(), text);
+        for point in points(f.n_params).into_iter().take(30) {
+            let a = interpret(&f, &point).unwrap();
+            let b = interpret(&parsed, &point).unwrap();
+            assert!(
+                a.iter().zip(&b).all(|(p, q)| same_bits(*p, *q)),
+                "{point:?}\n{text}"
+            );
+        }
+    }
+}
