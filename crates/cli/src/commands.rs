@@ -11,7 +11,7 @@ use crate::args::{
 };
 use crate::bench_report::{rows_json, rows_svg, rows_table, BenchRow};
 use crate::facade_pending::{self, BenchMode, CompileMode};
-use crate::output::render_vectors;
+use crate::output::{error_report, render_vectors};
 use crate::vectors::{expect_inputs, expect_outputs, read_vector};
 use crate::CliError;
 
@@ -197,8 +197,7 @@ fn check(files: &[std::path::PathBuf]) -> Outcome {
             }
             Err(e) => {
                 failed = true;
-                stderr.push_str(&describe_load_error(file, &e));
-                stderr.push('\n');
+                stderr.push_str(&error_report(&describe_load_error(file, &e)));
             }
         }
     }
@@ -209,17 +208,12 @@ fn check(files: &[std::path::PathBuf]) -> Outcome {
     }
 }
 
-/// A load error as lines that each name the file: parse and I/O errors already do; verifier
-/// errors get a `FILE: ` prefix.
+/// A load error that names the file: parse and I/O errors already do; other errors (the
+/// verifier's) get a `FILE: ` prefix on their first line.
 pub fn describe_load_error(file: &Path, e: &adjit::Error) -> String {
     match e {
         adjit::Error::Parse(_) | adjit::Error::Io { .. } => e.to_string(),
-        other => other
-            .to_string()
-            .lines()
-            .map(|line| format!("{}: {line}", file.display()))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        other => format!("{}: {other}", file.display()),
     }
 }
 

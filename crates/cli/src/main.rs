@@ -52,21 +52,7 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            let message = e.to_string();
-            let mut text = String::new();
-            for (i, line) in message.lines().enumerate() {
-                // The first line gets the `error: ` prefix unless the message's lines are
-                // already `FILE:LINE:COL: error: ...` diagnostics.
-                if i == 0 && !line.contains(": error: ") {
-                    text.push_str("error: ");
-                }
-                text.push_str(line);
-                text.push('\n');
-            }
-            if message.is_empty() {
-                text.push_str("error: unknown failure\n");
-            }
-            write_err(&text);
+            write_err(&output::error_report(&e.to_string()));
             ExitCode::FAILURE
         }
     }

@@ -96,6 +96,23 @@ pub fn render_vectors(fields: &[(&str, &[f64])], json: bool) -> String {
     }
 }
 
+/// An error message as printed on standard error: `error: ` before the first line, unless the
+/// message is already made of `FILE:LINE:COL: error: ...` diagnostics; always newline-terminated.
+pub fn error_report(message: &str) -> String {
+    let mut text = String::new();
+    for (i, line) in message.lines().enumerate() {
+        if i == 0 && !line.contains(": error: ") {
+            text.push_str("error: ");
+        }
+        text.push_str(line);
+        text.push('\n');
+    }
+    if text.is_empty() {
+        text.push_str("error: unknown failure\n");
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,6 +140,20 @@ mod tests {
             "{\"outputs\": [1.5, 2.0]}"
         );
         assert_eq!(json_string("a\"b\\\n\u{1}"), "\"a\\\"b\\\\\\n\\u0001\"");
+    }
+
+    #[test]
+    fn error_reports_are_prefixed_once() {
+        assert_eq!(error_report("bad thing"), "error: bad thing\n");
+        assert_eq!(
+            error_report("f.ir: @f: 1 error\n  detail"),
+            "error: f.ir: @f: 1 error\n  detail\n"
+        );
+        assert_eq!(
+            error_report("f.ir:2:3: error: oops"),
+            "f.ir:2:3: error: oops\n"
+        );
+        assert_eq!(error_report(""), "error: unknown failure\n");
     }
 
     #[test]

@@ -187,7 +187,10 @@ fn check_reports_verifier_errors_with_the_file_name() {
         "func @f(%x: f64) -> f64 {\n    %a = add %b, 1.0\n    %b = mul %x, %x\n    ret %a\n}\n",
     );
     let stderr = adjit(&["check", &bad]).fails(1).to_string();
-    assert!(stderr.starts_with(&format!("{bad}: ")), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {bad}: @f: ")),
+        "{stderr}"
+    );
     assert!(stderr.contains("%b"), "{stderr}");
 }
 
