@@ -10,6 +10,9 @@
 //! only way to branch: control flow in the closure is *not* recorded (an `if` on a Rust `bool`
 //! is decided once, at tracing time).
 //!
+//! Generic Rust code (`fn f<T: Copy + Add<Output = T> + ...>(x: &[T]) -> T`) traces unchanged
+//! when called from the closure: `trace(n, |x| f(x))`.
+//!
 //! Assumes every [`Var`] in one expression comes from the same tracer; mixing tracers is a
 //! programming error and panics with a message saying so.
 //!

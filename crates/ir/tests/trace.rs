@@ -519,3 +519,35 @@ fn traced_functions_print_and_parse_back() {
         }
     }
 }
+
+/// The n-dimensional Rosenbrock function, written once for any scalar with the operators used.
+fn rosenbrock_nd<T>(x: &[T]) -> T
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Mul<Output = T> + Sum<T>,
+    f64: Sub<T, Output = T> + Mul<T, Output = T>,
+{
+    x.windows(2)
+        .map(|w| {
+            let a = 1.0 - w[0];
+            let b = w[1] - w[0] * w[0];
+            a * a + 100.0 * (b * b)
+        })
+        .sum()
+}
+
+#[test]
+fn generic_rust_functions_trace_directly() {
+    // A closure is needed: naming `rosenbrock_nd::<Var<'_>>` would fix one lifetime, while
+    // `trace` wants a function for every tracer lifetime.
+    let f = trace(4, |x| rosenbrock_nd(x));
+    verify(&f).unwrap();
+    for point in points(4) {
+        let xs: Vec<R> = point.iter().map(|&v| R(v)).collect();
+        let want = rosenbrock_nd(&xs);
+        assert!(
+            same_bits(interpret(&f, &point).unwrap()[0], want.0),
+            "{point:?}"
+        );
+    }
+    assert_eq!(interpret(&f, &[1.0; 4]).unwrap(), vec![0.0]);
+}
