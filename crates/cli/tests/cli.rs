@@ -606,6 +606,38 @@ fn bench_json_rows() {
 }
 
 #[test]
+#[ignore = "needs adjit::bench"]
+fn bench_table_and_plot() {
+    let rosen = example("rosenbrock.ir");
+    let plot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests/rosen_bench.svg");
+    let _ = std::fs::remove_file(&plot);
+    let plot_arg = plot.to_string_lossy().into_owned();
+    let run = adjit(&[
+        "bench",
+        &rosen,
+        "--at",
+        "1,2",
+        "--modes",
+        "primal,jvp,vjp",
+        "--strategies",
+        "tape,uniform",
+        "--plot",
+        &plot_arg,
+    ]);
+    // Not a terminal: no progress on stderr (`ok` checks it is empty).
+    let table = run.ok();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 5, "{table}");
+    assert!(lines[0].starts_with("mode"), "{table}");
+    assert!(lines[1].starts_with("primal  -"), "{table}");
+    assert!(lines[3].starts_with("vjp     tape"), "{table}");
+    assert!(lines[4].starts_with("vjp     uniform"), "{table}");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert_eq!(svg.matches("<rect x=").count(), 4, "{svg}");
+}
+
+#[test]
 fn bench_and_compile_report_missing_facade_calls() {
     // Until the facade grows `bench`/`compile_object`, the commands fail cleanly.
     let rosen = example("rosenbrock.ir");
