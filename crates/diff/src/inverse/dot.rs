@@ -1,0 +1,1 @@
+//! (dot, being written)
