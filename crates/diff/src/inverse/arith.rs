@@ -148,6 +148,11 @@ impl Arith {
 
     /// `acc + p·t`, where a missing `acc` means "no term yet" (so the first term is exact).
     pub fn accumulate(&mut self, acc: Option<Num>, p: Num, t: Num) -> Num {
+        // `p·1 = p` and `p·(−1) = −p` exactly, for every `p`.
+        let (p, t) = match t {
+            Num::Lit(c) if c == 1.0 || c == -1.0 => (t, p),
+            _ => (p, t),
+        };
         let term_only = |s: &mut Arith| match p {
             Num::Lit(c) if c == 1.0 => t,
             Num::Lit(c) if c == -1.0 => s.neg(t),

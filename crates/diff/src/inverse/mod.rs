@@ -18,6 +18,7 @@ pub mod arith;
 pub mod blocks;
 pub mod dense;
 pub mod dot;
+pub mod examples;
 pub mod forward_inverse;
 pub mod lu;
 pub mod lump_derivatives;
