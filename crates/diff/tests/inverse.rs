@@ -505,3 +505,37 @@ fn lump_too_large_suggests_dense() {
     assert!(e.contains("3×3") && e.contains("--mode dense"), "{e}");
     check_identities(&f, &[0.1, 0.2, -0.3], 3, 1e-13);
 }
+
+/// The same identities with the crate's own forward and reverse modes (`jvp`, `vjp`).
+#[test]
+fn identities_with_crate_jvp_and_vjp() {
+    let programs = [
+        (lorenz_rk4(200, 0.001, Type::F64), vec![1.0, 1.5, 20.0]),
+        (
+            coupling_network(16, 4, 6, 7),
+            Rng::new(7).vector(16, -1.0, 1.0),
+        ),
+        (fig2(), vec![0.3, -1.2, 0.7]),
+        (
+            random_triangular(5, 30, 9),
+            Rng::new(9).vector(5, -1.0, 1.0),
+        ),
+    ];
+    for (f, x) in programs {
+        let n = x.len();
+        let jvp = adjit_diff::jvp(&f);
+        let vjp = adjit_diff::vjp(&f);
+        let t = transforms(&f);
+        let v = Rng::new(1).vector(n, -1.0, 1.0);
+        let mut input = x.clone();
+        input.extend_from_slice(&v);
+        let jv = interpret(&jvp, &input).unwrap()[n..].to_vec();
+        let (_, back, _) = run(&t.rev, &x, &jv);
+        assert!(rel_err(&back, &v) < 1e-10, "@{}: J⁻¹(J v)", f.name);
+        let (_, ybar, _) = run(&t.fwd, &x, &v);
+        let mut input = x.clone();
+        input.extend_from_slice(&ybar);
+        let jt = interpret(&vjp, &input).unwrap()[n..].to_vec();
+        assert!(rel_err(&jt, &v) < 1e-10, "@{}: Jᵀ(J⁻ᵀ w)", f.name);
+    }
+}
