@@ -539,3 +539,20 @@ fn identities_with_crate_jvp_and_vjp() {
         assert!(rel_err(&jt, &v) < 1e-10, "@{}: Jᵀ(J⁻ᵀ w)", f.name);
     }
 }
+
+#[test]
+fn dot_draws_lumps_as_clusters_and_works_for_any_program() {
+    let f = fig2();
+    let text = adjit_diff::inverse::dot(&f, &InverseOptions::default());
+    assert!(text.contains("subgraph cluster_lump1") && text.contains("subgraph cluster_lump2"));
+    assert!(text.contains("label=\"lump 2 (l = 1)\""), "{text}");
+    assert!(text.contains("n0 -> n3;"), "{text}");
+    assert_eq!(text.matches('{').count(), text.matches('}').count());
+    // Not square: no clusters, the reason as a comment.
+    let g = two_by_two(|b, [a, _]| vec![b.mul(a, 2.0)]);
+    let text = adjit_diff::inverse::dot(&g, &InverseOptions::default());
+    assert!(
+        !text.contains("cluster") && text.contains("// no lumps: @g is not square"),
+        "{text}"
+    );
+}

@@ -293,13 +293,9 @@ pub fn analyze(func: &Function) -> Result<Analysis, InverseError> {
 /// instruction count and diagonal block sizes.
 pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, InverseError> {
     let analysis = analyze(func)?;
-    let _ = opts;
-    let names = |vs: &[Value]| {
-        vs.iter()
-            .map(|&v| label(func, v))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let printed = adjit_ir::text::printed_names(func);
+    let label = |v: Value| format!("%{}", printed[v.index()]);
+    let names = |vs: &[Value]| vs.iter().map(|&v| label(v)).collect::<Vec<_>>().join(", ");
     let mut out = String::new();
     let max_width = analysis.widths.iter().copied().max().unwrap_or(0);
     let _ = writeln!(
@@ -314,12 +310,22 @@ pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, Inve
     );
     for lump in &analysis.lumps {
         let block_sizes = match blocks::lump_blocks(func, &analysis.active, lump) {
-            Ok(b) => b
-                .blocks
-                .iter()
-                .map(|b| b.len().to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
+            Ok(b) => {
+                let sizes = b
+                    .blocks
+                    .iter()
+                    .map(|b| b.len().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if b.largest() > opts.max_lump {
+                    format!(
+                        "{sizes}] (a block exceeds max_lump = {}: use the dense mode",
+                        opts.max_lump
+                    )
+                } else {
+                    sizes
+                }
+            }
             Err(e) => format!("error: {e}"),
         };
         let widest = analysis.widths[lump.start..=lump.end]
@@ -333,8 +339,8 @@ pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, Inve
             lump.index,
             lump.size(),
             lump.insts.len(),
-            label(func, lump.insts[0]),
-            label(func, lump.insts[lump.insts.len() - 1]),
+            label(lump.insts[0]),
+            label(lump.insts[lump.insts.len() - 1]),
             widest,
             names(&lump.inputs),
             names(&lump.outputs),

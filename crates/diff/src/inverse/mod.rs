@@ -30,6 +30,7 @@ pub mod reverse_inverse;
 
 pub use dense::dense_inverse;
 
+pub use dot::dot;
 pub use forward_inverse::forward_inverse;
 pub use lumps::{analyze, lumps_text, Analysis, Lump};
 pub use reverse_inverse::reverse_inverse;
@@ -109,10 +110,8 @@ pub enum InverseError {
     },
 }
 
-/// The text spelling of `v` in messages: `%name`, or `%vN` when it has no name.
+/// The text spelling of `v` in messages, as the printer writes it (`%name`, `%vN`). Computes
+/// the printed names of the whole function: for error messages only.
 pub(crate) fn label(func: &Function, v: Value) -> String {
-    match func.name_of(v) {
-        Some(name) => format!("%{name}"),
-        None => format!("%{v}"),
-    }
+    format!("%{}", adjit_ir::text::printed_names(func)[v.index()])
 }
