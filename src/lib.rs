@@ -7,15 +7,21 @@
 //! (Entry points marked "not yet available" return [`Error::Unsupported`] until the
 //! corresponding piece lands.)
 
+mod bench;
 pub mod checkpoint;
+mod compile;
 pub mod inverse;
 
 use std::path::Path;
 
 pub use adjit_diff as diff;
 pub use adjit_ir as ir;
-pub use adjit_jit as jit;
+pub use adjit_ir::trace::{trace, trace_multi};
 pub use adjit_ir::{Builder, Function, Type, Value};
+pub use adjit_jit as jit;
+pub use adjit_jit::{JitOptions, ObjectCode};
+pub use bench::{bench, time_per_call, BenchMeasurement, BenchMode};
+pub use compile::{derive, Compiled, Gradient, Mode};
 
 /// Everything that can go wrong in a facade call.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +35,10 @@ pub enum Error {
     Verify(#[from] adjit_ir::VerifyErrors),
     #[error(transparent)]
     Interp(#[from] adjit_ir::InterpError),
+    #[error(transparent)]
+    Jit(#[from] adjit_jit::JitError),
+    #[error(transparent)]
+    Diff(#[from] adjit_diff::DiffError),
     #[error("{0}")]
     Usage(String),
     #[error("not yet available: {0}")]
@@ -104,14 +114,61 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
 pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
     match engine {
         Engine::Interp => Ok(adjit_ir::interpret(func, x)?),
-        Engine::Jit => Err(Error::Unsupported("the JIT engine".into())),
+        Engine::Jit => {
+            let code = adjit_jit::compile(func, &JitOptions::default())?;
+            let mut out = vec![0.0; func.n_outputs()];
+            code.call(x, &mut out)?;
+            Ok(out)
+        }
     }
 }
 
-/// Forward mode: outputs `f(x)` and tangents `J·v`.
+/// Number of float parameters (the tangent / adjoint slots of derived functions).
+fn float_params(func: &Function) -> usize {
+    func.param_types().iter().filter(|t| t.is_float()).count()
+}
+
+/// Number of float outputs (the cotangent / tangent-output slots of derived functions).
+fn float_outputs(func: &Function) -> usize {
+    func.ret_types.iter().filter(|t| t.is_float()).count()
+}
+
+/// Check that a user vector has the length a function needs.
+fn check_len(what: &str, got: &[f64], expected: usize, func: &Function, unit: &str) -> Result<()> {
+    if got.len() == expected {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{what} has {} numbers, @{} takes {expected} {unit}",
+            got.len(),
+            func.name
+        )))
+    }
+}
+
+/// Evaluate a derived function on `primal ++ seed` and split its outputs after `n_primal`.
+fn run_split(
+    derived: &Function,
+    engine: Engine,
+    primal: &[f64],
+    seed: &[f64],
+    n_primal: usize,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut input = Vec::with_capacity(primal.len() + seed.len());
+    input.extend_from_slice(primal);
+    input.extend_from_slice(seed);
+    let mut out = eval(derived, engine, &input)?;
+    let rest = out.split_off(n_primal.min(out.len()));
+    Ok((out, rest))
+}
+
+/// Forward mode: outputs `f(x)` and tangents `J·v` (`v` has one entry per float parameter; the
+/// tangents one per float output).
 pub fn jvp(func: &Function, engine: Engine, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-    let _ = (func, engine, x, v);
-    Err(Error::Unsupported("forward mode".into()))
+    check_len("--at", x, func.n_params, func, "inputs")?;
+    check_len("--tangent", v, float_params(func), func, "float inputs")?;
+    let derived = adjit_diff::simplify(&adjit_diff::jvp(func));
+    run_split(&derived, engine, x, v, func.n_outputs())
 }
 
 /// Reverse mode: outputs `f(x)` and gradient `Jᵀ·w`.
@@ -122,8 +179,15 @@ pub fn vjp(
     x: &[f64],
     w: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let _ = (func, engine, strategy, x, w);
-    Err(Error::Unsupported("reverse mode".into()))
+    check_len("--at", x, func.n_params, func, "inputs")?;
+    check_len("--cotangent", w, float_outputs(func), func, "float outputs")?;
+    match strategy {
+        Strategy::Tape => {
+            let derived = adjit_diff::simplify(&adjit_diff::vjp(func));
+            run_split(&derived, engine, x, w, func.n_outputs())
+        }
+        other => Err(Error::Unsupported(format!("the {other:?} strategy"))),
+    }
 }
 
 /// Inverse modes: outputs `f(x)` and `J⁻¹·v` (reverse, dense) or `J⁻ᵀ·v` (forward).
@@ -141,9 +205,24 @@ pub fn inverse(
 /// Render one stage of the pipeline as text. Stage names: `ir`, `simplified`, `jvp`, `vjp`,
 /// `clif`, `asm`, `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`.
 pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<String> {
-    let _ = options;
     match stage {
         "ir" => Ok(func.to_string()),
+        "simplified" => Ok(adjit_diff::simplify(func).to_string()),
+        "jvp" => Ok(adjit_diff::simplify(&adjit_diff::jvp(func)).to_string()),
+        "vjp" => Ok(adjit_diff::simplify(&adjit_diff::vjp(func)).to_string()),
+        "clif" | "asm" => {
+            let mode = match &options.mode {
+                Some(m) => m.parse()?,
+                None => Mode::Primal,
+            };
+            let derived = derive(func, mode)?;
+            let opts = JitOptions::default();
+            Ok(if stage == "clif" {
+                adjit_jit::clif_text(&derived, &opts)?
+            } else {
+                adjit_jit::asm_text(&derived, &opts)?
+            })
+        }
         other => Err(Error::Unsupported(format!("dump stage `{other}`"))),
     }
 }
@@ -155,4 +234,16 @@ pub struct DumpOptions {
     pub mode: Option<String>,
     /// For `schedule`: the strategy.
     pub strategy: Strategy,
+}
+
+/// Compile `mode` of `func` to a relocatable object file for `target` (a target triple such as
+/// `aarch64-unknown-linux-gnu`; `None` is the host), with a C header declaring its entry point.
+pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Result<ObjectCode> {
+    let derived = derive(func, mode)?;
+    let host = target_lexicon::Triple::host().to_string();
+    Ok(adjit_jit::compile_object(
+        &derived,
+        target.unwrap_or(&host),
+        &JitOptions::default(),
+    )?)
 }
