@@ -357,8 +357,16 @@ impl Parser {
             return;
         }
         if let Err((col, message)) = self.body_line(line_no, &mut cur) {
-            if let (Some(f), Tok::Value(name)) = (self.current.as_mut(), &toks[0].tok) {
-                f.poisoned.insert(name.clone());
+            if let Some(f) = self.current.as_mut() {
+                match &toks[0].tok {
+                    // The value is defined, if badly: don't also call its uses undefined.
+                    Tok::Value(name) => {
+                        f.poisoned.insert(name.clone());
+                    }
+                    // A bad `ret` is still the `ret`: don't also ask for one at the `}`.
+                    Tok::Word(w) if w == "ret" && f.rets.is_none() => f.rets = Some(Vec::new()),
+                    _ => {}
+                }
             }
             self.error(line_no, col, message);
         }
@@ -397,13 +405,11 @@ impl Parser {
                             Some(Spanned {
                                 tok: Tok::Number(_),
                                 col,
-                            }) => {
-                                return Err((
-                                    *col,
-                                    "ret takes values (%name), found a literal; define it with `const`"
-                                        .into(),
-                                ))
-                            }
+                            }) => return Err((
+                                *col,
+                                "ret takes values (%name), found a literal; define it with `const`"
+                                    .into(),
+                            )),
                             _ => return cur.fail("a value (%name) to return"),
                         }
                         cur.next();
