@@ -327,3 +327,22 @@ fn errors_in_one_function_do_not_hide_the_next() {
         ],
     );
 }
+
+#[test]
+fn every_op_example_uses_every_opcode() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/every_op.ir");
+    let src = std::fs::read_to_string(path).unwrap();
+    let func = &check_round_trip(&src, "every_op")[0];
+    verify(func).unwrap();
+    let used: std::collections::HashSet<String> =
+        func.insts().map(|(_, i)| i.opcode_name()).collect();
+    let mut all: Vec<String> = vec!["const", "fma", "powi", "select", "fpromote", "fdemote"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    all.extend(adjit_ir::UnaryOp::ALL.iter().map(|o| o.name().to_string()));
+    all.extend(adjit_ir::BinaryOp::ALL.iter().map(|o| o.name().to_string()));
+    all.extend(adjit_ir::CmpPred::ALL.iter().map(|p| format!("fcmp.{p}")));
+    let missing: Vec<&String> = all.iter().filter(|o| !used.contains(*o)).collect();
+    assert!(missing.is_empty(), "every_op.ir does not use {missing:?}");
+}
