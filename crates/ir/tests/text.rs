@@ -346,3 +346,15 @@ fn every_op_example_uses_every_opcode() {
     let missing: Vec<&String> = all.iter().filter(|o| !used.contains(*o)).collect();
     assert!(missing.is_empty(), "every_op.ir does not use {missing:?}");
 }
+
+#[test]
+fn a_bad_character_keeps_the_function_structure() {
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    ret %x\n} $\nfunc @g(%x: f64) -> f64 {\n    ret %x\nfunc @h(%x: f64) -> f64 { $\n    ret %x\n}\n",
+        &[
+            "3:3: error: unexpected character '$'",
+            "6:1: error: expected '}' to close function @g before the next 'func'",
+            "6:27: error: unexpected character '$'",
+        ],
+    );
+}

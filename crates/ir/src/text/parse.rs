@@ -225,6 +225,10 @@ impl<'a> Cursor<'a> {
     }
 }
 
+fn missing_close_before_func(name: &str) -> String {
+    format!("expected '}}' to close function @{name} before the next 'func'")
+}
+
 /// Every opcode spelling, for suggestions.
 fn all_opcode_names() -> Vec<String> {
     let mut names: Vec<String> = vec!["const".into()];
@@ -304,11 +308,17 @@ impl Parser {
         let first_word = code.split_whitespace().next();
         if let Some(e) = lex_error {
             // Still track the structure so one bad character costs one error.
-            if self.current.is_none() && first_word == Some("func") {
+            if first_word == Some("func") {
+                if let Some(f) = self.current.take() {
+                    self.error(line_no, 1, missing_close_before_func(&f.name));
+                }
                 self.current = Some(PendingFunc {
                     header_broken: true,
                     ..PendingFunc::default()
                 });
+            } else if first_word.is_some_and(|w| w.starts_with('}')) {
+                // A function closed by a line with junk after the `}`: it is closed.
+                self.current = None;
             } else if let Some(f) = self.current.as_mut() {
                 if let Some(name) = first_word.and_then(|w| w.strip_prefix('%')) {
                     f.poisoned.insert(name.to_string());
@@ -328,14 +338,7 @@ impl Parser {
         let is_func = matches!(&toks[0].tok, Tok::Word(w) if w == "func");
         if self.current.is_some() && is_func {
             if let Some(f) = self.current.take() {
-                self.error(
-                    line_no,
-                    1,
-                    format!(
-                        "expected '}}' to close function @{} before the next 'func'",
-                        f.name
-                    ),
-                );
+                self.error(line_no, 1, missing_close_before_func(&f.name));
             }
         }
         if self.current.is_none() {
