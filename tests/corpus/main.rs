@@ -129,7 +129,14 @@ fn check_file(path: &Path, rel: &str, update: bool) -> Result<(), Failed> {
         }
     };
 
-    for d in &directives {
+    // A file that does not load has no functions to run or dump: its load failure (reported
+    // above) is the one message worth reading.
+    let runnable = if funcs.is_empty() {
+        &[][..]
+    } else {
+        &directives[..]
+    };
+    for d in runnable {
         let at = format!("{rel}:{}", d.line + 1);
         match &d.kind {
             DirectiveKind::Run(run) => {

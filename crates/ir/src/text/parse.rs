@@ -21,8 +21,11 @@ use crate::types::Type;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{line}:{col}: error: {message}")]
 pub struct ParseError {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters (not bytes).
     pub col: usize,
+    /// What was expected and what was found, e.g. `expected ',' after operand, found '%y'`.
     pub message: String,
 }
 
@@ -30,6 +33,7 @@ pub struct ParseError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", .errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
 pub struct ParseErrors {
+    /// Never empty when returned by [`parse`]; sorted by line, then column.
     pub errors: Vec<ParseError>,
 }
 
