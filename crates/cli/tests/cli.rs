@@ -794,3 +794,50 @@ fn never_panics_on_odd_input() {
         }
     }
 }
+
+#[test]
+fn jit_and_interpreter_agree_through_the_cli() {
+    // Every example, at a point where all its operations are smooth: the JIT's JSON numbers
+    // match the interpreter's (exactly, or within 1 ulp where math-library calls are involved).
+    let mut files: Vec<PathBuf> = std::fs::read_dir(example(""))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ir"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    for file in files {
+        let funcs = adjit::load(&file).unwrap();
+        let path = file.to_string_lossy().into_owned();
+        for func in funcs {
+            let at: Vec<String> = (0..func.n_params)
+                .map(|i| format!("{}", 0.3 + 0.1 * i as f64))
+                .collect();
+            let at = at.join(",");
+            for command in ["eval", "vjp"] {
+                if command == "vjp" && func.ret_types.iter().filter(|t| t.is_float()).count() != 1 {
+                    continue;
+                }
+                let run = |engine: &str| {
+                    let args = [command, &path, "--func", &func.name, "--at", &at, "--json"];
+                    let mut args: Vec<&str> = args.to_vec();
+                    args.extend(["--engine", engine]);
+                    json_vectors(adjit(&args).ok())
+                };
+                let (jit, interp) = (run("jit"), run("interp"));
+                assert_eq!(jit.len(), interp.len());
+                for ((key, a), (_, b)) in jit.iter().zip(&interp) {
+                    assert_eq!(a.len(), b.len());
+                    for (x, y) in a.iter().zip(b) {
+                        let ulps = (x.to_bits() as i64 - y.to_bits() as i64).unsigned_abs();
+                        assert!(
+                            ulps <= 1 || (x.is_nan() && y.is_nan()),
+                            "{command} @{} {key}: jit {x:?} vs interp {y:?}",
+                            func.name
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
