@@ -120,6 +120,12 @@ fn hessian_reports_misuse() {
             ..
         })
     ));
-    assert!(matches!(hessian(&f, &[0.5]), Err(DiffError::NotScalar { float_outputs: 2, .. })));
+    assert!(matches!(
+        hessian(&f, &[0.5]),
+        Err(DiffError::NotScalar {
+            float_outputs: 2,
+            ..
+        })
+    ));
     assert_eq!(hvp(&scalar).name, "rosenbrock_hvp");
 }
