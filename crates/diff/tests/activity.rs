@@ -75,3 +75,33 @@ fn value_returned_twice_accumulates_both_seeds() {
     let out = interpret(&gf, &[0.3, 2.0, 5.0]).unwrap();
     assert_eq!(out[2], (2.0 + 5.0) * 0.3f64.cos());
 }
+
+#[test]
+fn tape_counts_the_intermediates_the_adjoint_reads() {
+    use adjit_diff::{tape_stats, TapeStats};
+    for (ty, bytes) in [(Type::F64, 8), (Type::F32, 4)] {
+        // y = exp(sin x)·x: the adjoint reads e (d exp = e), s's operand x (a parameter, not
+        // taped) and the factors e and x of the product; s itself is not read.
+        let mut b = Builder::new("tape");
+        let x = b.param(ty, "x");
+        let s = b.unary(UnaryOp::Sin, x);
+        let e = b.unary(UnaryOp::Exp, s);
+        let y = b.mul(e, x);
+        let f = b.finish(&[y]);
+        assert_eq!(tape_stats(&f), TapeStats { values: 1, bytes });
+    }
+    // Linear code needs no tape; a `select` tapes its condition (one byte).
+    let mut b = Builder::new("linear");
+    let x = b.param(Type::F64, "x");
+    let a = b.mul(x, 3.0);
+    let c = b.fcmp(CmpPred::Gt, a, 1.0);
+    let y = b.select(c, a, x);
+    let f = b.finish(&[y]);
+    assert_eq!(
+        tape_stats(&f),
+        TapeStats {
+            values: 1,
+            bytes: 1
+        }
+    );
+}
