@@ -1,1 +1,5 @@
-//! (Being written.)
+//! Recompute-checkpointing for reverse mode.
+//!
+//! (Module documentation: see below, written with the stage partitioner.)
+
+pub mod revolve;
