@@ -264,7 +264,11 @@ mod tests {
 
     #[test]
     fn six_stages_two_snapshots_match_published_trace() {
-        let text: Vec<String> = schedule(6, 2).unwrap().iter().map(|a| a.to_string()).collect();
+        let text: Vec<String> = schedule(6, 2)
+            .unwrap()
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
         let expected = "takeshot 0, advance 3, takeshot 3, advance 5, firsturn 5, restore 3, \
             advance 4, youturn 4, restore 3, youturn 3, restore 0, advance 1, takeshot 1, \
             advance 2, youturn 2, restore 1, youturn 1, restore 0, youturn 0, terminate";
