@@ -18,6 +18,7 @@
 //! given; it assumes a verified function.
 
 pub mod executor;
+pub mod interp_runner;
 pub mod revolve;
 pub mod stages;
 
@@ -27,6 +28,7 @@ use std::str::FromStr;
 use adjit_ir::Function;
 
 pub use executor::{ExecError, Executor, StageRunner};
+pub use interp_runner::InterpRunner;
 pub use revolve::{Action, RevolveError};
 pub use stages::{partition, StagePartition, SLOT_BYTES};
 
