@@ -108,10 +108,52 @@ pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
     }
 }
 
-/// Forward mode: outputs `f(x)` and tangents `J·v`.
+/// Number of float parameters (the tangent / adjoint slots of derived functions).
+fn float_params(func: &Function) -> usize {
+    func.param_types().iter().filter(|t| t.is_float()).count()
+}
+
+/// Number of float outputs (the cotangent / tangent-output slots of derived functions).
+fn float_outputs(func: &Function) -> usize {
+    func.ret_types.iter().filter(|t| t.is_float()).count()
+}
+
+/// Check that a user vector has the length a function needs.
+fn check_len(what: &str, got: &[f64], expected: usize, func: &Function, unit: &str) -> Result<()> {
+    if got.len() == expected {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{what} has {} numbers, @{} takes {expected} {unit}",
+            got.len(),
+            func.name
+        )))
+    }
+}
+
+/// Evaluate a derived function on `primal ++ seed` and split its outputs after `n_primal`.
+fn run_split(
+    derived: &Function,
+    engine: Engine,
+    primal: &[f64],
+    seed: &[f64],
+    n_primal: usize,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut input = Vec::with_capacity(primal.len() + seed.len());
+    input.extend_from_slice(primal);
+    input.extend_from_slice(seed);
+    let mut out = eval(derived, engine, &input)?;
+    let rest = out.split_off(n_primal.min(out.len()));
+    Ok((out, rest))
+}
+
+/// Forward mode: outputs `f(x)` and tangents `J·v` (`v` has one entry per float parameter; the
+/// tangents one per float output).
 pub fn jvp(func: &Function, engine: Engine, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-    let _ = (func, engine, x, v);
-    Err(Error::Unsupported("forward mode".into()))
+    check_len("--at", x, func.n_params, func, "inputs")?;
+    check_len("--tangent", v, float_params(func), func, "float inputs")?;
+    let derived = adjit_diff::simplify(&adjit_diff::jvp(func));
+    run_split(&derived, engine, x, v, func.n_outputs())
 }
 
 /// Reverse mode: outputs `f(x)` and gradient `Jᵀ·w`.
@@ -122,8 +164,15 @@ pub fn vjp(
     x: &[f64],
     w: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let _ = (func, engine, strategy, x, w);
-    Err(Error::Unsupported("reverse mode".into()))
+    check_len("--at", x, func.n_params, func, "inputs")?;
+    check_len("--cotangent", w, float_outputs(func), func, "float outputs")?;
+    match strategy {
+        Strategy::Tape => {
+            let derived = adjit_diff::simplify(&adjit_diff::vjp(func));
+            run_split(&derived, engine, x, w, func.n_outputs())
+        }
+        other => Err(Error::Unsupported(format!("the {other:?} strategy"))),
+    }
 }
 
 /// Inverse modes: outputs `f(x)` and `J⁻¹·v` (reverse, dense) or `J⁻ᵀ·v` (forward).
@@ -144,6 +193,9 @@ pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<Strin
     let _ = options;
     match stage {
         "ir" => Ok(func.to_string()),
+        "simplified" => Ok(adjit_diff::simplify(func).to_string()),
+        "jvp" => Ok(adjit_diff::simplify(&adjit_diff::jvp(func)).to_string()),
+        "vjp" => Ok(adjit_diff::simplify(&adjit_diff::vjp(func)).to_string()),
         other => Err(Error::Unsupported(format!("dump stage `{other}`"))),
     }
 }

@@ -19,3 +19,8 @@ pub mod checkpoint;
 
 // Inverse accumulation (Pearlmutter & Siskind): lumps, reverse-inverse, forward-inverse.
 pub mod inverse;
+
+pub use activity::{activity, Activity};
+pub use forward::{jvp, jvp_vector};
+pub use reverse::{tape_stats, vjp, TapeStats};
+pub use simplify::simplify;

@@ -1,8 +1,10 @@
 //! The text format: a parser with located errors and a printer that writes a canonical form
 //! which parses back to the identical function (floats bit-exact).
 
+mod lexer;
 mod parse;
 mod print;
 
+pub use lexer::{parse_literal, LiteralError};
 pub use parse::{parse, parse_function, ParseError, ParseErrors};
 pub use print::{format_literal, inst_to_string, printed_names, value_to_string};

@@ -1,8 +1,23 @@
-//! Parser for the text format. (Being written.)
+//! The parser of the text format: source text to [`Function`]s, with every error located.
+//!
+//! The format has one instruction per line, so the parser reads a line at a time and, after
+//! an error, simply resumes at the next line; all errors of a source are collected. Each
+//! function is read in two passes: the first records every line's syntax and every definition
+//! (name → values), the second resolves operand names, converts literals to the type they
+//! take, and builds the [`Function`] directly (no [`crate::Builder`], which would normalise).
+//! Semantic problems are left to [`crate::verify`]: a forward reference becomes an operand
+//! pointing forward, a redefinition two values with one name, a type mismatch an instruction
+//! whose stored type is a plausible guess. Only a name defined nowhere in the function is a
+//! parse error. Nothing here recurses or panics, whatever the input.
 
-use crate::function::Function;
+use std::collections::{HashMap, HashSet};
 
-/// One parse error with its position (1-based line and column).
+use super::lexer::{lex_line, parse_literal, strip_comment, Spanned, Tok};
+use crate::function::{Function, InstData, Operand, Value};
+use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
+use crate::types::Type;
+
+/// One parse error with its position (1-based line and column, columns counted in characters).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{line}:{col}: error: {message}")]
 pub struct ParseError {
@@ -11,7 +26,7 @@ pub struct ParseError {
     pub message: String,
 }
 
-/// Every error found in a source text.
+/// Every error found in a source text, in source order.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", .errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
 pub struct ParseErrors {
@@ -19,15 +34,42 @@ pub struct ParseErrors {
 }
 
 /// Parse every function in `src`.
+///
+/// ```
+/// let funcs = adjit_ir::parse("func @sq(%x: f64) -> f64 {\n    %y = mul %x, %x\n    ret %y\n}\n")
+///     .unwrap();
+/// assert_eq!(funcs[0].name, "sq");
+/// assert_eq!(adjit_ir::interpret(&funcs[0], &[3.0]).unwrap(), vec![9.0]);
+/// let err = adjit_ir::parse("func @f(%x: f64) -> f64 {\n    %y = sine %x\n    ret %y\n}\n");
+/// assert_eq!(
+///     err.unwrap_err().to_string(),
+///     "2:10: error: unknown opcode 'sine' (did you mean 'sin'?)"
+/// );
+/// ```
 pub fn parse(src: &str) -> Result<Vec<Function>, ParseErrors> {
-    let _ = src;
-    Err(ParseErrors {
-        errors: vec![ParseError {
-            line: 1,
-            col: 1,
-            message: "the parser is not written yet".into(),
-        }],
-    })
+    let mut parser = Parser::default();
+    let mut n_lines = 0;
+    for (i, line) in src.lines().enumerate() {
+        n_lines = i + 1;
+        parser.line(i + 1, line);
+    }
+    if let Some(func) = parser.current.take() {
+        parser.error(
+            n_lines + 1,
+            1,
+            format!(
+                "expected '}}' to close function @{}, found end of file",
+                func.name
+            ),
+        );
+    }
+    let mut errors = parser.errors;
+    if errors.is_empty() {
+        Ok(parser.funcs)
+    } else {
+        errors.sort_by_key(|e| (e.line, e.col));
+        Err(ParseErrors { errors })
+    }
 }
 
 /// Parse a source holding exactly one function.
@@ -43,4 +85,654 @@ pub fn parse_function(src: &str) -> Result<Function, ParseErrors> {
         });
     }
     Ok(funcs.remove(0))
+}
+
+/// What an instruction line says, before names are resolved.
+#[derive(Clone, Debug)]
+enum Kind {
+    Const { ty: Type, value: f64 },
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Fma,
+    Powi(i32),
+    Fcmp(CmpPred),
+    Select,
+    Fpromote,
+    Fdemote,
+}
+
+/// An operand as written.
+#[derive(Clone, Debug)]
+enum RawOperand {
+    Value { name: String, col: usize },
+    Literal { text: String, col: usize },
+}
+
+#[derive(Clone, Debug)]
+struct RawInst {
+    name: String,
+    line: usize,
+    kind: Kind,
+    operands: Vec<RawOperand>,
+}
+
+/// A function whose lines have been read but whose names are not yet resolved.
+#[derive(Default)]
+struct PendingFunc {
+    name: String,
+    params: Vec<(String, Type)>,
+    ret_types: Vec<Type>,
+    insts: Vec<RawInst>,
+    /// `ret` operands: name, line, column.
+    rets: Option<Vec<(String, usize, usize)>>,
+    /// Names defined on lines that had errors: uses of them are not reported again.
+    poisoned: HashSet<String>,
+    /// Errors in this function so far; if any, it is not built.
+    n_errors: usize,
+    /// The header had an error, so parameters may be missing: undefined names are not reported.
+    header_broken: bool,
+}
+
+impl PendingFunc {
+    /// Whether an undefined `name` is explained by an earlier error.
+    fn is_poisoned(&self, name: &str) -> bool {
+        self.header_broken || self.poisoned.contains(name)
+    }
+}
+
+#[derive(Default)]
+struct Parser {
+    funcs: Vec<Function>,
+    errors: Vec<ParseError>,
+    current: Option<PendingFunc>,
+}
+
+/// Tokens of one line with a read position; `end_col` is where "end of line" is reported.
+struct Cursor<'a> {
+    toks: &'a [Spanned],
+    pos: usize,
+    end_col: usize,
+}
+
+type LineResult<T> = Result<T, (usize, String)>;
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<&'a Spanned> {
+        self.toks.get(self.pos)
+    }
+
+    fn next(&mut self) -> Option<&'a Spanned> {
+        let t = self.toks.get(self.pos);
+        if t.is_some() {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn col(&self) -> usize {
+        self.peek().map_or(self.end_col, |t| t.col)
+    }
+
+    fn found(&self) -> String {
+        match self.peek() {
+            Some(t) => t.tok.to_string(),
+            None => "end of line".into(),
+        }
+    }
+
+    fn fail<T>(&self, expected: &str) -> LineResult<T> {
+        Err((
+            self.col(),
+            format!("expected {expected}, found {}", self.found()),
+        ))
+    }
+
+    fn eat_punct(&mut self, c: char) -> bool {
+        if matches!(self.peek(), Some(Spanned { tok: Tok::Punct(p), .. }) if *p == c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_punct(&mut self, c: char, context: &str) -> LineResult<()> {
+        if self.eat_punct(c) {
+            Ok(())
+        } else {
+            self.fail(&format!("'{c}' {context}"))
+        }
+    }
+
+    fn expect_end(&mut self, after: &str) -> LineResult<()> {
+        match self.peek() {
+            None => Ok(()),
+            Some(t) => Err((t.col, format!("unexpected {} after {after}", t.tok))),
+        }
+    }
+
+    fn ty(&mut self) -> LineResult<Type> {
+        if let Some(Spanned {
+            tok: Tok::Word(w), ..
+        }) = self.peek()
+        {
+            if let Ok(ty) = w.parse::<Type>() {
+                self.pos += 1;
+                return Ok(ty);
+            }
+        }
+        self.fail("a type (f32, f64, bool)")
+    }
+}
+
+/// Every opcode spelling, for suggestions.
+fn all_opcode_names() -> Vec<String> {
+    let mut names: Vec<String> = vec!["const".into()];
+    names.extend(UnaryOp::ALL.iter().map(|o| o.name().to_string()));
+    names.extend(BinaryOp::ALL.iter().map(|o| o.name().to_string()));
+    names.extend(["fma", "powi", "select", "fpromote", "fdemote"].map(String::from));
+    names.extend(CmpPred::ALL.iter().map(|p| format!("fcmp.{p}")));
+    names
+}
+
+/// Levenshtein distance (two-row, iterative).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let subst = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = subst.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+fn unknown_opcode(word: &str) -> String {
+    let best = all_opcode_names()
+        .into_iter()
+        .map(|n| (edit_distance(word, &n), n))
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, n)) if d <= 2 && d < word.chars().count() => {
+            format!("unknown opcode '{word}' (did you mean '{n}'?)")
+        }
+        _ => format!("unknown opcode '{word}'"),
+    }
+}
+
+/// The opcode named `word` with its operand count, or `None`.
+fn opcode(word: &str) -> Option<(Kind, usize)> {
+    if let Some(op) = UnaryOp::from_name(word) {
+        return Some((Kind::Unary(op), 1));
+    }
+    if let Some(op) = BinaryOp::from_name(word) {
+        return Some((Kind::Binary(op), 2));
+    }
+    if let Some(pred) = word.strip_prefix("fcmp.").and_then(CmpPred::from_name) {
+        return Some((Kind::Fcmp(pred), 2));
+    }
+    match word {
+        "fma" => Some((Kind::Fma, 3)),
+        "powi" => Some((Kind::Powi(0), 2)),
+        "select" => Some((Kind::Select, 3)),
+        "fpromote" => Some((Kind::Fpromote, 1)),
+        "fdemote" => Some((Kind::Fdemote, 1)),
+        _ => None,
+    }
+}
+
+impl Parser {
+    fn error(&mut self, line: usize, col: usize, message: String) {
+        if let Some(f) = self.current.as_mut() {
+            f.n_errors += 1;
+        }
+        self.errors.push(ParseError { line, col, message });
+    }
+
+    fn line(&mut self, line_no: usize, line: &str) {
+        let code = strip_comment(line);
+        let end_col = code.trim_end().chars().count() + 1;
+        let (toks, lex_error) = match lex_line(code) {
+            Ok(toks) => (toks, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        let first_word = code.split_whitespace().next();
+        if let Some(e) = lex_error {
+            // Still track the structure so one bad character costs one error.
+            if self.current.is_none() && first_word == Some("func") {
+                self.current = Some(PendingFunc {
+                    header_broken: true,
+                    ..PendingFunc::default()
+                });
+            } else if let Some(f) = self.current.as_mut() {
+                if let Some(name) = first_word.and_then(|w| w.strip_prefix('%')) {
+                    f.poisoned.insert(name.to_string());
+                }
+            }
+            self.error(line_no, e.col, e.message);
+            return;
+        }
+        if toks.is_empty() {
+            return;
+        }
+        let mut cur = Cursor {
+            toks: &toks,
+            pos: 0,
+            end_col,
+        };
+        let is_func = matches!(&toks[0].tok, Tok::Word(w) if w == "func");
+        if self.current.is_some() && is_func {
+            if let Some(f) = self.current.take() {
+                self.error(
+                    line_no,
+                    1,
+                    format!(
+                        "expected '}}' to close function @{} before the next 'func'",
+                        f.name
+                    ),
+                );
+            }
+        }
+        if self.current.is_none() {
+            if !is_func {
+                self.error(
+                    line_no,
+                    toks[0].col,
+                    format!("expected 'func', found {}", toks[0].tok),
+                );
+                return;
+            }
+            let mut func = PendingFunc::default();
+            let result = header(&mut cur, &mut func);
+            func.header_broken = result.is_err();
+            self.current = Some(func);
+            if let Err((col, message)) = result {
+                self.error(line_no, col, message);
+            }
+            return;
+        }
+        if let Err((col, message)) = self.body_line(line_no, &mut cur) {
+            if let (Some(f), Tok::Value(name)) = (self.current.as_mut(), &toks[0].tok) {
+                f.poisoned.insert(name.clone());
+            }
+            self.error(line_no, col, message);
+        }
+    }
+
+    fn body_line(&mut self, line_no: usize, cur: &mut Cursor) -> LineResult<()> {
+        let Some(func) = self.current.as_mut() else {
+            return Ok(());
+        };
+        let Some(first) = cur.next() else {
+            return Ok(());
+        };
+        match &first.tok {
+            Tok::Punct('}') => {
+                cur.expect_end("'}'")?;
+                let func = self.current.take().unwrap_or_default();
+                if func.rets.is_none() {
+                    return Err((first.col, "expected 'ret' before '}'".into()));
+                }
+                self.finish(func);
+                Ok(())
+            }
+            _ if func.rets.is_some() => Err((
+                first.col,
+                format!("expected '}}' after 'ret', found {}", first.tok),
+            )),
+            Tok::Word(w) if w == "ret" => {
+                let mut rets = Vec::new();
+                if cur.peek().is_some() {
+                    loop {
+                        match cur.next() {
+                            Some(Spanned {
+                                tok: Tok::Value(n),
+                                col,
+                            }) => rets.push((n.clone(), line_no, *col)),
+                            Some(Spanned {
+                                tok: Tok::Number(_),
+                                col,
+                            }) => return Err((
+                                *col,
+                                "ret takes values (%name), found a literal; define it with `const`"
+                                    .into(),
+                            )),
+                            _ => {
+                                cur.pos = cur.pos.saturating_sub(1);
+                                return cur.fail("a value (%name) to return");
+                            }
+                        }
+                        if cur.peek().is_none() {
+                            break;
+                        }
+                        cur.expect_punct(',', "after returned value")?;
+                    }
+                }
+                func.rets = Some(rets);
+                Ok(())
+            }
+            Tok::Value(name) => {
+                cur.expect_punct('=', &format!("after '%{name}'"))?;
+                let inst = instruction(cur, name, line_no)?;
+                func.insts.push(inst);
+                Ok(())
+            }
+            other => Err((
+                first.col,
+                format!(
+                    "expected an instruction ('%name = OPCODE ...'), 'ret' or '}}', found {other}"
+                ),
+            )),
+        }
+    }
+
+    /// Second pass: resolve names and build the function.
+    fn finish(&mut self, pending: PendingFunc) {
+        let mut defs: HashMap<&str, Vec<usize>> = HashMap::new();
+        let names = pending
+            .params
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(pending.insts.iter().map(|i| i.name.as_str()));
+        for (index, name) in names.enumerate() {
+            defs.entry(name).or_default().push(index);
+        }
+        let mut errors = Vec::new();
+        // The definition a use at value `at` refers to: the latest one before it, else the
+        // first one (a forward reference, reported by the verifier).
+        let resolve = |name: &str, at: usize| -> Option<Value> {
+            let list = defs.get(name)?;
+            let before = list.iter().rev().find(|&&d| d < at);
+            before.or(list.first()).map(|&d| Value::new(d))
+        };
+        let mut func = Function::new(pending.name.clone());
+        for (name, ty) in &pending.params {
+            func.add_param(*ty, Some(name.clone()));
+        }
+        let mut broken = pending.n_errors > 0;
+        for raw in &pending.insts {
+            let at = func.values.len();
+            let mut values: Vec<Option<Value>> = Vec::with_capacity(raw.operands.len());
+            for o in &raw.operands {
+                values.push(match o {
+                    RawOperand::Value { name, col } => {
+                        let v = resolve(name, at);
+                        if v.is_none() && !pending.is_poisoned(name) {
+                            errors.push(ParseError {
+                                line: raw.line,
+                                col: *col,
+                                message: format!("undefined value %{name}"),
+                            });
+                        }
+                        v
+                    }
+                    RawOperand::Literal { .. } => None,
+                });
+            }
+            // The type literal operands take: that of the first earlier float value among the
+            // float operands (the select condition excluded), as the printer assumes.
+            let float_from = usize::from(matches!(raw.kind, Kind::Select));
+            let lit_ty = values[float_from.min(values.len())..]
+                .iter()
+                .flatten()
+                .filter_map(|v| func.values.get(v.index()).map(|d| d.ty))
+                .find(|t| t.is_float())
+                .unwrap_or(Type::F64);
+            let mut operands = Vec::with_capacity(raw.operands.len());
+            for (o, v) in raw.operands.iter().zip(&values) {
+                match (o, v) {
+                    (_, Some(v)) => operands.push(Operand::Value(*v)),
+                    (RawOperand::Literal { text, col }, None) => {
+                        match parse_literal(text, lit_ty) {
+                            Ok(x) => operands.push(Operand::Const(x)),
+                            Err(e) => errors.push(ParseError {
+                                line: raw.line,
+                                col: *col,
+                                message: e.to_string(),
+                            }),
+                        }
+                    }
+                    (RawOperand::Value { .. }, None) => {}
+                }
+            }
+            if operands.len() != raw.operands.len() {
+                broken = true;
+                continue;
+            }
+            let value_at = |k: usize| operands[k].as_value().unwrap_or(Value::new(0));
+            let pair = || [operands[0], operands[1]];
+            let (inst, fallback) = match raw.kind {
+                Kind::Const { ty, value } => (InstData::constant(ty, value), ty),
+                Kind::Unary(op) => (
+                    InstData::Unary {
+                        op,
+                        arg: value_at(0),
+                    },
+                    lit_ty,
+                ),
+                Kind::Binary(op) => (InstData::Binary { op, args: pair() }, lit_ty),
+                Kind::Fma => (
+                    InstData::Fma {
+                        args: [operands[0], operands[1], operands[2]],
+                    },
+                    lit_ty,
+                ),
+                Kind::Powi(exp) => (
+                    InstData::Powi {
+                        arg: value_at(0),
+                        exp,
+                    },
+                    lit_ty,
+                ),
+                Kind::Fcmp(pred) => (InstData::Fcmp { pred, args: pair() }, Type::Bool),
+                Kind::Select => (
+                    InstData::Select {
+                        cond: value_at(0),
+                        args: [operands[1], operands[2]],
+                    },
+                    lit_ty,
+                ),
+                Kind::Fpromote => (InstData::Fpromote { arg: value_at(0) }, Type::F64),
+                Kind::Fdemote => (InstData::Fdemote { arg: value_at(0) }, Type::F32),
+            };
+            let ty = func.result_type(&inst).unwrap_or(fallback);
+            func.push_inst(ty, inst, Some(raw.name.clone()));
+        }
+        for (name, line, col) in pending.rets.iter().flatten() {
+            match resolve(name, usize::MAX) {
+                Some(v) => func.rets.push(v),
+                None => {
+                    if !pending.is_poisoned(name) {
+                        errors.push(ParseError {
+                            line: *line,
+                            col: *col,
+                            message: format!("undefined value %{name}"),
+                        });
+                    }
+                    broken = true;
+                }
+            }
+        }
+        func.ret_types = pending.ret_types;
+        broken |= !errors.is_empty();
+        self.errors.extend(errors);
+        if !broken {
+            self.funcs.push(func);
+        }
+    }
+}
+
+/// `func @NAME(%p: TYPE, ...) -> RETS {` where RETS is a type or `(TYPE, ...)`.
+/// Fills `func` as far as it gets, so the body can still be checked after an error.
+fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
+    cur.next(); // `func`
+    match cur.peek() {
+        Some(Spanned {
+            tok: Tok::Func(name),
+            ..
+        }) => {
+            func.name = name.clone();
+            cur.next();
+        }
+        _ => return cur.fail("a function name ('@name') after 'func'"),
+    }
+    cur.expect_punct('(', "to open the parameter list")?;
+    if !cur.eat_punct(')') {
+        loop {
+            let name = match cur.peek() {
+                Some(Spanned {
+                    tok: Tok::Value(n), ..
+                }) => n.clone(),
+                _ => return cur.fail("a parameter ('%name: TYPE')"),
+            };
+            cur.next();
+            cur.expect_punct(':', &format!("after parameter '%{name}'"))?;
+            let ty = cur.ty()?;
+            func.params.push((name, ty));
+            if cur.eat_punct(')') {
+                break;
+            }
+            cur.expect_punct(',', "or ')' after parameter")?;
+        }
+    }
+    if !matches!(
+        cur.peek(),
+        Some(Spanned {
+            tok: Tok::Arrow,
+            ..
+        })
+    ) {
+        return cur.fail("'->' and the return types");
+    }
+    cur.next();
+    if cur.eat_punct('(') {
+        if !cur.eat_punct(')') {
+            loop {
+                func.ret_types.push(cur.ty()?);
+                if cur.eat_punct(')') {
+                    break;
+                }
+                cur.expect_punct(',', "or ')' after return type")?;
+            }
+        }
+    } else {
+        func.ret_types.push(cur.ty()?);
+    }
+    cur.expect_punct('{', "to open the function body")?;
+    cur.expect_end("'{' (instructions go on their own lines)")
+}
+
+/// The rest of `%name = ...` after the `=`.
+fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst> {
+    let (word, op_col) = match cur.peek() {
+        Some(Spanned {
+            tok: Tok::Word(w),
+            col,
+        }) => (w.as_str(), *col),
+        _ => return cur.fail("an opcode after '='"),
+    };
+    cur.next();
+    if word == "const" {
+        let ty = cur.ty()?;
+        let (text, col) = match cur.peek() {
+            Some(Spanned {
+                tok: Tok::Number(t) | Tok::Word(t),
+                col,
+            }) => (t, *col),
+            _ => return cur.fail(&format!("a literal after 'const {ty}'")),
+        };
+        cur.next();
+        let value = parse_literal(text, ty).map_err(|e| (col, e.to_string()))?;
+        cur.expect_end("the literal")?;
+        return Ok(RawInst {
+            name: name.to_string(),
+            line,
+            kind: Kind::Const { ty, value },
+            operands: Vec::new(),
+        });
+    }
+    let Some((mut kind, arity)) = opcode(word) else {
+        return Err((op_col, unknown_opcode(word)));
+    };
+    let mut operands = Vec::new();
+    let mut operand_cols = Vec::new();
+    if cur.peek().is_some() {
+        loop {
+            let col = cur.col();
+            match cur.peek().map(|t| &t.tok) {
+                Some(Tok::Value(n)) => operands.push(RawOperand::Value {
+                    name: n.clone(),
+                    col,
+                }),
+                Some(Tok::Number(t)) => operands.push(RawOperand::Literal {
+                    text: t.clone(),
+                    col,
+                }),
+                Some(Tok::Word(w)) if matches!(w.as_str(), "inf" | "nan" | "true" | "false") => {
+                    operands.push(RawOperand::Literal {
+                        text: w.clone(),
+                        col,
+                    })
+                }
+                _ => return cur.fail("an operand (a %value or a literal)"),
+            }
+            operand_cols.push(col);
+            cur.next();
+            if cur.peek().is_none() {
+                break;
+            }
+            cur.expect_punct(',', "after operand")?;
+        }
+    }
+    if operands.len() != arity {
+        let what = if arity == 1 { "operand" } else { "operands" };
+        return Err((
+            op_col,
+            format!("{word} takes {arity} {what}, found {}", operands.len()),
+        ));
+    }
+    // Operand positions that must be values (not literals).
+    let value_only: &[usize] = match kind {
+        Kind::Unary(_) | Kind::Powi(_) | Kind::Fpromote | Kind::Fdemote => &[0],
+        Kind::Select => &[0],
+        _ => &[],
+    };
+    for &k in value_only {
+        if let RawOperand::Literal { text, col } = &operands[k] {
+            let role = if matches!(kind, Kind::Select) {
+                "the condition of select".to_string()
+            } else {
+                format!("the operand of {word}")
+            };
+            return Err((
+                *col,
+                format!("{role} must be a value (%name), found literal '{text}'"),
+            ));
+        }
+    }
+    if let Kind::Powi(exp) = &mut kind {
+        let Some(RawOperand::Literal { text, col }) = operands.pop() else {
+            return Err((
+                operand_cols[1],
+                "the exponent of powi must be an integer literal, found a value".into(),
+            ));
+        };
+        *exp = text.parse::<i32>().map_err(|_| {
+            (
+                col,
+                format!("the exponent of powi must be an i32 literal, found '{text}'"),
+            )
+        })?;
+    }
+    Ok(RawInst {
+        name: name.to_string(),
+        line,
+        kind,
+        operands,
+    })
 }

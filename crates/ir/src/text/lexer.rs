@@ -1,0 +1,475 @@
+//! The lexer of the text format, and the literal rules.
+//!
+//! The format has one instruction per line, so the lexer works a line at a time: it turns one
+//! line (comment already stripped) into tokens with 1-based columns counted in characters, and
+//! reports a character it does not know as an error instead of guessing. Literals are kept as
+//! text; [`parse_literal`] converts them once the type they take is known, so an `f32` literal
+//! is rounded once, directly from its decimal or hexadecimal digits (never via `f64`).
+//! Nothing here allocates per character or recurses; any input, including NUL bytes and
+//! non-ASCII text, yields tokens or errors, never a panic.
+
+use std::fmt;
+
+use crate::types::Type;
+
+/// One token of a line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Tok {
+    /// `%name` (the name without `%`).
+    Value(String),
+    /// `@name` (the name without `@`).
+    Func(String),
+    /// A word: keyword, opcode, type, `inf`, `nan`, `true`, `false`.
+    Word(String),
+    /// A numeric literal as written, sign included (`-1.5`, `0x1p-3`, `-inf`).
+    Number(String),
+    /// One of `( ) { } , : =`.
+    Punct(char),
+    /// `->`.
+    Arrow,
+}
+
+impl fmt::Display for Tok {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tok::Value(n) => write!(f, "'%{n}'"),
+            Tok::Func(n) => write!(f, "'@{n}'"),
+            Tok::Word(w) | Tok::Number(w) => write!(f, "'{w}'"),
+            Tok::Punct(c) => write!(f, "'{c}'"),
+            Tok::Arrow => f.write_str("'->'"),
+        }
+    }
+}
+
+/// A token and the 1-based column of its first character.
+#[derive(Clone, Debug)]
+pub(crate) struct Spanned {
+    pub tok: Tok,
+    pub col: usize,
+}
+
+/// A lexing error: column and message.
+#[derive(Clone, Debug)]
+pub(crate) struct LexError {
+    pub col: usize,
+    pub message: String,
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+/// The part of `line` before its `;` comment.
+pub(crate) fn strip_comment(line: &str) -> &str {
+    match line.find(';') {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// Tokenize one line (without its comment). Stops at the first character it cannot lex.
+pub(crate) fn lex_line(line: &str) -> Result<Vec<Spanned>, LexError> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    let take_name = |start: usize| -> (String, usize) {
+        let mut j = start;
+        while j < chars.len() && is_name_char(chars[j]) {
+            j += 1;
+        }
+        (chars[start..j].iter().collect(), j)
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        let col = i + 1;
+        let next = chars.get(i + 1).copied();
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        match c {
+            '%' | '@' => {
+                let (name, j) = take_name(i + 1);
+                if name.is_empty() {
+                    let what = if c == '%' { "value" } else { "function" };
+                    return Err(LexError {
+                        col,
+                        message: format!(
+                            "expected a {what} name after '{c}' (letters, digits, '_', '.'), found {}",
+                            describe_char(next)
+                        ),
+                    });
+                }
+                toks.push(Spanned {
+                    tok: if c == '%' {
+                        Tok::Value(name)
+                    } else {
+                        Tok::Func(name)
+                    },
+                    col,
+                });
+                i = j;
+            }
+            '(' | ')' | '{' | '}' | ',' | ':' | '=' => {
+                toks.push(Spanned {
+                    tok: Tok::Punct(c),
+                    col,
+                });
+                i += 1;
+            }
+            '-' if next == Some('>') => {
+                toks.push(Spanned {
+                    tok: Tok::Arrow,
+                    col,
+                });
+                i += 2;
+            }
+            _ if c.is_ascii_digit()
+                || ((c == '-' || c == '+')
+                    && next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '.'))
+                || (c == '.' && next.is_some_and(|n| n.is_ascii_digit())) =>
+            {
+                let start = i;
+                if c == '-' || c == '+' {
+                    i += 1;
+                }
+                let body_start = i;
+                let hex =
+                    chars.get(i) == Some(&'0') && matches!(chars.get(i + 1), Some('x') | Some('X'));
+                while i < chars.len() {
+                    let d = chars[i];
+                    let exp_sign = (d == '+' || d == '-')
+                        && i > body_start
+                        && match chars[i - 1] {
+                            'p' | 'P' => true,
+                            'e' | 'E' => !hex,
+                            _ => false,
+                        };
+                    if is_name_char(d) || exp_sign {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                toks.push(Spanned {
+                    tok: Tok::Number(chars[start..i].iter().collect()),
+                    col,
+                });
+            }
+            _ if c.is_ascii_alphabetic() || c == '_' => {
+                let (word, j) = take_name(i);
+                toks.push(Spanned {
+                    tok: Tok::Word(word),
+                    col,
+                });
+                i = j;
+            }
+            _ => {
+                return Err(LexError {
+                    col,
+                    message: format!("unexpected character {}", describe_char(Some(c))),
+                })
+            }
+        }
+    }
+    Ok(toks)
+}
+
+fn describe_char(c: Option<char>) -> String {
+    match c {
+        None => "end of line".into(),
+        Some(c) if c.is_control() || c.is_whitespace() => format!("{:?}", c),
+        Some(c) => format!("'{c}'"),
+    }
+}
+
+/// Why a literal could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LiteralError {
+    /// The text is not a literal of the format at all.
+    #[error("invalid float literal '{0}' (expected e.g. 1.5, -2e-3, 0x1.8p1, inf, nan)")]
+    Syntax(String),
+    /// A finite literal too large for the type (it would round to infinity).
+    #[error("literal '{text}' is out of range for {ty}")]
+    OutOfRange { text: String, ty: Type },
+    /// `true`/`false` where a float is expected, or a number where a bool is.
+    #[error("literal '{text}' is not a {ty}")]
+    WrongKind { text: String, ty: Type },
+}
+
+/// Read a literal of the text format as a value of type `ty`, rounded to nearest (for `f32`
+/// directly from the digits, so `0.1` becomes `0.1f32` exactly as `"0.1".parse::<f32>()` does).
+///
+/// Accepted: decimal (`7`, `-1.5`, `2.5e-3`), `inf`, `-inf`, `nan`, hexadecimal floats
+/// (`0x1.8p1`, `-0x1p-3`), and for `bool`, `true`/`false`. A finite literal that overflows the
+/// type is an error rather than silently infinite.
+///
+/// ```
+/// use adjit_ir::{text::parse_literal, Type};
+/// assert_eq!(parse_literal("0x1.8p1", Type::F64), Ok(3.0));
+/// assert_eq!(parse_literal("0.1", Type::F32), Ok(0.1f32 as f64));
+/// assert!(parse_literal("1e999", Type::F64).is_err());
+/// ```
+pub fn parse_literal(text: &str, ty: Type) -> Result<f64, LiteralError> {
+    if ty == Type::Bool {
+        return match text {
+            "true" => Ok(1.0),
+            "false" => Ok(0.0),
+            _ => Err(LiteralError::WrongKind {
+                text: text.into(),
+                ty,
+            }),
+        };
+    }
+    if text == "true" || text == "false" {
+        return Err(LiteralError::WrongKind {
+            text: text.into(),
+            ty,
+        });
+    }
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let magnitude = match body {
+        "inf" => f64::INFINITY,
+        "nan" => return Ok(ty.round(f64::NAN)),
+        _ if body.starts_with("0x") || body.starts_with("0X") => {
+            parse_hex(&body[2..], ty).ok_or_else(|| LiteralError::Syntax(text.into()))?
+        }
+        _ => {
+            if !is_decimal(body) {
+                return Err(LiteralError::Syntax(text.into()));
+            }
+            let parsed = match ty {
+                Type::F32 => body.parse::<f32>().map(f64::from),
+                _ => body.parse::<f64>(),
+            };
+            parsed.map_err(|_| LiteralError::Syntax(text.into()))?
+        }
+    };
+    if magnitude.is_infinite() && body != "inf" {
+        return Err(LiteralError::OutOfRange {
+            text: text.into(),
+            ty,
+        });
+    }
+    Ok(if negative { -magnitude } else { magnitude })
+}
+
+/// `digits ('.' digits*)? ([eE] [+-]? digits)?`
+fn is_decimal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - start
+    };
+    if digits(&mut i) == 0 {
+        return false;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        digits(&mut i);
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// The magnitude of a hexadecimal float body (after `0x`): `hex* ('.' hex*)? ([pP] [+-]? dec+)?`
+/// with at least one hex digit, correctly rounded to `ty`. `None` on bad syntax.
+fn parse_hex(s: &str, ty: Type) -> Option<f64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    // The significand as an integer: at most 30 hex digits kept (120 bits), the rest only
+    // marks the value inexact (`sticky`) and scales the exponent.
+    let mut mant: u128 = 0;
+    let mut exp: i64 = 0;
+    let mut sticky = false;
+    let mut n_digits = 0usize;
+    let mut kept = 0usize;
+    let mut seen_point = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'.' && !seen_point {
+            seen_point = true;
+        } else if let Some(d) = (c as char).to_digit(16) {
+            n_digits += 1;
+            if mant == 0 && d == 0 {
+                // Leading zeros carry no bits.
+                if seen_point {
+                    exp -= 4;
+                }
+            } else if kept < 30 {
+                mant = (mant << 4) | u128::from(d);
+                kept += 1;
+                if seen_point {
+                    exp -= 4;
+                }
+            } else {
+                sticky |= d != 0;
+                if !seen_point {
+                    exp += 4;
+                }
+            }
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    if n_digits == 0 {
+        return None;
+    }
+    if i < b.len() {
+        if b[i] != b'p' && b[i] != b'P' {
+            return None;
+        }
+        i += 1;
+        let negative = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i64 = 0;
+        while i < b.len() && b[i].is_ascii_digit() {
+            // Saturate: anything beyond ±10^6 is already far outside every type's range.
+            e = (e * 10 + i64::from(b[i] - b'0')).min(1_000_000);
+            i += 1;
+        }
+        if i == start || i != b.len() {
+            return None;
+        }
+        exp += if negative { -e } else { e };
+    }
+    if mant == 0 {
+        return Some(0.0);
+    }
+    Some(round_binary(mant, exp, sticky, ty))
+}
+
+/// `mant · 2^exp` (plus a nonzero tail below `mant`'s last bit if `sticky`) rounded to nearest
+/// even in `ty` (f32 or f64), returned as an `f64` (exact, since f32 ⊂ f64). Overflow gives
+/// infinity; tiny values round into the subnormals or to zero.
+fn round_binary(mant: u128, exp: i64, sticky: bool, ty: Type) -> f64 {
+    let (precision, min_exp, max_finite): (i64, i64, f64) = match ty {
+        Type::F32 => (24, -126, f64::from(f32::MAX)),
+        _ => (53, -1022, f64::MAX),
+    };
+    let bit_len = 128 - i64::from(mant.leading_zeros());
+    // The value lies in [2^top, 2^(top+1)).
+    let top = exp + bit_len - 1;
+    if top > 2000 {
+        return f64::INFINITY;
+    }
+    if top < -2000 {
+        return 0.0;
+    }
+    // The weight of the last kept bit.
+    let quantum = (top - (precision - 1)).max(min_exp - (precision - 1));
+    let shift = quantum - exp;
+    let value = if shift <= 0 {
+        // Exact: no more bits than the precision.
+        scale(mant as f64, exp)
+    } else if shift > 127 {
+        // Below half of the smallest quantum: rounds to zero.
+        0.0
+    } else {
+        let kept = mant >> shift;
+        let rem = mant & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        let round_up = rem > half || (rem == half && (sticky || kept & 1 == 1));
+        scale((kept + u128::from(round_up)) as f64, quantum)
+    };
+    if value > max_finite {
+        f64::INFINITY
+    } else {
+        value
+    }
+}
+
+/// `x · 2^e` for an `x` with at most 54 significant bits, exact whenever the result is
+/// representable (scaling in steps that stay in the normal range).
+fn scale(mut x: f64, mut e: i64) -> f64 {
+    while e > 0 {
+        let step = e.min(1000);
+        x *= f64::powi(2.0, step as i32);
+        e -= step;
+    }
+    while e < 0 {
+        let step = (-e).min(1000);
+        x /= f64::powi(2.0, step as i32);
+        e += step;
+    }
+    x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_literals_round_correctly() {
+        assert_eq!(parse_literal("0x1.8p1", Type::F64), Ok(3.0));
+        assert_eq!(parse_literal("-0x1p-3", Type::F64), Ok(-0.125));
+        assert_eq!(parse_literal("0x1p-1074", Type::F64), Ok(f64::from_bits(1)));
+        assert_eq!(parse_literal("0x1p-1075", Type::F64), Ok(0.0));
+        assert_eq!(
+            parse_literal("0x1.8p-1074", Type::F64),
+            Ok(f64::from_bits(2))
+        );
+        assert_eq!(
+            parse_literal("0x1.fffffffffffff8p0", Type::F64),
+            Ok(2.0),
+            "a tie rounds to even"
+        );
+        assert_eq!(
+            parse_literal("0x1.000001p0", Type::F32),
+            Ok(1.0),
+            "f32 tie rounds to even"
+        );
+        assert_eq!(
+            parse_literal("0x1.0000011p0", Type::F32),
+            Ok(f64::from(1.0f32 + f32::EPSILON))
+        );
+        assert_eq!(
+            parse_literal("0x1p-149", Type::F32),
+            Ok(f64::from(f32::from_bits(1)))
+        );
+        assert!(parse_literal("0x1p128", Type::F32).is_err());
+        assert!(parse_literal("0x1p1024", Type::F64).is_err());
+        assert!(parse_literal("0x", Type::F64).is_err());
+        assert!(parse_literal("0x1q3", Type::F64).is_err());
+    }
+
+    #[test]
+    fn decimal_literals_round_once_to_the_type() {
+        assert_eq!(parse_literal("0.1", Type::F32), Ok(f64::from(0.1f32)));
+        assert_eq!(parse_literal("-2.5e-3", Type::F64), Ok(-2.5e-3));
+        assert_eq!(parse_literal("-inf", Type::F32), Ok(f64::NEG_INFINITY));
+        assert!(parse_literal("nan", Type::F64).is_ok_and(f64::is_nan));
+        assert!(parse_literal("1e39", Type::F32).is_err());
+        assert!(parse_literal("infinity", Type::F64).is_err());
+        assert!(parse_literal("1.5.5", Type::F64).is_err());
+        assert!(parse_literal("true", Type::F64).is_err());
+        assert_eq!(parse_literal("true", Type::Bool), Ok(1.0));
+    }
+}

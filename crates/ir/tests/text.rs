@@ -1,0 +1,250 @@
+//! The text format: parse → print → parse round trips (on the corpus files and on random
+//! programs), and parser error messages through one `check_errors(src, expected)` helper.
+
+use std::path::{Path, PathBuf};
+
+use adjit_ir::random::{random_function, RandomOptions};
+use adjit_ir::{parse, verify, Function, InstData, Operand, Type};
+
+/// Parse `src`, print, parse again: the function must be identical and printing a fixpoint.
+fn check_round_trip(src: &str, what: &str) -> Vec<Function> {
+    let funcs = parse(src).unwrap_or_else(|e| panic!("{what}: parse failed:\n{e}"));
+    let printed: String = funcs.iter().map(|f| f.to_string()).collect();
+    let again =
+        parse(&printed).unwrap_or_else(|e| panic!("{what}: reparse failed:\n{e}\n{printed}"));
+    assert_eq!(funcs, again, "{what}: parse(print(f)) != f\n{printed}");
+    let printed_again: String = again.iter().map(|f| f.to_string()).collect();
+    assert_eq!(printed, printed_again, "{what}: printing is not a fixpoint");
+    funcs
+}
+
+/// Parse `src` and expect exactly these `LINE:COL: error: MSG` lines.
+fn check_errors(src: &str, expected: &[&str]) {
+    let err = match parse(src) {
+        Ok(_) => panic!("expected parse errors {expected:?}, but parsing succeeded:\n{src}"),
+        Err(e) => e,
+    };
+    let actual: Vec<String> = err.errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(actual, expected, "source:\n{src}");
+}
+
+/// Parse `src` (which must parse) and expect `verify` to report exactly these messages.
+fn check_verify_errors(src: &str, expected: &[&str]) {
+    let funcs = parse(src).unwrap_or_else(|e| panic!("parse failed:\n{e}"));
+    let err = verify(&funcs[0]).expect_err("verify should fail");
+    let actual: Vec<&str> = err.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(actual, expected, "source:\n{src}");
+}
+
+fn ir_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir");
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "ir") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn corpus_files_round_trip() {
+    let mut n = 0;
+    for path in ir_files() {
+        let src = std::fs::read_to_string(&path).unwrap();
+        // Error files may not parse; those that do must still round-trip.
+        if path.to_string_lossy().contains("/errors/") && parse(&src).is_err() {
+            continue;
+        }
+        check_round_trip(&src, &path.display().to_string());
+        n += 1;
+    }
+    assert!(
+        n >= 9,
+        "expected the example corpus, found {n} parseable files"
+    );
+}
+
+#[test]
+fn random_programs_round_trip() {
+    for seed in 0..300 {
+        let opts = RandomOptions {
+            ty: if seed % 2 == 0 { Type::F64 } else { Type::F32 },
+            non_smooth: seed % 3 == 0,
+            ..RandomOptions::default()
+        };
+        let func = random_function(seed, &opts);
+        let text = func.to_string();
+        let parsed = check_round_trip(&text, &format!("seed {seed}"));
+        verify(&parsed[0]).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        // The generator names nothing, the parser names everything: compare structure.
+        assert_eq!(parsed[0].values.len(), func.values.len());
+        for (a, b) in parsed[0].values.iter().zip(&func.values) {
+            assert_eq!((a.ty, &a.def), (b.ty, &b.def), "seed {seed}\n{text}");
+        }
+        assert_eq!(parsed[0].rets, func.rets);
+        assert_eq!(parsed[0].ret_types, func.ret_types);
+    }
+}
+
+#[test]
+fn the_format_example_parses_as_specified() {
+    let src = "\
+; comment to end of line
+func @rosen(%x: f64, %y: f64) -> f64 {
+    %a = sub 1.0, %x          ; a float literal operand takes the type of the other float operands
+    %a2 = mul %a, %a
+    %t = mul 100.0, %a2
+    ret %t
+}
+func @two(%x: f64) -> (f64, f64) {
+    %s = sin %x
+    %c = const f64 2.5
+    %p = powi %x, 3
+    %k = fcmp.lt %s, %c
+    %m = select %k, %s, 0.5
+    ret %s, %p
+}
+func @none() -> () {
+    ret
+}
+";
+    let funcs = check_round_trip(src, "format example");
+    assert_eq!(funcs.len(), 3);
+    let two = &funcs[1];
+    assert_eq!(two.ret_types, vec![Type::F64, Type::F64]);
+    assert_eq!(two.name_of(two.rets[1]), Some("p"));
+    assert!(matches!(
+        two.inst(two.rets[1]),
+        Some(InstData::Powi { exp: 3, .. })
+    ));
+    assert_eq!(two.ty(adjit_ir::Value::new(4)), Type::Bool);
+    for f in &funcs {
+        verify(f).unwrap();
+    }
+    assert_eq!(
+        adjit_ir::interpret(&funcs[0], &[0.5, 0.0]).unwrap(),
+        vec![25.0]
+    );
+    assert!(funcs[2].rets.is_empty() && funcs[2].ret_types.is_empty());
+}
+
+#[test]
+fn literals_take_the_type_of_the_other_operands() {
+    let src = "func @f(%x: f32) -> f32 {\n    %a = add %x, 0.1\n    %b = mul 0x1.8p1, %a\n    %c = const f32 0.1\n    %d = fma 1e-3, 2.5, %c\n    ret %d\n}\n";
+    let f = &check_round_trip(src, "f32 literals")[0];
+    verify(f).unwrap();
+    let ops: Vec<Vec<Operand>> = f.insts().map(|(_, i)| i.operands()).collect();
+    assert_eq!(ops[0][1], Operand::Const(f64::from(0.1f32)));
+    assert_eq!(ops[1][0], Operand::Const(3.0));
+    assert_eq!(ops[3][0], Operand::Const(f64::from(1e-3f32)));
+    assert_eq!(
+        f.inst(adjit_ir::Value::new(3)),
+        Some(&InstData::Const {
+            ty: Type::F32,
+            bits: f64::from(0.1f32).to_bits()
+        })
+    );
+    // Special literals, and a select whose condition is a bool value and arms f64.
+    let src = "func @g(%x: f64) -> f64 {\n    %n = const f64 nan\n    %i = add %x, -inf\n    %z = const f64 -0.0\n    %b = const bool true\n    %s = select %b, %n, inf\n    %t = add %s, %i\n    %u = sub %t, %z\n    ret %u\n}\n";
+    let g = &check_round_trip(src, "special literals")[0];
+    verify(g).unwrap();
+    assert!(adjit_ir::interpret(g, &[1.0]).unwrap()[0].is_nan());
+}
+
+#[test]
+fn syntax_errors_say_what_was_expected() {
+    check_errors(
+        "func @f(%x: f64, %y: f64) -> f64 {\n    %a = add %x %y\n    ret %a\n}\n",
+        &["2:17: error: expected ',' after operand, found '%y'"],
+    );
+    check_errors(
+        "func @f(%x: float) -> f64 {\n    ret %x\n}\n",
+        &["1:13: error: expected a type (f32, f64, bool), found 'float'"],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = sine %x\n    %b = ad %a, %x\n    %c = frobnicate %x\n    ret %a\n}\n",
+        &[
+            "2:10: error: unknown opcode 'sine' (did you mean 'sin'?)",
+            "3:10: error: unknown opcode 'ad' (did you mean 'add'?)",
+            "4:10: error: unknown opcode 'frobnicate'",
+        ],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = add %x\n    %b = fma %x, %x\n    %c = neg %x, %x\n    ret %x\n}\n",
+        &[
+            "2:10: error: add takes 2 operands, found 1",
+            "3:10: error: fma takes 3 operands, found 2",
+            "4:10: error: neg takes 1 operand, found 2",
+        ],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = add %x, %nope\n    ret %zz\n}\n",
+        &[
+            "2:18: error: undefined value %nope",
+            "3:9: error: undefined value %zz",
+        ],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = add %x, 1.5.5\n    %b = const f64 1e999\n    %c = powi %x, 99999999999\n    %d = sqrt 2.0\n    ret %x\n}\n",
+        &[
+            "2:18: error: invalid float literal '1.5.5' (expected e.g. 1.5, -2e-3, 0x1.8p1, inf, nan)",
+            "3:20: error: literal '1e999' is out of range for f64",
+            "4:19: error: the exponent of powi must be an i32 literal, found '99999999999'",
+            "5:15: error: the operand of sqrt must be a value (%name), found literal '2.0'",
+        ],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %x\n",
+        &["3:1: error: expected '}' to close function @f, found end of file"],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %x\n}\nfunc @g(%x: f64) -> f64 {\n    ret %x\n    %b = neg %x\n}\n",
+        &[
+            "3:1: error: expected 'ret' before '}'",
+            "6:5: error: expected '}' after 'ret', found '%b'",
+        ],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %x $\n    %b = neg %a\n    ret %b\n}\n",
+        &["2:17: error: unexpected character '$'"],
+    );
+    check_errors(
+        "%a = neg %x\n",
+        &["1:1: error: expected 'func', found '%a'"],
+    );
+}
+
+#[test]
+fn semantic_problems_are_left_to_the_verifier() {
+    check_verify_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = add %x, %b\n    %b = neg %x\n    ret %a\n}\n",
+        &["%a uses %b before its definition"],
+    );
+    check_verify_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %x\n    %a = neg %a\n    ret %a\n}\n",
+        &["redefinition of %a (first defined as value 1)"],
+    );
+    check_verify_errors(
+        "func @f(%x: f64, %x: f64) -> f64 {\n    ret %x\n}\n",
+        &["duplicate parameter name %x (first defined as value 0)"],
+    );
+    check_verify_errors(
+        "func @f(%x: f64, %y: f32) -> f64 {\n    %a = add %x, %y\n    ret %a\n}\n",
+        &["%a: type mismatch: add does not accept operands of types (f64, f32)"],
+    );
+    check_verify_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = add 1.0, 2.0\n    ret %a\n}\n",
+        &["%a: every float operand of add is a literal; use `const`"],
+    );
+}
