@@ -9,8 +9,7 @@
 //! chain rule evaluated exactly as the stage reverses compute it.
 //!
 //! Slot conventions: a state is one `f64` per value of [`StagePartition::states`]; an adjoint of
-//! a state has one `f64` per *float* value of that state, in the same order (bool values carry
-//! no adjoint).
+//! a state has one `f64` per entry of [`StagePartition::adjoint_slots`], in the same order.
 
 use adjit_ir::{Function, Type};
 
@@ -122,11 +121,7 @@ impl Executor {
             })
             .collect();
         let state_lens: Vec<usize> = part.states.iter().map(Vec::len).collect();
-        let adjoint_lens: Vec<usize> = part
-            .states
-            .iter()
-            .map(|s| s.iter().filter(|&&v| func.ty(v) != Type::Bool).count())
-            .collect();
+        let adjoint_lens: Vec<usize> = part.adjoint_slots.iter().map(Vec::len).collect();
         let max_state = state_lens.iter().copied().max().unwrap_or(0);
         let max_adjoint = adjoint_lens.iter().copied().max().unwrap_or(0);
         let snapshot_stride = part.max_snapshot_len();
@@ -235,7 +230,12 @@ impl Executor {
         first: bool,
     ) -> Result<(), ExecError<R::Error>> {
         let n_in = self.state_lens[stage];
-        let n_out = self.state_lens[stage + 1];
+        // The reverse returns the primal values carrying an adjoint (every output, last).
+        let n_out = if first {
+            self.outputs.len()
+        } else {
+            self.adjoint_lens[stage + 1]
+        };
         let (a_in, a_out) = (self.adjoint_lens[stage], self.adjoint_lens[stage + 1]);
         let state_out = if first {
             &mut self.outputs[..n_out]

@@ -1,14 +1,13 @@
 //! A [`StageRunner`] that evaluates stage functions with the reference interpreter.
 //!
-//! Each stage has a forward function F_k (`state_in → state_out`) and a reverse function
-//! with the `vjp` calling convention: inputs are the stage's inputs followed by one adjoint
-//! per float output, outputs are the stage's outputs followed by one adjoint per float input.
-//! It is the reference the JIT-driven runner is checked against; it assumes both functions are
-//! verified and that their signatures match the partition (checked once, in [`InterpRunner::new`]).
+//! It runs [`StagePartition::stages`] forward and [`StagePartition::reverse`] backward (the
+//! `vjp` calling convention: inputs, then output adjoints; outputs, then input adjoints). It is
+//! the reference the JIT-driven runner is checked against; it assumes verified functions.
 
 use adjit_ir::{Function, InterpError, Interpreter};
 
 use super::executor::StageRunner;
+use super::stages::StagePartition;
 
 /// Runs stages with [`adjit_ir::Interpreter`]; buffers are reused between calls.
 #[derive(Clone, Debug)]
@@ -20,49 +19,22 @@ pub struct InterpRunner {
     outputs: Vec<f64>,
 }
 
-/// A stage's reverse function does not have the `vjp` calling convention.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("reverse of stage {stage} has {got_in} inputs and {got_out} outputs, expected {want_in} and {want_out}")]
-pub struct SignatureError {
-    pub stage: usize,
-    pub got_in: usize,
-    pub got_out: usize,
-    pub want_in: usize,
-    pub want_out: usize,
-}
-
-fn n_float(types: impl Iterator<Item = adjit_ir::Type>) -> usize {
-    types.filter(|t| t.is_float()).count()
-}
-
 impl InterpRunner {
-    /// `forward[k]` = F_k and `reverse[k]` = vjp(F_k).
-    pub fn new(
-        forward: Vec<Function>,
-        reverse: Vec<Function>,
-    ) -> Result<InterpRunner, SignatureError> {
-        let mut widest = 0;
-        for (stage, (f, r)) in forward.iter().zip(&reverse).enumerate() {
-            let want_in = f.n_params + n_float(f.ret_types.iter().copied());
-            let want_out = f.n_outputs() + n_float(f.param_types().into_iter());
-            if r.n_params != want_in || r.n_outputs() != want_out {
-                return Err(SignatureError {
-                    stage,
-                    got_in: r.n_params,
-                    got_out: r.n_outputs(),
-                    want_in,
-                    want_out,
-                });
-            }
-            widest = widest.max(want_in).max(want_out);
-        }
-        Ok(InterpRunner {
-            forward,
-            reverse,
+    /// Runs the stage and reverse functions of `part`.
+    pub fn new(part: &StagePartition) -> InterpRunner {
+        let widest = part
+            .reverse
+            .iter()
+            .map(|r| r.n_params.max(r.n_outputs()))
+            .max()
+            .unwrap_or(0);
+        InterpRunner {
+            forward: part.stages.clone(),
+            reverse: part.reverse.clone(),
             interp: Interpreter::default(),
             inputs: Vec::with_capacity(widest),
             outputs: vec![0.0; widest],
-        })
+        }
     }
 }
 

@@ -15,8 +15,8 @@
 //! every snapshot that would contain them.
 //!
 //! Memory model used for planning: every state slot, snapshot slot and stored-once value is
-//! one `f64` (8 bytes), and reversing a stage keeps one `f64` per instruction of the stage
-//! (its tape). This pass leaves the instructions themselves untouched (no simplification,
+//! one `f64` (8 bytes), and reversing a stage keeps the tape [`crate::tape_stats`] reports for
+//! the stage function (the primal intermediates its adjoint sweep reads). This pass leaves the instructions themselves untouched (no simplification,
 //! no reordering); it assumes a verified function.
 
 use std::collections::HashMap;
@@ -39,6 +39,17 @@ pub struct StagePartition {
     pub stored_once: Vec<Value>,
     /// `stages[k]` = F_k: `states[k]` → `states[k + 1]`, named `NAME.stageK`.
     pub stages: Vec<Function>,
+    /// `adjoint_slots[k]`: the positions in `states[k]` whose values carry an adjoint: every
+    /// float parameter (k = 0), every float output (k = l), and in between the float values
+    /// a float output depends on through a derivative-carrying use at or after the cut
+    /// (the whole function's [`crate::activity`] restricted to the rest of the program).
+    pub adjoint_slots: Vec<Vec<usize>>,
+    /// `reverse[k]`: `vjp` of stage k restricted to the adjoint-carrying values:
+    /// `(states[k]…, ā of adjoint_slots[k + 1]…) → (primal of adjoint_slots[k + 1]…,
+    /// ā of adjoint_slots[k]…)`; for the last stage the primal part is every output.
+    pub reverse: Vec<Function>,
+    /// `tape_bytes[k]`: bytes of the tape `reverse[k]` keeps ([`crate::TapeStats`]).
+    pub tape_bytes: Vec<u64>,
 }
 
 impl StagePartition {
@@ -70,6 +81,11 @@ impl StagePartition {
     /// The widest state, in slots.
     pub fn max_state_len(&self) -> usize {
         self.states.iter().map(Vec::len).max().unwrap_or(0)
+    }
+
+    /// The largest stage tape, in bytes.
+    pub fn max_tape_bytes(&self) -> u64 {
+        self.tape_bytes.iter().copied().max().unwrap_or(0)
     }
 
     /// The most instructions in one stage.
@@ -158,15 +174,97 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
         }
     }
 
-    let stages = (0..l)
+    let stages: Vec<Function> = (0..l)
         .map(|k| stage_function(func, k, &bounds, &states))
         .collect();
+    // A value carries an adjoint across cut t when a float output depends on it through a
+    // derivative-carrying use at or after t (or it is a float output itself).
+    let activity = crate::activity(func);
+    let mut last_useful_use: Vec<Option<usize>> = vec![None; n_values];
+    for (u, inst) in func.insts() {
+        if activity.is_useful(u) {
+            for (pos, op) in inst.operands().into_iter().enumerate() {
+                if let Some(v) = op.as_value() {
+                    if crate::rules::carries_derivative(inst, pos) {
+                        last_useful_use[v.index()] = Some(u.index());
+                    }
+                }
+            }
+        }
+    }
+    for &r in &func.rets {
+        last_useful_use[r.index()] = Some(n_values);
+    }
+    let adjoint_slots: Vec<Vec<usize>> = states
+        .iter()
+        .enumerate()
+        .map(|(k, state)| {
+            (0..state.len())
+                .filter(|&i| {
+                    let v = state[i];
+                    func.ty(v).is_float()
+                        && (k == 0
+                            || k == l
+                            || last_useful_use[v.index()].is_some_and(|u| u >= bounds[k]))
+                })
+                .collect()
+        })
+        .collect();
+    let (reverse, tape_bytes) = (0..l)
+        .map(|k| {
+            stage_reverse(
+                &stages[k],
+                &adjoint_slots[k],
+                &adjoint_slots[k + 1],
+                k + 1 == l,
+            )
+        })
+        .unzip();
     StagePartition {
         bounds,
         states,
         stored_once,
         stages,
+        adjoint_slots,
+        reverse,
+        tape_bytes,
     }
+}
+
+/// The reverse of stage function `stage` (see [`StagePartition::reverse`]) and its tape bytes.
+///
+/// Outputs that carry no adjoint are dropped before `vjp`, so that the stage's reverse has
+/// exactly the activity the whole function's reverse has (a value used only through
+/// non-differentiable edges, or only by dead code, gets no adjoint lines); adjoints of inputs
+/// that carry none are dropped after (they are `const 0.0`).
+fn stage_reverse(
+    stage: &Function,
+    adjoint_in: &[usize],
+    adjoint_out: &[usize],
+    last: bool,
+) -> (Function, u64) {
+    let mut restricted = stage.clone();
+    if !last {
+        restricted.rets = adjoint_out.iter().map(|&i| stage.rets[i]).collect();
+        restricted.ret_types = adjoint_out.iter().map(|&i| stage.ret_types[i]).collect();
+    }
+    let (mut reverse, tape) = crate::reverse::vjp_with_tape(&restricted);
+    let n_primal = restricted.rets.len();
+    // Position of each float parameter among the float parameters (vjp's adjoint order).
+    let mut float_index = vec![usize::MAX; stage.n_params];
+    let mut n_float = 0;
+    for (i, slot) in float_index.iter_mut().enumerate() {
+        if stage.values[i].ty.is_float() {
+            *slot = n_float;
+            n_float += 1;
+        }
+    }
+    let keep: Vec<usize> = (0..n_primal)
+        .chain(adjoint_in.iter().map(|&i| n_primal + float_index[i]))
+        .collect();
+    reverse.rets = keep.iter().map(|&i| reverse.rets[i]).collect();
+    reverse.ret_types = keep.iter().map(|&i| reverse.ret_types[i]).collect();
+    (reverse, tape.bytes as u64)
 }
 
 /// F_k: parameters `states[k]`, the instructions `bounds[k]..bounds[k + 1]`, returns
