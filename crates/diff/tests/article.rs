@@ -9,7 +9,7 @@ fn article() -> Function {
     let mut b = Builder::new("article");
     let x = b.param(Type::F64, "x");
     let y = b.param(Type::F64, "y");
-    let mut named = |b: &mut Builder, v, n: &str| {
+    let named = |b: &mut Builder, v, n: &str| {
         b.set_name(v, n);
         v
     };
