@@ -11,7 +11,7 @@
 //! Slot conventions: a state is one `f64` per value of [`StagePartition::states`]; an adjoint of
 //! a state has one `f64` per entry of [`StagePartition::adjoint_slots`], in the same order.
 
-use adjit_ir::{Function, Type};
+use adjit_ir::Function;
 
 use super::revolve::Action;
 use super::stages::StagePartition;
@@ -72,10 +72,6 @@ pub struct Executor {
     homes: Vec<Vec<Home>>,
     state_lens: Vec<usize>,
     adjoint_lens: Vec<usize>,
-    /// For the last state (the outputs): output slot → float slot index, if float.
-    output_float_slot: Vec<Option<usize>>,
-    /// For state 0 (the parameters): parameter → float slot index, if float.
-    param_float_slot: Vec<Option<usize>>,
     once: Vec<f64>,
     snapshots: Vec<f64>,
     snapshot_stride: usize,
@@ -84,19 +80,6 @@ pub struct Executor {
     adjoint: Vec<f64>,
     adjoint_next: Vec<f64>,
     outputs: Vec<f64>,
-}
-
-fn float_slots(func: &Function, values: &[adjit_ir::Value]) -> Vec<Option<usize>> {
-    let mut n = 0;
-    values
-        .iter()
-        .map(|&v| {
-            (func.ty(v) != Type::Bool).then(|| {
-                n += 1;
-                n - 1
-            })
-        })
-        .collect()
 }
 
 impl Executor {
@@ -125,12 +108,9 @@ impl Executor {
         let max_state = state_lens.iter().copied().max().unwrap_or(0);
         let max_adjoint = adjoint_lens.iter().copied().max().unwrap_or(0);
         let snapshot_stride = part.max_snapshot_len();
-        let l = part.n_stages();
         Executor {
             actions: plan.actions.clone(),
             homes,
-            output_float_slot: float_slots(func, &part.states[l]),
-            param_float_slot: float_slots(func, &part.states[0]),
             state_lens,
             adjoint_lens,
             once: vec![0.0; part.stored_once.len()],
@@ -144,8 +124,9 @@ impl Executor {
         }
     }
 
-    /// Outputs `y = f(x)` and gradient `grad = Jᵀ·w` (zero for bool parameters; `w` is ignored
-    /// for bool outputs).
+    /// Outputs `y = f(x)` (one per output) and gradient `grad = Jᵀ·w`, where `w` has one
+    /// entry per float output and `grad` one per float parameter, in order (the `vjp`
+    /// convention).
     pub fn run<R: StageRunner>(
         &mut self,
         runner: &mut R,
@@ -165,12 +146,17 @@ impl Executor {
                 })
             }
         };
-        let n_params = self.param_float_slot.len();
-        let n_outputs = self.output_float_slot.len();
+        let n_params = self.state_lens[0];
+        let n_float_params = self.adjoint_lens[0];
+        let n_float_outputs = self.adjoint_lens[self.adjoint_lens.len() - 1];
         check("inputs", n_params, x.len())?;
-        check("gradient slots", n_params, grad.len())?;
-        check("output weights", n_outputs, w.len())?;
-        check("outputs", n_outputs, y.len())?;
+        check(
+            "gradient entries (float inputs)",
+            n_float_params,
+            grad.len(),
+        )?;
+        check("output weights (float outputs)", n_float_outputs, w.len())?;
+        check("outputs", self.outputs.len(), y.len())?;
 
         self.state[..n_params].copy_from_slice(x);
         for i in 0..self.actions.len() {
@@ -203,19 +189,13 @@ impl Executor {
                     }
                 }
                 Action::Firsturn { stage } => {
-                    for (slot, &weight) in self.output_float_slot.iter().zip(w) {
-                        if let Some(j) = *slot {
-                            self.adjoint[j] = weight;
-                        }
-                    }
+                    self.adjoint[..n_float_outputs].copy_from_slice(w);
                     self.turn(runner, stage, true)?;
                     y.copy_from_slice(&self.outputs);
                 }
                 Action::Youturn { stage } => self.turn(runner, stage, false)?,
                 Action::Terminate => {
-                    for (g, slot) in grad.iter_mut().zip(&self.param_float_slot) {
-                        *g = slot.map_or(0.0, |j| self.adjoint[j]);
-                    }
+                    grad.copy_from_slice(&self.adjoint[..n_float_params]);
                 }
             }
         }
