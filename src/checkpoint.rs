@@ -42,6 +42,9 @@ pub struct CheckpointStats {
     pub executed_insts: u64,
     pub stages: usize,
     pub snapshots: usize,
+    /// Measured: the largest native workspace (spilled values) of one compiled stage program;
+    /// the executor's buffers come on top (see `peak_bytes`).
+    pub workspace_bytes: u64,
 }
 
 /// Compiled stage programs, run by the executor.
@@ -146,7 +149,14 @@ impl CheckpointedGradient {
             .map(|r| r.n_inputs().max(r.n_outputs()))
             .max()
             .unwrap_or(0);
+        let workspace_bytes = forward
+            .iter()
+            .chain(&reverse)
+            .map(|code| code.workspace_bytes() as u64)
+            .max()
+            .unwrap_or(0);
         let stats = CheckpointStats {
+            workspace_bytes,
             peak_bytes: plan.cost.peak_bytes,
             forward_ops: plan.cost.forward_insts,
             recomputed_ops: plan.cost.recomputed_insts,
