@@ -33,7 +33,10 @@ fn run() -> Result<(), adjit::Error> {
 
     for stage in ["ir", "jvp", "vjp"] {
         println!("==== {stage}");
-        print!("{}", adjit::dump(func, stage, &adjit::DumpOptions::default())?);
+        print!(
+            "{}",
+            adjit::dump(func, stage, &adjit::DumpOptions::default())?
+        );
     }
     println!("==== clif (vjp)");
     let options = adjit::DumpOptions {
