@@ -136,10 +136,34 @@ pub fn bench(
                 let tape = adjit_diff::tape_stats(func).bytes as u64;
                 simple(Mode::Vjp, direction(n_float_out), Some(tape))
             }
-            other => Err(Error::Unsupported(format!(
-                "benchmarking the {other:?} strategy"
-            ))),
+            other => bench_checkpointed(func, x, &direction(n_float_out), other),
         },
         BenchMode::Inverse(_) => Err(Error::Unsupported("benchmarking inverse modes".into())),
     }
+}
+
+/// A checkpointed gradient: compile every stage, then time whole gradient calls.
+fn bench_checkpointed(
+    func: &Function,
+    x: &[f64],
+    w: &[f64],
+    strategy: Strategy,
+) -> Result<BenchMeasurement> {
+    let start = Instant::now();
+    let mut grad = crate::checkpoint::CheckpointedGradient::new(func, strategy)?;
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut y = vec![0.0; func.n_outputs()];
+    let mut g = vec![0.0; float_count(&func.param_types())];
+    let ns_per_call = time_per_call(|| {
+        grad.call(black_box(x), black_box(w), &mut y, &mut g)?;
+        black_box((&y, &g));
+        Ok(())
+    })?;
+    let stats = grad.stats();
+    Ok(BenchMeasurement {
+        compile_ms,
+        ns_per_call,
+        peak_bytes: stats.peak_bytes,
+        recomputed_ops: stats.recomputed_ops,
+    })
 }

@@ -11,10 +11,12 @@ mod bench;
 pub mod checkpoint;
 mod compile;
 pub mod inverse;
+pub mod plot;
 
 use std::path::Path;
 
 pub use adjit_diff as diff;
+pub use adjit_diff::checkpoint::Strategy;
 pub use adjit_ir as ir;
 pub use adjit_ir::trace::{trace, trace_multi};
 pub use adjit_ir::{Builder, Function, Type, Value};
@@ -57,20 +59,6 @@ pub enum Engine {
     /// Native code from Cranelift.
     #[default]
     Jit,
-}
-
-/// How reverse mode obtains the primal values its adjoint lines read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Strategy {
-    /// Store every needed intermediate.
-    #[default]
-    Tape,
-    /// Binomial (Revolve) checkpointing with `snapshots` stored states.
-    Checkpoint { snapshots: usize },
-    /// The cheapest checkpointing schedule whose peak memory fits the budget.
-    CheckpointBytes(u64),
-    /// About √N stages, every stage boundary stored.
-    Uniform,
 }
 
 /// Which inverse product to compute for a square program.
@@ -186,7 +174,20 @@ pub fn vjp(
             let derived = adjit_diff::simplify(&adjit_diff::vjp(func));
             run_split(&derived, engine, x, w, func.n_outputs())
         }
-        other => Err(Error::Unsupported(format!("the {other:?} strategy"))),
+        other => {
+            let mut grad = checkpoint::CheckpointedGradient::new(func, other)?;
+            let mut y = vec![0.0; func.n_outputs()];
+            let mut g = vec![0.0; float_params(func)];
+            match engine {
+                Engine::Jit => grad.call(x, w, &mut y, &mut g)?,
+                Engine::Interp => {
+                    return Err(Error::Usage(
+                        "checkpointing strategies run compiled stages; use --engine jit".into(),
+                    ))
+                }
+            }
+            Ok((y, g))
+        }
     }
 }
 
@@ -210,6 +211,7 @@ pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<Strin
         "simplified" => Ok(adjit_diff::simplify(func).to_string()),
         "jvp" => Ok(adjit_diff::simplify(&adjit_diff::jvp(func)).to_string()),
         "vjp" => Ok(adjit_diff::simplify(&adjit_diff::vjp(func)).to_string()),
+        "schedule" => checkpoint::schedule_text(func, options.strategy),
         "clif" | "asm" => {
             let mode = match &options.mode {
                 Some(m) => m.parse()?,

@@ -155,7 +155,7 @@ adjit dump f.ir --stage dot -o f.dot")]
 adjit bench f.ir --at 1,2,3\n  \
 adjit bench f.ir --at @x.txt --modes vjp --strategies tape,checkpoint:2,uniform --json\n  \
 adjit bench f.ir --at 1,2,3 --plot bench.svg\n\n\
-Modes: primal, jvp, vjp, reverse-inverse, forward-inverse, dense. Strategies apply to vjp \
+Modes: primal, jvp, vjp, reverse-inverse, forward-inverse, dense-inverse (or dense). Strategies apply to vjp \
 rows; other rows have strategy null (`-` in the table).\n\n{VECTOR_HELP}\n\n{JSON_HELP}\n\
 JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": F, \
 \"ns_per_call\": F, \"peak_bytes\": N, \"recomputed_ops\": N}}, ...]}}"))]
@@ -267,20 +267,42 @@ impl From<InverseModeArg> for adjit::InverseMode {
     }
 }
 
-/// A program derived from the function: itself, its JVP or its VJP.
+/// A program derived from the function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ProgramMode {
+    /// The function itself: (x) -> (y).
     Primal,
+    /// Forward mode: (x, ẋ) -> (y, ẏ).
     Jvp,
+    /// Reverse mode with a tape: (x, ȳ) -> (y, x̄).
     Vjp,
+    /// Value and gradient of a one-output function: (x) -> (y, ∇y).
+    Gradient,
+    /// Hessian-vector product of a one-output function: (x, v) -> (y, ∇y, H·v).
+    Hvp,
 }
 
 impl ProgramMode {
+    /// The facade's name for the mode (the same as the command-line spelling).
     pub fn name(self) -> &'static str {
         match self {
             ProgramMode::Primal => "primal",
             ProgramMode::Jvp => "jvp",
             ProgramMode::Vjp => "vjp",
+            ProgramMode::Gradient => "gradient",
+            ProgramMode::Hvp => "hvp",
+        }
+    }
+}
+
+impl From<ProgramMode> for adjit::Mode {
+    fn from(m: ProgramMode) -> adjit::Mode {
+        match m {
+            ProgramMode::Primal => adjit::Mode::Primal,
+            ProgramMode::Jvp => adjit::Mode::Jvp,
+            ProgramMode::Vjp => adjit::Mode::Vjp,
+            ProgramMode::Gradient => adjit::Mode::Gradient,
+            ProgramMode::Hvp => adjit::Mode::Hvp,
         }
     }
 }
@@ -293,18 +315,19 @@ pub enum BenchModeArg {
     Vjp,
     ReverseInverse,
     ForwardInverse,
-    Dense,
+    #[value(alias = "dense")]
+    DenseInverse,
 }
 
-impl BenchModeArg {
-    pub fn name(self) -> &'static str {
-        match self {
-            BenchModeArg::Primal => "primal",
-            BenchModeArg::Jvp => "jvp",
-            BenchModeArg::Vjp => "vjp",
-            BenchModeArg::ReverseInverse => "reverse-inverse",
-            BenchModeArg::ForwardInverse => "forward-inverse",
-            BenchModeArg::Dense => "dense",
+impl From<BenchModeArg> for adjit::BenchMode {
+    fn from(m: BenchModeArg) -> adjit::BenchMode {
+        match m {
+            BenchModeArg::Primal => adjit::BenchMode::Primal,
+            BenchModeArg::Jvp => adjit::BenchMode::Jvp,
+            BenchModeArg::Vjp => adjit::BenchMode::Vjp,
+            BenchModeArg::ReverseInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Reverse),
+            BenchModeArg::ForwardInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Forward),
+            BenchModeArg::DenseInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Dense),
         }
     }
 }
@@ -421,7 +444,16 @@ mod tests {
             assert_eq!(spelled.get_name(), stage.name());
         }
         for mode in BenchModeArg::value_variants() {
-            assert_eq!(mode.to_possible_value().unwrap().get_name(), mode.name());
+            let facade_name = adjit::BenchMode::from(*mode).name();
+            assert_eq!(mode.to_possible_value().unwrap().get_name(), facade_name);
+        }
+        for mode in ProgramMode::value_variants() {
+            let spelled = mode.to_possible_value().unwrap();
+            assert_eq!(spelled.get_name(), mode.name());
+            assert_eq!(
+                mode.name().parse::<adjit::Mode>().unwrap(),
+                adjit::Mode::from(*mode)
+            );
         }
     }
 

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use crate::facade_pending::BenchMeasurement;
 use crate::output::{json_number, json_string};
+use adjit::BenchMeasurement;
 
 /// One measured (mode, strategy) pair.
 #[derive(Clone, Debug, PartialEq)]

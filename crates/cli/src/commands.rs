@@ -10,10 +10,10 @@ use crate::args::{
     strategy_name, BenchModeArg, Command, FunctionArgs, PointArgs, ProgramMode, Stage,
 };
 use crate::bench_report::{rows_json, rows_svg, rows_table, BenchRow};
-use crate::facade_pending::{self, BenchMode, CompileMode};
 use crate::output::{error_report, render_vectors};
 use crate::vectors::{expect_inputs, expect_outputs, read_vector};
 use crate::CliError;
+use adjit::BenchMode;
 
 /// What a command produced: text for standard output and standard error, and whether the run
 /// failed (for `check`, which reports failures itself and exits 1).
@@ -164,19 +164,14 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             output,
         } => {
             let func = load_function(&target)?;
-            let mode = match mode {
-                ProgramMode::Primal => CompileMode::Primal,
-                ProgramMode::Jvp => CompileMode::Jvp,
-                ProgramMode::Vjp => CompileMode::Vjp,
-            };
-            let code = facade_pending::compile_object(&func, mode, triple.as_deref())?;
+            let code = adjit::compile_object(&func, mode.into(), triple.as_deref())?;
             let header_path = output.with_extension("h");
-            write_file(&output, &code.object)?;
+            write_file(&output, &code.bytes)?;
             write_file(&header_path, code.header.as_bytes())?;
             Ok(Outcome::ok(format!(
                 "wrote {} ({} bytes) and {}\n",
                 output.display(),
-                code.object.len(),
+                code.bytes.len(),
                 header_path.display()
             )))
         }
@@ -301,9 +296,9 @@ fn bench(
     may_show_progress: bool,
 ) -> Result<Vec<BenchRow>, CliError> {
     let progress = may_show_progress && std::io::stderr().is_terminal();
-    let mut plan: Vec<(BenchModeArg, Option<adjit::Strategy>)> = Vec::new();
-    for &mode in modes {
-        if mode == BenchModeArg::Vjp {
+    let mut plan: Vec<(BenchMode, Option<adjit::Strategy>)> = Vec::new();
+    for mode in modes.iter().map(|&m| BenchMode::from(m)) {
+        if mode == BenchMode::Vjp {
             plan.extend(strategies.iter().map(|&s| (mode, Some(s))));
         } else {
             plan.push((mode, None));
@@ -321,15 +316,7 @@ fn bench(
                 strategy_label.as_deref().unwrap_or("")
             ));
         }
-        let bench_mode = match mode {
-            BenchModeArg::Primal => BenchMode::Primal,
-            BenchModeArg::Jvp => BenchMode::Jvp,
-            BenchModeArg::Vjp => BenchMode::Vjp,
-            BenchModeArg::ReverseInverse => BenchMode::Inverse(adjit::InverseMode::Reverse),
-            BenchModeArg::ForwardInverse => BenchMode::Inverse(adjit::InverseMode::Forward),
-            BenchModeArg::Dense => BenchMode::Inverse(adjit::InverseMode::Dense),
-        };
-        let measured = facade_pending::bench(func, x, bench_mode, strategy.unwrap_or_default());
+        let measured = adjit::bench(func, x, *mode, strategy.unwrap_or_default());
         let measurement = match measured {
             Ok(m) => m,
             Err(e) => {

@@ -8,7 +8,6 @@
 mod args;
 mod bench_report;
 mod commands;
-mod facade_pending;
 mod output;
 mod vectors;
 

@@ -326,7 +326,6 @@ fn function_choice() {
 }
 
 #[test]
-#[ignore = "needs the JIT engine"]
 fn eval_uses_the_jit_by_default() {
     let rosen = example("rosenbrock.ir");
     assert_eq!(
@@ -572,8 +571,53 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-#[ignore = "needs adjit::bench"]
 fn bench_json_rows() {
+    let rosen = example("rosenbrock.ir");
+    let run = adjit(&[
+        "bench",
+        &rosen,
+        "--at",
+        "1,2",
+        "--modes",
+        "primal,jvp,vjp",
+        "--json",
+    ]);
+    let json = run.ok();
+    assert!(
+        json.starts_with("{\"rows\": [{\"mode\": \"primal\", \"strategy\": null, "),
+        "{json}"
+    );
+    assert!(
+        json.contains("{\"mode\": \"jvp\", \"strategy\": null, \"compile_ms\": "),
+        "{json}"
+    );
+    assert!(
+        json.contains("{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": "),
+        "{json}"
+    );
+    for key in ["compile_ms", "ns_per_call", "peak_bytes", "recomputed_ops"] {
+        assert_eq!(
+            json.matches(&format!("\"{key}\": ")).count(),
+            3,
+            "{key}: {json}"
+        );
+    }
+    // Times are positive numbers; a tape holds at least one f64.
+    let number_after = |key: &str, from: usize| -> f64 {
+        let at = json[from..].find(&format!("\"{key}\": ")).unwrap() + from + key.len() + 4;
+        let end = json[at..].find([',', '}']).unwrap() + at;
+        json[at..end].parse().unwrap()
+    };
+    let vjp_at = json.find("\"vjp\"").unwrap();
+    assert!(number_after("ns_per_call", vjp_at) > 0.0, "{json}");
+    assert!(number_after("compile_ms", vjp_at) > 0.0, "{json}");
+    assert!(number_after("peak_bytes", vjp_at) >= 8.0, "{json}");
+    assert_eq!(number_after("recomputed_ops", vjp_at), 0.0, "{json}");
+}
+
+#[test]
+#[ignore = "needs checkpointing strategies in adjit::bench"]
+fn bench_json_rows_for_checkpointing() {
     let rosen = example("rosenbrock.ir");
     let run = adjit(&[
         "bench",
@@ -606,7 +650,6 @@ fn bench_json_rows() {
 }
 
 #[test]
-#[ignore = "needs adjit::bench"]
 fn bench_table_and_plot() {
     let rosen = example("rosenbrock.ir");
     let plot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests/rosen_bench.svg");
@@ -619,55 +662,24 @@ fn bench_table_and_plot() {
         "1,2",
         "--modes",
         "primal,jvp,vjp",
-        "--strategies",
-        "tape,uniform",
         "--plot",
         &plot_arg,
     ]);
     // Not a terminal: no progress on stderr (`ok` checks it is empty).
     let table = run.ok();
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 5, "{table}");
+    assert_eq!(lines.len(), 4, "{table}");
     assert!(lines[0].starts_with("mode"), "{table}");
     assert!(lines[1].starts_with("primal  -"), "{table}");
+    assert!(lines[2].starts_with("jvp     -"), "{table}");
     assert!(lines[3].starts_with("vjp     tape"), "{table}");
-    assert!(lines[4].starts_with("vjp     uniform"), "{table}");
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.starts_with("<svg"), "{svg}");
-    assert_eq!(svg.matches("<rect x=").count(), 4, "{svg}");
+    assert_eq!(svg.matches("<rect x=").count(), 3, "{svg}");
+    assert!(svg.contains(">vjp tape</text>"), "{svg}");
 }
 
 #[test]
-fn bench_and_compile_report_missing_facade_calls() {
-    // Until the facade grows `bench`/`compile_object`, the commands fail cleanly.
-    let rosen = example("rosenbrock.ir");
-    let run = adjit(&["bench", &rosen, "--at", "1,2"]);
-    if run.code != 0 {
-        assert!(
-            run.fails(1).starts_with("error: not yet available"),
-            "{}",
-            run.describe()
-        );
-    }
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests/rosen_missing.o");
-    let run = adjit(&[
-        "compile".as_ref(),
-        rosen.as_ref(),
-        "-o".as_ref(),
-        out.as_os_str(),
-    ]);
-    if run.code != 0 {
-        assert!(
-            run.fails(1).starts_with("error: not yet available"),
-            "{}",
-            run.describe()
-        );
-        assert!(!out.exists());
-    }
-}
-
-#[test]
-#[ignore = "needs adjit::compile_object"]
 fn compile_writes_object_and_header() {
     let rosen = example("rosenbrock.ir");
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests/rosen_vjp.o");
@@ -779,6 +791,53 @@ fn never_panics_on_odd_input() {
                 "{args:?}: failure without a message\n{}",
                 run.describe()
             );
+        }
+    }
+}
+
+#[test]
+fn jit_and_interpreter_agree_through_the_cli() {
+    // Every example, at a point where all its operations are smooth: the JIT's JSON numbers
+    // match the interpreter's (exactly, or within 1 ulp where math-library calls are involved).
+    let mut files: Vec<PathBuf> = std::fs::read_dir(example(""))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ir"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    for file in files {
+        let funcs = adjit::load(&file).unwrap();
+        let path = file.to_string_lossy().into_owned();
+        for func in funcs {
+            let at: Vec<String> = (0..func.n_params)
+                .map(|i| format!("{}", 0.3 + 0.1 * i as f64))
+                .collect();
+            let at = at.join(",");
+            for command in ["eval", "vjp"] {
+                if command == "vjp" && func.ret_types.iter().filter(|t| t.is_float()).count() != 1 {
+                    continue;
+                }
+                let run = |engine: &str| {
+                    let args = [command, &path, "--func", &func.name, "--at", &at, "--json"];
+                    let mut args: Vec<&str> = args.to_vec();
+                    args.extend(["--engine", engine]);
+                    json_vectors(adjit(&args).ok())
+                };
+                let (jit, interp) = (run("jit"), run("interp"));
+                assert_eq!(jit.len(), interp.len());
+                for ((key, a), (_, b)) in jit.iter().zip(&interp) {
+                    assert_eq!(a.len(), b.len());
+                    for (x, y) in a.iter().zip(b) {
+                        let ulps = (x.to_bits() as i64 - y.to_bits() as i64).unsigned_abs();
+                        assert!(
+                            ulps <= 1 || (x.is_nan() && y.is_nan()),
+                            "{command} @{} {key}: jit {x:?} vs interp {y:?}",
+                            func.name
+                        );
+                    }
+                }
+            }
         }
     }
 }
