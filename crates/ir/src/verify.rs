@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::function::{Function, InstData, Operand, Value, ValueDef};
-use crate::text::inst_to_string;
+use crate::text::inst_to_string_with_names;
 
 /// One verifier finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     let names = crate::text::printed_names(func);
     let mut err = |value: Option<Value>, message: String| {
         let line = match value {
-            Some(v) => inst_to_string(func, v),
+            Some(v) => inst_to_string_with_names(func, &names, v),
             None => "ret".to_string(),
         };
         errors.push(VerifyError {

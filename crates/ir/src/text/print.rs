@@ -114,7 +114,12 @@ fn write_inst(out: &mut String, func: &Function, names: &[String], v: Value) {
 
 /// One instruction as it prints (`%a = add %x, 1.0`), for error messages.
 pub fn inst_to_string(func: &Function, v: Value) -> String {
-    let names = printed_names(func);
+    inst_to_string_with_names(func, &printed_names(func), v)
+}
+
+/// [`inst_to_string`] with the names of [`printed_names`] computed once by the caller, for
+/// callers that print many lines of one function.
+pub fn inst_to_string_with_names(func: &Function, names: &[String], v: Value) -> String {
     let mut out = String::new();
     if func.is_param(v) {
         let _ = write!(out, "%{}: {}", names[v.index()], func.ty(v));
