@@ -1,2 +1,171 @@
-//! Criterion benchmarks (being written).
-fn main() {}
+//! JIT benchmarks: `cargo bench --bench jit -- --warm-up-time 1 --measurement-time 2`.
+//!
+//! - primal: JIT vs hand-written Rust for the chained Rosenbrock (n = 1000) and the 16→32→1
+//!   MLP of ir/bench/, and the per-call cost of the seed001 example (safe wrapper included);
+//! - derivatives: JVP and VJP of the same programs, and "differentiate + compile" time;
+//! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
+//!   of a 1M-instruction program (printed, not sampled: it takes seconds).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+use adjit::diff::{jvp, vjp};
+use adjit::ir::random::{random_function, RandomOptions, Rng};
+use adjit::ir::{parse_function, Function, Operand};
+use adjit::jit::{compile, JitOptions};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+
+fn load(name: &str) -> Function {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("ir/bench")
+        .join(name);
+    let text = std::fs::read_to_string(&path).expect("ir/bench file (run scripts/gen_bench.py)");
+    parse_function(&text).expect("benchmark program parses")
+}
+
+/// The chained Rosenbrock sum as a Rust programmer would write it.
+fn rosenbrock_rust(x: &[f64]) -> f64 {
+    x.windows(2)
+        .map(|w| (1.0 - w[0]).powi(2) + 100.0 * (w[1] - w[0] * w[0]).powi(2))
+        .sum()
+}
+
+/// The MLP's weights, read back from the literals of mlp.ir in program order:
+/// per hidden unit 16 weights and a bias, then 32 output weights and the output bias.
+struct Mlp {
+    w1: Vec<[f64; 16]>,
+    b1: Vec<f64>,
+    w2: Vec<f64>,
+    b2: f64,
+}
+
+impl Mlp {
+    fn from_ir(func: &Function) -> Mlp {
+        let mut lits = Vec::new();
+        for (_, inst) in func.insts() {
+            inst.for_each_operand(|o| {
+                if let Operand::Const(c) = o {
+                    lits.push(c)
+                }
+            });
+        }
+        assert_eq!(lits.len(), 32 * 17 + 33, "mlp.ir layout");
+        let (hidden, out) = lits.split_at(32 * 17);
+        Mlp {
+            w1: hidden
+                .chunks(17)
+                .map(|c| c[..16].try_into().unwrap())
+                .collect(),
+            b1: hidden.chunks(17).map(|c| c[16]).collect(),
+            w2: out[..32].to_vec(),
+            b2: out[32],
+        }
+    }
+
+    fn eval(&self, x: &[f64; 16]) -> f64 {
+        let mut y = self.b2;
+        for j in 0..32 {
+            let z: f64 = self.w1[j].iter().zip(x).map(|(w, x)| w * x).sum();
+            y += self.w2[j] * (z + self.b1[j]).tanh();
+        }
+        y
+    }
+}
+
+fn primal(c: &mut Criterion) {
+    let opts = JitOptions::default();
+    let mut g = c.benchmark_group("primal");
+
+    let seed = load("seed001.ir");
+    let code = compile(&seed, &opts).unwrap();
+    let mut out = [0.0];
+    g.bench_function("seed001/jit_call", |b| {
+        b.iter(|| code.call(black_box(&[1.5, 0.25]), &mut out).unwrap())
+    });
+    g.bench_function("seed001/rust", |b| {
+        b.iter(|| {
+            let (x, y) = black_box((1.5f64, 0.25f64));
+            let p = 7.0 * x;
+            black_box(2.0 * p * (p * x * 5.0) + 3.0 * (1.0 / y))
+        })
+    });
+
+    let rosen = load("rosenbrock1000.ir");
+    let code = compile(&rosen, &opts).unwrap();
+    let x = Rng::new(1).vector(1000, -1.0, 1.0);
+    g.bench_function("rosenbrock1000/jit", |b| {
+        b.iter(|| code.call(black_box(&x), &mut out).unwrap())
+    });
+    g.bench_function("rosenbrock1000/rust", |b| {
+        b.iter(|| rosenbrock_rust(black_box(&x)))
+    });
+
+    let mlp = load("mlp.ir");
+    let code = compile(&mlp, &opts).unwrap();
+    let weights = Mlp::from_ir(&mlp);
+    let x: [f64; 16] = Rng::new(2).vector(16, -1.0, 1.0).try_into().unwrap();
+    g.bench_function("mlp/jit", |b| {
+        b.iter(|| code.call(black_box(&x), &mut out).unwrap())
+    });
+    g.bench_function("mlp/rust", |b| b.iter(|| weights.eval(black_box(&x))));
+    g.finish();
+}
+
+fn derivatives(c: &mut Criterion) {
+    let opts = JitOptions::default();
+    let mut g = c.benchmark_group("derivatives");
+    for name in ["rosenbrock1000.ir", "mlp.ir"] {
+        let func = load(name);
+        for (mode, df) in [("jvp", jvp(&func)), ("vjp", vjp(&func))] {
+            let code = compile(&df, &opts).unwrap();
+            let x = Rng::new(3).vector(code.n_inputs(), -1.0, 1.0);
+            let mut out = vec![0.0; code.n_outputs()];
+            g.bench_function(format!("{name}/{mode}"), |b| {
+                b.iter(|| code.call(black_box(&x), &mut out).unwrap())
+            });
+        }
+    }
+    g.sample_size(10);
+    let rosen = load("rosenbrock1000.ir");
+    g.bench_function("rosenbrock1000.ir/vjp+compile", |b| {
+        b.iter(|| compile(&vjp(black_box(&rosen)), &opts).unwrap())
+    });
+    g.finish();
+}
+
+fn random_program(n_insts: usize) -> Function {
+    random_function(
+        42,
+        &RandomOptions {
+            n_insts,
+            ..RandomOptions::default()
+        },
+    )
+}
+
+fn compile_time(c: &mut Criterion) {
+    let opts = JitOptions::default();
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(10);
+    for n in [10_000, 100_000] {
+        let func = random_program(n);
+        g.bench_with_input(BenchmarkId::new("random", n), &func, |b, f| {
+            b.iter(|| compile(f, &opts).unwrap())
+        });
+    }
+    g.finish();
+    let func = random_program(1_000_000);
+    let start = Instant::now();
+    let code = compile(&func, &opts).unwrap();
+    println!(
+        "compile/random/1000000: {:.2} s ({} chunks, {} KiB code, {} KiB workspace)",
+        start.elapsed().as_secs_f64(),
+        code.n_chunks(),
+        code.code_bytes() / 1024,
+        code.workspace_bytes() / 1024
+    );
+}
+
+criterion_group!(benches, primal, derivatives, compile_time);
+criterion_main!(benches);

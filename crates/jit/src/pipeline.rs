@@ -31,6 +31,8 @@ pub(crate) fn shared_flags(
     let opt_level = match opts.opt_level {
         OptLevel::None => "none",
         OptLevel::Speed => "speed",
+        OptLevel::Auto if func.n_insts() <= opts.optimize_up_to => "speed",
+        OptLevel::Auto => "none",
     };
     let settings: [(&str, &str); 5] = [
         ("opt_level", opt_level),
