@@ -187,7 +187,8 @@ fn sqrt_stages(n: usize) -> usize {
 }
 
 /// Plan the checkpointed reverse of `func` under `strategy` (see the module documentation for
-/// the stage counts).
+/// the stage counts). The plan's stages partition `func` after dead-code elimination
+/// ([`crate::simplify::dce`]); its signature is unchanged.
 ///
 /// ```
 /// use adjit_diff::checkpoint::{plan, Strategy};
@@ -197,6 +198,10 @@ fn sqrt_stages(n: usize) -> usize {
 /// assert!(p.cost.recomputed_insts > 0);
 /// ```
 pub fn plan(func: &Function, strategy: Strategy) -> Result<Plan, CheckpointError> {
+    // Dead instructions get no adjoint lines in `vjp` either, so removing them first changes
+    // no gradient bit, and stops the stages from recomputing them.
+    let live = crate::simplify::dce(func);
+    let func = &live;
     let n = func.n_insts();
     match strategy {
         Strategy::Tape => make_plan(func, strategy, partition(func, 1), 1),
