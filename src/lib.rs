@@ -7,15 +7,21 @@
 //! (Entry points marked "not yet available" return [`Error::Unsupported`] until the
 //! corresponding piece lands.)
 
+mod bench;
 pub mod checkpoint;
+mod compile;
 pub mod inverse;
 
 use std::path::Path;
 
 pub use adjit_diff as diff;
 pub use adjit_ir as ir;
-pub use adjit_jit as jit;
+pub use adjit_ir::trace::{trace, trace_multi};
 pub use adjit_ir::{Builder, Function, Type, Value};
+pub use adjit_jit as jit;
+pub use adjit_jit::{JitOptions, ObjectCode};
+pub use bench::{bench, time_per_call, BenchMeasurement, BenchMode};
+pub use compile::{derive, Compiled, Gradient, Mode};
 
 /// Everything that can go wrong in a facade call.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +35,10 @@ pub enum Error {
     Verify(#[from] adjit_ir::VerifyErrors),
     #[error(transparent)]
     Interp(#[from] adjit_ir::InterpError),
+    #[error(transparent)]
+    Jit(#[from] adjit_jit::JitError),
+    #[error(transparent)]
+    Diff(#[from] adjit_diff::DiffError),
     #[error("{0}")]
     Usage(String),
     #[error("not yet available: {0}")]
@@ -104,7 +114,12 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
 pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
     match engine {
         Engine::Interp => Ok(adjit_ir::interpret(func, x)?),
-        Engine::Jit => Err(Error::Unsupported("the JIT engine".into())),
+        Engine::Jit => {
+            let code = adjit_jit::compile(func, &JitOptions::default())?;
+            let mut out = vec![0.0; func.n_outputs()];
+            code.call(x, &mut out)?;
+            Ok(out)
+        }
     }
 }
 
@@ -190,12 +205,24 @@ pub fn inverse(
 /// Render one stage of the pipeline as text. Stage names: `ir`, `simplified`, `jvp`, `vjp`,
 /// `clif`, `asm`, `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`.
 pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<String> {
-    let _ = options;
     match stage {
         "ir" => Ok(func.to_string()),
         "simplified" => Ok(adjit_diff::simplify(func).to_string()),
         "jvp" => Ok(adjit_diff::simplify(&adjit_diff::jvp(func)).to_string()),
         "vjp" => Ok(adjit_diff::simplify(&adjit_diff::vjp(func)).to_string()),
+        "clif" | "asm" => {
+            let mode = match &options.mode {
+                Some(m) => m.parse()?,
+                None => Mode::Primal,
+            };
+            let derived = derive(func, mode)?;
+            let opts = JitOptions::default();
+            Ok(if stage == "clif" {
+                adjit_jit::clif_text(&derived, &opts)?
+            } else {
+                adjit_jit::asm_text(&derived, &opts)?
+            })
+        }
         other => Err(Error::Unsupported(format!("dump stage `{other}`"))),
     }
 }
@@ -207,4 +234,16 @@ pub struct DumpOptions {
     pub mode: Option<String>,
     /// For `schedule`: the strategy.
     pub strategy: Strategy,
+}
+
+/// Compile `mode` of `func` to a relocatable object file for `target` (a target triple such as
+/// `aarch64-unknown-linux-gnu`; `None` is the host), with a C header declaring its entry point.
+pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Result<ObjectCode> {
+    let derived = derive(func, mode)?;
+    let host = target_lexicon::Triple::host().to_string();
+    Ok(adjit_jit::compile_object(
+        &derived,
+        target.unwrap_or(&host),
+        &JitOptions::default(),
+    )?)
 }

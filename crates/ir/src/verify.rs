@@ -89,7 +89,10 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
         match &data.def {
             ValueDef::Param => {
                 if i >= func.n_params {
-                    err(Some(v), format!("{shown} is a parameter after the instructions"));
+                    err(
+                        Some(v),
+                        format!("{shown} is a parameter after the instructions"),
+                    );
                 }
                 if !data.ty.is_float() && data.ty != crate::Type::Bool {
                     err(Some(v), format!("{shown} has an unsupported type"));
@@ -97,7 +100,10 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
             }
             ValueDef::Inst(inst) => {
                 if i < func.n_params {
-                    err(Some(v), format!("{shown} is an instruction among the parameters"));
+                    err(
+                        Some(v),
+                        format!("{shown} is an instruction among the parameters"),
+                    );
                     continue;
                 }
                 let mut ok = true;
@@ -133,7 +139,10 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     }
     for (k, (&r, &t)) in func.rets.iter().zip(&func.ret_types).enumerate() {
         match func.values.get(r.index()) {
-            None => err(None, format!("ret operand {k} is not a value of the function")),
+            None => err(
+                None,
+                format!("ret operand {k} is not a value of the function"),
+            ),
             Some(d) if d.ty != t => err(
                 None,
                 format!(
@@ -165,9 +174,9 @@ fn check_inst(
 ) {
     let data = &func.values[v.index()];
     let float_ops: &[Operand] = match inst {
-        InstData::Binary { args, .. } | InstData::Fcmp { args, .. } | InstData::Select { args, .. } => {
-            args
-        }
+        InstData::Binary { args, .. }
+        | InstData::Fcmp { args, .. }
+        | InstData::Select { args, .. } => args,
         InstData::Fma { args } => args,
         _ => &[],
     };
@@ -208,7 +217,11 @@ fn check_inst(
         }
         Some(t) if t != data.ty => err(
             Some(v),
-            format!("{shown} has type {} but {} produces {t}", data.ty, inst.opcode_name()),
+            format!(
+                "{shown} has type {} but {} produces {t}",
+                data.ty,
+                inst.opcode_name()
+            ),
         ),
         Some(t) => {
             // Literals must be exactly representable in the operand type.
@@ -224,7 +237,10 @@ fn check_inst(
             for o in float_ops {
                 if let Operand::Const(c) = o {
                     if lit_ty.round(*c).to_bits() != c.to_bits() && !c.is_nan() {
-                        err(Some(v), format!("{shown}: literal {c} is not exactly a {lit_ty}"));
+                        err(
+                            Some(v),
+                            format!("{shown}: literal {c} is not exactly a {lit_ty}"),
+                        );
                     }
                 }
             }

@@ -1,1 +1,34 @@
-//! (Being written.)
+//! # adjit-jit
+//!
+//! The Cranelift backend of adjit: lowers any verified [`adjit_ir::Function`] to machine code,
+//! either JIT-compiled into the running process ([`compile`] → [`CompiledFunction`]) or as an
+//! object file with a C header for x86-64 or AArch64 Linux ([`compile_object`]).
+//!
+//! Every generated function has the ABI
+//! `extern "C" fn(inputs: *const f64, outputs: *mut f64, work: *mut f64)`: every scalar
+//! crosses the boundary as an `f64`, and `work` holds values that live too long to stay in
+//! registers, or that cross from one chunk function to the next. The scalar semantics are
+//! exactly those of [`adjit_ir::math`]: the JIT agrees with [`adjit_ir::interpret`] bit for
+//! bit.
+//!
+//! Code map: [`plan`](crate::plan) decides chunks and workspace slots, `constants` the constant
+//! table, `lower` turns one chunk into Cranelift IR, `abi` holds signatures and math symbols,
+//! `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
+//! and its safe handle, `object` the AOT back end.
+
+mod abi;
+mod compiled;
+mod constants;
+mod error;
+mod jit;
+mod lower;
+mod object;
+mod options;
+mod pipeline;
+mod plan;
+
+pub use compiled::CompiledFunction;
+pub use error::JitError;
+pub use jit::{asm_text, clif_text, compile};
+pub use object::{c_symbol, compile_object, ObjectCode};
+pub use options::{JitOptions, OptLevel, RegAlloc};

@@ -357,8 +357,16 @@ impl Parser {
             return;
         }
         if let Err((col, message)) = self.body_line(line_no, &mut cur) {
-            if let (Some(f), Tok::Value(name)) = (self.current.as_mut(), &toks[0].tok) {
-                f.poisoned.insert(name.clone());
+            if let Some(f) = self.current.as_mut() {
+                match &toks[0].tok {
+                    // The value is defined, if badly: don't also call its uses undefined.
+                    Tok::Value(name) => {
+                        f.poisoned.insert(name.clone());
+                    }
+                    // A bad `ret` is still the `ret`: don't also ask for one at the `}`.
+                    Tok::Word(w) if w == "ret" && f.rets.is_none() => f.rets = Some(Vec::new()),
+                    _ => {}
+                }
             }
             self.error(line_no, col, message);
         }
@@ -389,7 +397,7 @@ impl Parser {
                 let mut rets = Vec::new();
                 if cur.peek().is_some() {
                     loop {
-                        match cur.next() {
+                        match cur.peek() {
                             Some(Spanned {
                                 tok: Tok::Value(n),
                                 col,
@@ -402,11 +410,9 @@ impl Parser {
                                 "ret takes values (%name), found a literal; define it with `const`"
                                     .into(),
                             )),
-                            _ => {
-                                cur.pos = cur.pos.saturating_sub(1);
-                                return cur.fail("a value (%name) to return");
-                            }
+                            _ => return cur.fail("a value (%name) to return"),
                         }
+                        cur.next();
                         if cur.peek().is_none() {
                             break;
                         }

@@ -79,7 +79,11 @@ fn operand_float_type(func: &Function, inst: &InstData, result: Type) -> Type {
         }
         if let Operand::Value(v) = o {
             if ty.is_none() {
-                ty = func.values.get(v.index()).map(|d| d.ty).filter(|t| t.is_float());
+                ty = func
+                    .values
+                    .get(v.index())
+                    .map(|d| d.ty)
+                    .filter(|t| t.is_float());
             }
         }
     });

@@ -1,0 +1,251 @@
+//! The safe handle to JIT-compiled code: length-checked calls, batches, and the workspace.
+//!
+//! A call needs `workspace_bytes()` of scratch memory for spilled and chunk-crossing values.
+//! It never heap-allocates per call: small workspaces live on the stack, larger ones in a
+//! thread-local buffer that grows once and is reused. The machine code is freed when the
+//! handle is dropped.
+
+use std::cell::RefCell;
+use std::mem::{ManuallyDrop, MaybeUninit};
+use std::ptr::NonNull;
+
+use cranelift_jit::JITModule;
+
+use crate::error::JitError;
+
+/// The type of every generated function.
+pub(crate) type KernelFn = unsafe extern "C" fn(*const f64, *mut f64, *mut f64);
+
+/// Workspaces up to this many `f64` slots live on the stack of `call`.
+const STACK_SLOTS: usize = 256;
+
+thread_local! {
+    /// Reused workspace for calls needing more than `STACK_SLOTS` slots.
+    static WORKSPACE: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A JIT module that frees its code when dropped.
+pub(crate) struct OwnedModule(ManuallyDrop<JITModule>);
+
+impl OwnedModule {
+    pub fn new(module: JITModule) -> OwnedModule {
+        OwnedModule(ManuallyDrop::new(module))
+    }
+
+    pub fn module_mut(&mut self) -> &mut JITModule {
+        &mut self.0
+    }
+}
+
+impl Drop for OwnedModule {
+    fn drop(&mut self) {
+        // SAFETY: the module is taken exactly once, here. Its code is only reachable through
+        // the function pointers of the `CompiledFunction` owning this module, which is being
+        // dropped, so no pointer into the freed memory is called afterwards.
+        unsafe { ManuallyDrop::take(&mut self.0).free_memory() }
+    }
+}
+
+/// A function compiled to host machine code. Cheap to call from many threads at once.
+pub struct CompiledFunction {
+    /// Chunk functions, run in order on the same buffers.
+    chunks: Vec<KernelFn>,
+    n_inputs: usize,
+    n_outputs: usize,
+    n_slots: usize,
+    code_bytes: usize,
+    /// Owns the code `chunks` point into; declared last so it is dropped last.
+    _module: OwnedModule,
+}
+
+// SAFETY: after finalization the module is never accessed again except by `Drop` (which has
+// `&mut self`); the generated code is immutable, reentrant and keeps no state outside the
+// buffers passed to each call, so sharing the function pointers between threads is sound.
+unsafe impl Sync for CompiledFunction {}
+
+impl std::fmt::Debug for CompiledFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledFunction")
+            .field("n_inputs", &self.n_inputs)
+            .field("n_outputs", &self.n_outputs)
+            .field("chunks", &self.chunks.len())
+            .field("workspace_bytes", &self.workspace_bytes())
+            .field("code_bytes", &self.code_bytes)
+            .finish()
+    }
+}
+
+impl CompiledFunction {
+    pub(crate) fn new(
+        module: OwnedModule,
+        chunks: Vec<KernelFn>,
+        n_inputs: usize,
+        n_outputs: usize,
+        n_slots: usize,
+        code_bytes: usize,
+    ) -> CompiledFunction {
+        CompiledFunction {
+            chunks,
+            n_inputs,
+            n_outputs,
+            n_slots,
+            code_bytes,
+            _module: module,
+        }
+    }
+
+    /// Number of `f64` inputs of one call (one per parameter).
+    pub fn n_inputs(&self) -> usize {
+        self.n_inputs
+    }
+
+    /// Number of `f64` outputs of one call (one per returned value).
+    pub fn n_outputs(&self) -> usize {
+        self.n_outputs
+    }
+
+    /// Bytes of intermediate storage (spilled and chunk-crossing values) one call uses.
+    pub fn workspace_bytes(&self) -> usize {
+        self.n_slots * 8
+    }
+
+    /// Bytes of machine code.
+    pub fn code_bytes(&self) -> usize {
+        self.code_bytes
+    }
+
+    /// Number of chunk functions the program was split into.
+    pub fn n_chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Evaluate at `inputs`, writing `outputs`. `f32` parameters round their input to `f32`,
+    /// `bool` parameters read nonzero as true; `bool` results are 0.0 or 1.0.
+    pub fn call(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<(), JitError> {
+        if inputs.len() != self.n_inputs {
+            return Err(JitError::InputLength {
+                expected: self.n_inputs,
+                got: inputs.len(),
+            });
+        }
+        if outputs.len() != self.n_outputs {
+            return Err(JitError::OutputLength {
+                expected: self.n_outputs,
+                got: outputs.len(),
+            });
+        }
+        self.with_workspace(|work| {
+            // SAFETY: the lengths were checked above and `work` holds `n_slots` slots.
+            unsafe { self.run(inputs.as_ptr(), outputs.as_mut_ptr(), work) }
+        });
+        Ok(())
+    }
+
+    /// Evaluate at many points stored point-major (`inputs[p * n_inputs + i]`), writing
+    /// `outputs[p * n_outputs + j]`.
+    pub fn call_batch(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<(), JitError> {
+        let n_points = self.batch_points(inputs, outputs)?;
+        self.with_workspace(|work| {
+            for p in 0..n_points {
+                let x = inputs[p * self.n_inputs..].as_ptr();
+                let y = outputs[p * self.n_outputs..].as_mut_ptr();
+                // SAFETY: `batch_points` checked that point `p` is in bounds of both buffers.
+                unsafe { self.run(x, y, work) }
+            }
+        });
+        Ok(())
+    }
+
+    /// [`CompiledFunction::call_batch`] split over `threads` threads (0 = all available
+    /// cores). Results are identical to the sequential batch.
+    pub fn call_batch_parallel(
+        &self,
+        inputs: &[f64],
+        outputs: &mut [f64],
+        threads: usize,
+    ) -> Result<(), JitError> {
+        let n_points = self.batch_points(inputs, outputs)?;
+        let threads = match threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        }
+        .min(n_points.max(1));
+        if threads <= 1 || self.n_inputs == 0 || self.n_outputs == 0 {
+            return self.call_batch(inputs, outputs);
+        }
+        let per_thread = n_points.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let in_chunks = inputs.chunks(per_thread * self.n_inputs.max(1));
+            let out_chunks = outputs.chunks_mut(per_thread * self.n_outputs.max(1));
+            let handles: Vec<_> = in_chunks
+                .zip(out_chunks)
+                .map(|(x, y)| scope.spawn(move || self.call_batch(x, y)))
+                .collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        })
+    }
+
+    /// The number of points in a batch, checking the buffers agree.
+    fn batch_points(&self, inputs: &[f64], outputs: &[f64]) -> Result<usize, JitError> {
+        let mismatch = || JitError::BatchLength {
+            inputs: inputs.len(),
+            outputs: outputs.len(),
+            n_inputs: self.n_inputs,
+            n_outputs: self.n_outputs,
+        };
+        let (n_in, n_out) = (self.n_inputs, self.n_outputs);
+        let points = match (n_in, n_out) {
+            (0, 0) if inputs.is_empty() && outputs.is_empty() => 0,
+            (0, 0) => return Err(mismatch()),
+            (0, m) if inputs.is_empty() && outputs.len() % m == 0 => outputs.len() / m,
+            (n, 0) if outputs.is_empty() && inputs.len() % n == 0 => inputs.len() / n,
+            (n, m)
+                if n > 0
+                    && m > 0
+                    && inputs.len() % n == 0
+                    && inputs.len() / n * m == outputs.len() =>
+            {
+                inputs.len() / n
+            }
+            _ => return Err(mismatch()),
+        };
+        Ok(points)
+    }
+
+    /// Run `f` with a pointer to `n_slots` writable `f64`s (uninitialised; the code writes
+    /// every slot before reading it).
+    fn with_workspace<R>(&self, f: impl FnOnce(*mut f64) -> R) -> R {
+        if self.n_slots == 0 {
+            return f(NonNull::<f64>::dangling().as_ptr());
+        }
+        if self.n_slots <= STACK_SLOTS {
+            let mut buf = MaybeUninit::<[f64; STACK_SLOTS]>::uninit();
+            return f(buf.as_mut_ptr().cast());
+        }
+        WORKSPACE.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => {
+                if buf.len() < self.n_slots {
+                    buf.resize(self.n_slots, 0.0);
+                }
+                f(buf.as_mut_ptr())
+            }
+            // Only reachable if `f` itself re-entered (it does not); stay correct anyway.
+            Err(_) => f(vec![0.0; self.n_slots].as_mut_ptr()),
+        })
+    }
+
+    /// Run every chunk in order.
+    ///
+    /// # Safety
+    /// `inputs` must hold `n_inputs` readable and `outputs` `n_outputs` writable `f64`s, not
+    /// overlapping, and `work` `n_slots` writable `f64`s.
+    unsafe fn run(&self, inputs: *const f64, outputs: *mut f64, work: *mut f64) {
+        for chunk in &self.chunks {
+            // SAFETY: guaranteed by the caller; each chunk reads and writes only within
+            // these buffers (offsets were planned against the same sizes).
+            unsafe { chunk(inputs, outputs, work) }
+        }
+    }
+}

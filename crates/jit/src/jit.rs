@@ -1,0 +1,148 @@
+//! In-process compilation for the host: [`compile`] to a callable [`CompiledFunction`], and the
+//! debugging dumps [`clif_text`] and [`asm_text`]. Math calls resolve to the `adjit_*` wrappers
+//! of [`crate::abi`], so results equal the interpreter's bit for bit.
+
+use std::fmt::Write as _;
+
+use adjit_ir::{verify, Function};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+
+use crate::abi::{jit_math_symbols, MathNames};
+use crate::compiled::{CompiledFunction, KernelFn, OwnedModule};
+use crate::error::JitError;
+use crate::options::JitOptions;
+use crate::pipeline::{lower_function, shared_flags};
+
+/// The host ISA with its detected features (FMA, SSE4.1, AVX on x86-64).
+fn host_isa(func: &Function, opts: &JitOptions) -> Result<OwnedTargetIsa, JitError> {
+    let flags = shared_flags(func, opts, false)?;
+    let builder = cranelift_native::builder().map_err(|e| JitError::HostNotSupported(e.into()))?;
+    builder
+        .finish(flags)
+        .map_err(|e| JitError::cranelift("building the host ISA", e))
+}
+
+fn new_module(func: &Function, opts: &JitOptions) -> Result<OwnedModule, JitError> {
+    let mut builder = JITBuilder::with_isa(host_isa(func, opts)?, default_libcall_names());
+    for (name, ptr) in jit_math_symbols() {
+        builder.symbol(name, ptr);
+    }
+    Ok(OwnedModule::new(JITModule::new(builder)))
+}
+
+fn chunk_name(chunk: usize) -> String {
+    format!("chunk{chunk}")
+}
+
+/// Compile `func` for the host.
+///
+/// ```
+/// use adjit_ir::{Builder, Type};
+/// let mut b = Builder::new("f");
+/// let x = b.param(Type::F64, "x");
+/// let y = b.mul(x, 3.0);
+/// let f = b.finish(&[y]);
+/// let code = adjit_jit::compile(&f, &adjit_jit::JitOptions::default()).unwrap();
+/// let mut out = [0.0];
+/// code.call(&[2.0], &mut out).unwrap();
+/// assert_eq!(out, [6.0]);
+/// ```
+pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
+    verify(func)?;
+    let mut owned = new_module(func, opts)?;
+    let mut code_bytes = 0usize;
+    let lowered = lower_function(
+        owned.module_mut(),
+        func,
+        opts,
+        MathNames::Wrappers,
+        chunk_name,
+        Linkage::Local,
+        |module, id, ctx, chunk| {
+            module.define_function(id, ctx).map_err(|e| {
+                JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
+            })?;
+            code_bytes += ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
+            Ok(())
+        },
+    )?;
+    let module = owned.module_mut();
+    module
+        .finalize_definitions()
+        .map_err(|e| JitError::cranelift("finalizing definitions", e))?;
+    let chunks: Vec<KernelFn> = lowered
+        .chunk_ids
+        .iter()
+        .map(|&id| {
+            let ptr = module.get_finalized_function(id);
+            // SAFETY: `ptr` is the finalized code of a function declared with
+            // `kernel_signature`, i.e. `extern "C" fn(*const f64, *mut f64, *mut f64)` in the
+            // host's default calling convention; it stays valid while `owned` lives, and
+            // `CompiledFunction` owns both.
+            unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) }
+        })
+        .collect();
+    Ok(CompiledFunction::new(
+        owned,
+        chunks,
+        func.n_params,
+        func.n_outputs(),
+        lowered.plan.n_slots,
+        code_bytes,
+    ))
+}
+
+/// The Cranelift IR of every chunk function, before Cranelift's optimisations.
+pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
+    verify(func)?;
+    let mut owned = new_module(func, opts)?;
+    let mut text = String::new();
+    lower_function(
+        owned.module_mut(),
+        func,
+        opts,
+        MathNames::Wrappers,
+        chunk_name,
+        Linkage::Local,
+        |_, _, ctx, chunk| {
+            let _ = writeln!(
+                text,
+                "; chunk {chunk} of @{}\n{}",
+                func.name,
+                ctx.func.display()
+            );
+            Ok(())
+        },
+    )?;
+    Ok(text)
+}
+
+/// Cranelift's pseudo-assembly (VCode after register allocation) of every chunk function.
+pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
+    verify(func)?;
+    let mut owned = new_module(func, opts)?;
+    let mut text = String::new();
+    lower_function(
+        owned.module_mut(),
+        func,
+        opts,
+        MathNames::Wrappers,
+        chunk_name,
+        Linkage::Local,
+        |module, id, ctx, chunk| {
+            ctx.set_disasm(true);
+            module.define_function(id, ctx).map_err(|e| {
+                JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
+            })?;
+            let vcode = ctx
+                .compiled_code()
+                .and_then(|c| c.vcode.clone())
+                .unwrap_or_default();
+            let _ = writeln!(text, "; chunk {chunk} of @{}\n{vcode}", func.name);
+            Ok(())
+        },
+    )?;
+    Ok(text)
+}

@@ -1,0 +1,225 @@
+//! Ahead-of-time compilation: an ELF object file for x86-64 or AArch64 Linux plus a C header.
+//!
+//! The object exports one function, `void SYMBOL(const double *inputs, double *outputs,
+//! double *work)`, position-independent, importing math routines by their C library names
+//! (link with `-lm`). x86-64 objects target the baseline ISA (SSE2), so `fma`, `floor` and
+//! `ceil` become calls to the correctly rounded libm routines; AArch64 has them natively.
+//! A program split into chunks gets local chunk functions that the exported entry calls in
+//! order on the same buffers.
+
+use std::str::FromStr;
+
+use adjit_ir::{verify, Function};
+use cranelift_codegen::ir::{InstBuilder, UserFuncName};
+use cranelift_codegen::isa;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use cranelift_object::{ObjectBuilder, ObjectModule};
+use target_lexicon::{Architecture, OperatingSystem, Triple};
+
+use crate::abi::{kernel_signature, MathNames};
+use crate::error::JitError;
+use crate::options::JitOptions;
+use crate::pipeline::{lower_function, shared_flags};
+
+/// An object file and the C header declaring its function.
+#[derive(Clone, Debug)]
+pub struct ObjectCode {
+    /// The relocatable object (ELF).
+    pub bytes: Vec<u8>,
+    /// A C header declaring the function and its buffer sizes.
+    pub header: String,
+    /// The exported symbol (the function name made a C identifier).
+    pub symbol: String,
+    pub n_inputs: usize,
+    pub n_outputs: usize,
+    /// Number of `f64`s the `work` buffer must hold (may be 0; then `work` may be NULL).
+    pub work_len: usize,
+    /// Bytes of machine code over all functions.
+    pub code_bytes: usize,
+}
+
+/// The function name as a C identifier: every other character becomes `_`, and a leading
+/// digit gets a `_` prefix.
+pub fn c_symbol(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    s
+}
+
+fn target_isa(
+    func: &Function,
+    triple: &str,
+    opts: &JitOptions,
+) -> Result<isa::OwnedTargetIsa, JitError> {
+    let unknown = |reason: String| JitError::UnknownTriple {
+        triple: triple.to_string(),
+        reason,
+    };
+    let parsed = Triple::from_str(triple).map_err(|e| unknown(e.to_string()))?;
+    if !matches!(
+        parsed.architecture,
+        Architecture::X86_64 | Architecture::Aarch64(_)
+    ) {
+        return Err(unknown("only x86_64 and aarch64 are supported".into()));
+    }
+    if parsed.operating_system != OperatingSystem::Linux {
+        return Err(unknown("only Linux (ELF) objects are supported".into()));
+    }
+    let builder = isa::lookup(parsed).map_err(|e| unknown(e.to_string()))?;
+    builder
+        .finish(shared_flags(func, opts, true)?)
+        .map_err(|e| JitError::cranelift(format!("building the {triple} ISA"), e))
+}
+
+/// Compile `func` to an object file for `triple` (`x86_64-unknown-linux-gnu` or
+/// `aarch64-unknown-linux-gnu`).
+pub fn compile_object(
+    func: &Function,
+    triple: &str,
+    opts: &JitOptions,
+) -> Result<ObjectCode, JitError> {
+    verify(func)?;
+    let isa = target_isa(func, triple, opts)?;
+    let symbol = c_symbol(&func.name);
+    let builder = ObjectBuilder::new(isa, symbol.clone(), default_libcall_names())
+        .map_err(|e| JitError::cranelift("creating the object module", e))?;
+    let mut module = ObjectModule::new(builder);
+    let n_chunks = crate::plan::plan(func, opts).chunks.len();
+    let (chunk_name, linkage): (Box<dyn Fn(usize) -> String>, Linkage) = if n_chunks == 1 {
+        let s = symbol.clone();
+        (Box::new(move |_| s.clone()), Linkage::Export)
+    } else {
+        let s = symbol.clone();
+        (Box::new(move |i| format!("{s}_chunk{i}")), Linkage::Local)
+    };
+    let mut code_bytes = 0usize;
+    let lowered = lower_function(
+        &mut module,
+        func,
+        opts,
+        MathNames::Libm,
+        chunk_name,
+        linkage,
+        |module, id, ctx, chunk| {
+            module.define_function(id, ctx).map_err(|e| {
+                JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
+            })?;
+            code_bytes += ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
+            Ok(())
+        },
+    )?;
+    if lowered.chunk_ids.len() > 1 {
+        code_bytes += define_entry(&mut module, &symbol, &lowered.chunk_ids)?;
+    }
+    let bytes = module
+        .finish()
+        .emit()
+        .map_err(|e| JitError::cranelift("writing the object file", e))?;
+    let header = c_header(func, &symbol, lowered.plan.n_slots);
+    Ok(ObjectCode {
+        bytes,
+        header,
+        symbol,
+        n_inputs: func.n_params,
+        n_outputs: func.n_outputs(),
+        work_len: lowered.plan.n_slots,
+        code_bytes,
+    })
+}
+
+/// The exported entry of a chunked program: calls every chunk with its own arguments.
+fn define_entry(
+    module: &mut ObjectModule,
+    symbol: &str,
+    chunks: &[cranelift_module::FuncId],
+) -> Result<usize, JitError> {
+    let sig = kernel_signature(module);
+    let id = module
+        .declare_function(symbol, Linkage::Export, &sig)
+        .map_err(|e| JitError::cranelift(format!("declaring `{symbol}`"), e))?;
+    let mut ctx = module.make_context();
+    ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(1, 0);
+    let refs: Vec<_> = chunks
+        .iter()
+        .map(|&c| module.declare_func_in_func(c, &mut ctx.func))
+        .collect();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    let block = b.create_block();
+    b.append_block_params_for_function_params(block);
+    b.switch_to_block(block);
+    b.seal_block(block);
+    let args = b.block_params(block).to_vec();
+    for r in refs {
+        b.ins().call(r, &args);
+    }
+    b.ins().return_(&[]);
+    b.finalize(module.target_config());
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| JitError::cranelift(format!("compiling entry `{symbol}`"), e))?;
+    Ok(ctx.compiled_code().map_or(0, |c| c.code_buffer().len()))
+}
+
+/// The C header for `func` compiled as `symbol`.
+fn c_header(func: &Function, symbol: &str, work_len: usize) -> String {
+    let upper = symbol.to_ascii_uppercase();
+    let params: Vec<String> = func
+        .params()
+        .map(|v| {
+            format!(
+                "{} {}",
+                func.ty(v),
+                func.name_of(v).map_or_else(|| v.to_string(), String::from)
+            )
+        })
+        .collect();
+    let rets: Vec<String> = func.ret_types.iter().map(|t| t.to_string()).collect();
+    format!(
+        "/* Generated by adjit from @{name}({params}) -> ({rets}).\n\
+         *\n\
+         * ABI: {symbol}(inputs, outputs, work) reads {n_in} doubles from `inputs` (one per\n\
+         * parameter, in order; f32 parameters are rounded to float, bool parameters read\n\
+         * nonzero as true) and writes {n_out} doubles to `outputs` (bools as 0.0/1.0).\n\
+         * `work` is scratch memory of {upper}_WORK_LEN doubles (NULL when that is 0),\n\
+         * uninitialised on entry; buffers must not overlap. The function is reentrant and\n\
+         * thread-safe given separate buffers. Link with -lm.\n\
+         */\n\
+         #ifndef ADJIT_{upper}_H\n\
+         #define ADJIT_{upper}_H\n\
+         \n\
+         #define {upper}_N_INPUTS {n_in}\n\
+         #define {upper}_N_OUTPUTS {n_out}\n\
+         #define {upper}_WORK_LEN {work_len}\n\
+         \n\
+         #ifdef __cplusplus\n\
+         extern \"C\" {{\n\
+         #endif\n\
+         \n\
+         void {symbol}(const double *inputs, double *outputs, double *work);\n\
+         \n\
+         #ifdef __cplusplus\n\
+         }}\n\
+         #endif\n\
+         \n\
+         #endif /* ADJIT_{upper}_H */\n",
+        name = func.name,
+        params = params.join(", "),
+        rets = rets.join(", "),
+        n_in = func.n_params,
+        n_out = func.n_outputs(),
+    )
+}

@@ -1,0 +1,107 @@
+//! The shared compilation pipeline: verify, plan, build the constant table, and lower every
+//! chunk into a Cranelift module (JIT or object), handing each finished function to a caller
+//! hook that compiles, prints or disassembles it. Also the Cranelift flags both back ends use.
+
+use adjit_ir::Function;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_module::{FuncId, Linkage, Module};
+
+use crate::abi::{kernel_signature, MathNames};
+use crate::constants::ConstTable;
+use crate::error::JitError;
+use crate::lower::{lower_chunk, new_cache, Imports, LowerInput};
+use crate::options::{JitOptions, OptLevel, RegAlloc};
+use crate::plan::{plan, Plan};
+
+/// Cranelift shared flags for compiling `func` under `opts`.
+pub(crate) fn shared_flags(
+    func: &Function,
+    opts: &JitOptions,
+    is_pic: bool,
+) -> Result<settings::Flags, JitError> {
+    let mut flags = settings::builder();
+    let regalloc = match opts.regalloc {
+        RegAlloc::Backtracking => "backtracking",
+        RegAlloc::SinglePass => "single_pass",
+        RegAlloc::Auto if func.n_insts() > opts.single_pass_above => "single_pass",
+        RegAlloc::Auto => "backtracking",
+    };
+    let opt_level = match opts.opt_level {
+        OptLevel::None => "none",
+        OptLevel::Speed => "speed",
+    };
+    let settings: [(&str, &str); 5] = [
+        ("opt_level", opt_level),
+        ("regalloc_algorithm", regalloc),
+        (
+            "enable_verifier",
+            if opts.verify_clif { "true" } else { "false" },
+        ),
+        ("is_pic", if is_pic { "true" } else { "false" }),
+        ("use_colocated_libcalls", "false"),
+    ];
+    for (name, value) in settings {
+        flags
+            .set(name, value)
+            .map_err(|e| JitError::cranelift(format!("setting {name}={value}"), e))?;
+    }
+    Ok(settings::Flags::new(flags))
+}
+
+/// What lowering produced.
+pub(crate) struct Lowered {
+    pub plan: Plan,
+    /// The chunk functions, in execution order.
+    pub chunk_ids: Vec<FuncId>,
+}
+
+/// Lower every chunk of `func` (verified) into `module`. Chunk `i` is declared as
+/// `chunk_name(i)` with `linkage`, built into a context, and passed to `finish`, which must
+/// define or otherwise consume it (the context is cleared afterwards).
+pub(crate) fn lower_function<M: Module>(
+    module: &mut M,
+    func: &Function,
+    opts: &JitOptions,
+    names: MathNames,
+    chunk_name: impl Fn(usize) -> String,
+    linkage: Linkage,
+    mut finish: impl FnMut(&mut M, FuncId, &mut Context, usize) -> Result<(), JitError>,
+) -> Result<Lowered, JitError> {
+    let plan = plan(func, opts);
+    let mut consts = ConstTable::build(func, &plan, opts.const_table_above);
+    consts.define(module, &format!("{}.constants", chunk_name(0)))?;
+    let input = LowerInput {
+        func,
+        plan: &plan,
+        consts: &consts,
+        spill_window: opts.spill_window,
+    };
+    let mut imports = Imports::new(names);
+    let mut cache = new_cache(func);
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let sig = kernel_signature(module);
+    let mut chunk_ids = Vec::with_capacity(plan.chunks.len());
+    for chunk in 0..plan.chunks.len() {
+        let name = chunk_name(chunk);
+        let id = module
+            .declare_function(&name, linkage, &sig)
+            .map_err(|e| JitError::cranelift(format!("declaring `{name}`"), e))?;
+        lower_chunk(
+            module,
+            &mut imports,
+            &input,
+            chunk,
+            &mut cache,
+            &mut ctx.func,
+            &mut fctx,
+        )?;
+        finish(module, id, &mut ctx, chunk)?;
+        module.clear_context(&mut ctx);
+        chunk_ids.push(id);
+    }
+    drop(input);
+    Ok(Lowered { plan, chunk_ids })
+}

@@ -1,0 +1,34 @@
+//! AArch64 object files, linked with aarch64-linux-gnu-gcc and run under qemu-aarch64,
+//! against the interpreter on the host: bit-exact where no libm routine is involved, within
+//! 2 ulps where one is. Without the tools this prints SKIP and passes, unless
+//! `ADJIT_REQUIRE_QEMU=1`.
+
+mod common;
+
+use adjit_jit::JitOptions;
+use common::aot::{run_suite, tools_present, Toolchain};
+
+const AARCH64: Toolchain = Toolchain {
+    triple: "aarch64-unknown-linux-gnu",
+    cc: "aarch64-linux-gnu-gcc",
+    runner: Some(("qemu-aarch64", &["-L", "/usr/aarch64-linux-gnu"])),
+};
+
+#[test]
+fn aarch64_objects_match_interpreter_under_qemu() {
+    if !tools_present(&AARCH64) {
+        return;
+    }
+    run_suite(&AARCH64, |i| {
+        if i % 3 == 1 {
+            JitOptions {
+                chunk_insts: 13,
+                spill_window: 5,
+                const_table_above: 2,
+                ..JitOptions::default()
+            }
+        } else {
+            JitOptions::default()
+        }
+    });
+}

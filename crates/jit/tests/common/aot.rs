@@ -1,0 +1,285 @@
+//! The AOT suite shared by `aot.rs` (x86-64, host gcc) and `aarch64.rs` (cross gcc + qemu):
+//! compile many programs to objects with distinct symbols, link them with one C driver that
+//! reads `(program index, inputs)` records from stdin and writes outputs to stdout (binary
+//! doubles), run it once, and compare with the interpreter.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use adjit_ir::random::{random_function, RandomOptions, Rng};
+use adjit_ir::{interpret, BinaryOp, Function, InstData, Type};
+use adjit_jit::{compile_object, JitOptions};
+
+use super::{every_opcode, seed001, special_values};
+
+/// A toolchain for one target.
+pub struct Toolchain {
+    pub triple: &'static str,
+    pub cc: &'static str,
+    /// Program (and leading arguments) that runs the linked driver, if not native.
+    pub runner: Option<(&'static str, &'static [&'static str])>,
+}
+
+/// Whether `program --version` runs.
+fn available(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether every tool is present; otherwise print a SKIP note, or fail when
+/// `ADJIT_REQUIRE_QEMU=1`.
+pub fn tools_present(tc: &Toolchain) -> bool {
+    let mut missing: Vec<&str> = Vec::new();
+    if !available(tc.cc) {
+        missing.push(tc.cc);
+    }
+    if let Some((runner, _)) = tc.runner {
+        if !available(runner) {
+            missing.push(runner);
+        }
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let required = std::env::var("ADJIT_REQUIRE_QEMU").is_ok_and(|v| v == "1");
+    assert!(!required, "ADJIT_REQUIRE_QEMU=1 but missing: {missing:?}");
+    eprintln!("SKIP {}: missing {missing:?} (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)", tc.triple);
+    false
+}
+
+/// Per output: whether a math-library call lies in its dependency cone (then results may
+/// differ by rounding; otherwise they must be bit-identical).
+fn outputs_using_libm(func: &Function) -> Vec<bool> {
+    let mut uses = vec![false; func.n_values()];
+    for (v, inst) in func.insts() {
+        let own = match inst {
+            InstData::Unary { op, .. } => op.is_transcendental(),
+            InstData::Binary { op, .. } => matches!(op, BinaryOp::Pow | BinaryOp::Atan2),
+            _ => false,
+        };
+        let mut any = own;
+        inst.for_each_value(|a| any |= uses[a.index()]);
+        uses[v.index()] = any;
+    }
+    func.rets.iter().map(|r| uses[r.index()]).collect()
+}
+
+/// Distance in units in the last place of type `ty` (NaN = NaN is 0; NaN vs number is max).
+fn ulps(a: f64, b: f64, ty: Type) -> u64 {
+    if a.is_nan() || b.is_nan() {
+        return if a.is_nan() && b.is_nan() {
+            0
+        } else {
+            u64::MAX
+        };
+    }
+    let key = |x: f64| -> i64 {
+        let bits = match ty {
+            Type::F32 => (x as f32).to_bits() as i64,
+            _ => x.to_bits() as i64,
+        };
+        let sign = match ty {
+            Type::F32 => 1i64 << 31,
+            _ => i64::MIN,
+        };
+        if bits & sign != 0 {
+            sign.wrapping_sub(bits)
+        } else {
+            bits
+        }
+    };
+    key(a).wrapping_sub(key(b)).unsigned_abs()
+}
+
+/// The programs of the suite, with their input points.
+pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
+    let mut programs = Vec::new();
+    let specials = special_values();
+    let special_points: Vec<Vec<f64>> = specials
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &x)| {
+            specials
+                .iter()
+                .step_by(2)
+                .map(move |&y| vec![x, y, (i % 2) as f64])
+        })
+        .collect();
+    for ty in [Type::F64, Type::F32] {
+        programs.push((every_opcode(ty), special_points.clone()));
+    }
+    let s = seed001();
+    programs.push((s, vec![vec![1.5, -0.25], vec![0.0, 0.0], vec![-3.0, 7.0]]));
+    for seed in 0..24u64 {
+        let opts = RandomOptions {
+            n_params: 1 + (seed % 3) as usize,
+            n_insts: 60 + seed as usize * 10,
+            n_outputs: 2,
+            ty: if seed % 3 == 2 { Type::F32 } else { Type::F64 },
+            window: 16,
+            non_smooth: seed % 2 == 1,
+        };
+        let f = random_function(seed, &opts);
+        let mut rng = Rng::new(seed);
+        let points = (0..4).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
+        programs.push((f, points));
+    }
+    // The example corpus, when present.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    for path in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "ir"))
+    {
+        let text = std::fs::read_to_string(path).unwrap();
+        let funcs = adjit_ir::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for f in funcs {
+            let mut rng = Rng::new(f.n_values() as u64);
+            let points = (0..3).map(|_| rng.vector(f.n_params, 0.1, 0.9)).collect();
+            programs.push((f, points));
+        }
+    }
+    programs
+}
+
+/// Compile, link, run and compare the whole suite; returns the largest ulp difference seen on
+/// outputs that depend on math-library calls.
+pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 {
+    let programs = suite_programs();
+    let dir = std::env::temp_dir().join(format!("adjit_aot_{}_{}", tc.triple, std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut objects = Vec::new();
+    let mut includes = String::new();
+    let mut table = String::new();
+    let (mut max_in, mut max_out, mut max_work) = (1, 1, 1);
+    for (i, (func, _)) in programs.iter().enumerate() {
+        let mut func = func.clone();
+        func.name = format!("p{i}_{}", func.name);
+        let obj = compile_object(&func, tc.triple, &opts_for(i))
+            .unwrap_or_else(|e| panic!("@{}: {e}", func.name));
+        let o = dir.join(format!("p{i}.o"));
+        std::fs::write(&o, &obj.bytes).unwrap();
+        std::fs::write(dir.join(format!("p{i}.h")), &obj.header).unwrap();
+        objects.push(o);
+        includes += &format!("#include \"p{i}.h\"\n");
+        let up = obj.symbol.to_ascii_uppercase();
+        table += &format!(
+            "  {{{s}, {up}_N_INPUTS, {up}_N_OUTPUTS, {up}_WORK_LEN}},\n",
+            s = obj.symbol
+        );
+        max_in = max_in.max(obj.n_inputs);
+        max_out = max_out.max(obj.n_outputs);
+        max_work = max_work.max(obj.work_len);
+    }
+    let driver = format!(
+        "#include <stdio.h>\n#include <stdint.h>\n{includes}\
+         typedef void (*kernel)(const double *, double *, double *);\n\
+         struct entry {{ kernel f; unsigned n_in, n_out, work; }};\n\
+         static const struct entry table[] = {{\n{table}}};\n\
+         static double in[{max_in}], out[{max_out}], work[{max_work}];\n\
+         int main(void) {{\n\
+           uint32_t idx;\n\
+           while (fread(&idx, 4, 1, stdin) == 1) {{\n\
+             const struct entry *e = &table[idx];\n\
+             if (fread(in, 8, e->n_in, stdin) != e->n_in) return 2;\n\
+             e->f(in, out, work);\n\
+             fwrite(out, 8, e->n_out, stdout);\n\
+           }}\n\
+           return 0;\n\
+         }}\n"
+    );
+    std::fs::write(dir.join("driver.c"), driver).unwrap();
+    let exe = dir.join("driver");
+    let status = Command::new(tc.cc)
+        .arg("-O2")
+        .arg("-o")
+        .arg(&exe)
+        .arg(dir.join("driver.c"))
+        .args(&objects)
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(status.success(), "{} failed to link the driver", tc.cc);
+
+    let mut stdin = Vec::new();
+    for (i, (_, points)) in programs.iter().enumerate() {
+        for x in points {
+            stdin.extend((i as u32).to_le_bytes());
+            for v in x {
+                stdin.extend(v.to_le_bytes());
+            }
+        }
+    }
+    let mut cmd = match tc.runner {
+        Some((runner, args)) => {
+            let mut c = Command::new(runner);
+            c.args(args).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "driver failed: {:?}",
+        output.status
+    );
+    let mut got = output
+        .stdout
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
+
+    let mut max_ulps = 0;
+    let mut checked = 0;
+    for (func, points) in &programs {
+        let libm = outputs_using_libm(func);
+        for x in points {
+            let want = interpret(func, x).unwrap();
+            for (j, &w) in want.iter().enumerate() {
+                let g = got.next().expect("driver wrote too few outputs");
+                let ty = func.ret_types[j];
+                let d = ulps(g, w, ty);
+                if libm[j] {
+                    max_ulps = max_ulps.max(d);
+                    assert!(
+                        d <= 2,
+                        "{}: @{} output {j} at {x:?}: object {g:e}, interpreter {w:e} ({d} ulps)",
+                        tc.triple,
+                        func.name
+                    );
+                } else {
+                    assert!(
+                        d == 0,
+                        "{}: @{} output {j} at {x:?}: object {g:e}, interpreter {w:e} (must be exact)",
+                        tc.triple,
+                        func.name
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(got.next().is_none(), "driver wrote too many outputs");
+    assert!(checked > 1000, "only {checked} outputs checked");
+    std::fs::remove_dir_all(&dir).ok();
+    eprintln!(
+        "{}: {} programs, {checked} outputs checked, max {max_ulps} ulps on libm-dependent outputs",
+        tc.triple,
+        programs.len()
+    );
+    max_ulps
+}

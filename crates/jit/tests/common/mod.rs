@@ -1,0 +1,111 @@
+//! Programs and comparisons shared by the backend's test binaries.
+#![allow(dead_code)]
+
+use adjit_ir::{BinaryOp, Builder, CmpPred, Function, Type, UnaryOp};
+
+/// Bitwise equality, except that any NaN equals any NaN.
+pub fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Panic with context unless `jit` and `want` agree elementwise under [`same`].
+pub fn assert_same(what: &str, inputs: &[f64], jit: &[f64], want: &[f64]) {
+    assert_eq!(jit.len(), want.len());
+    for (i, (&j, &w)) in jit.iter().zip(want).enumerate() {
+        assert!(
+            same(j, w),
+            "{what}: output {i} at inputs {inputs:?}: jit {j:e} ({:#x}), interpreter {w:e} ({:#x})",
+            j.to_bits(),
+            w.to_bits()
+        );
+    }
+}
+
+/// One program using every opcode (all unary and binary ops, fma, powi with several
+/// exponents, every fcmp predicate, select, conversions, constants, literals) in type `ty`,
+/// with two float parameters and one bool parameter. Returns also a bool and a promoted value.
+pub fn every_opcode(ty: Type) -> Function {
+    let mut b = Builder::new(format!("every_{ty}"));
+    let x = b.param(ty, "x");
+    let y = b.param(ty, "y");
+    let flag = b.param(Type::Bool, "flag");
+    let mut outs = Vec::new();
+    for &op in UnaryOp::ALL {
+        outs.push(b.unary(op, x));
+    }
+    for &op in BinaryOp::ALL {
+        outs.push(b.binary(op, x, y));
+        outs.push(b.binary(op, y, 0.75));
+        outs.push(b.binary(op, -1.25, x));
+    }
+    outs.push(b.fma(x, y, 0.5));
+    outs.push(b.fma(x, 1.0 / 3.0, y));
+    for k in [0, 1, 2, 3, 5, 7, 8, 13, -1, -2, -7, 31, -32] {
+        outs.push(b.powi(x, k));
+    }
+    for &pred in CmpPred::ALL {
+        let c = b.fcmp(pred, x, y);
+        outs.push(b.select(c, x, y));
+        let c = b.fcmp(pred, 0.5, y);
+        outs.push(c);
+    }
+    outs.push(b.select(flag, x, 2.5));
+    outs.push(flag);
+    let k = b.constant(ty, 0.1);
+    outs.push(b.mul(k, x));
+    let t = b.constant(Type::Bool, 1.0);
+    outs.push(b.select(t, y, x));
+    match ty {
+        Type::F64 => {
+            let d = b.fdemote(x);
+            let e = b.mul(d, 3.0);
+            outs.push(b.fpromote(e));
+        }
+        _ => {
+            let p = b.fpromote(x);
+            let e = b.mul(p, 1e300);
+            outs.push(b.fdemote(e));
+            outs.push(p);
+        }
+    }
+    outs.push(x);
+    b.finish(&outs)
+}
+
+/// Inputs that stress special cases: signed zeros, infinities, NaN, ties, huge and tiny values.
+pub fn special_values() -> Vec<f64> {
+    vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -2.5,
+        3.7,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        1e-310,
+        1e300,
+        f64::MIN_POSITIVE,
+        2.5e9,
+    ]
+}
+
+/// The `seed 001` example: p = 7x, r = 1/y, q = p·x·5, v = 2·p·q + 3·r.
+pub fn seed001() -> Function {
+    let mut b = Builder::new("seed001");
+    let x = b.param(Type::F64, "x");
+    let y = b.param(Type::F64, "y");
+    let p = b.mul(7.0, x);
+    let r = b.div(1.0, y);
+    let px = b.mul(p, x);
+    let q = b.mul(px, 5.0);
+    let tp = b.mul(2.0, p);
+    let tpq = b.mul(tp, q);
+    let tr = b.mul(3.0, r);
+    let v = b.add(tpq, tr);
+    b.finish(&[v])
+}
+pub mod aot;
