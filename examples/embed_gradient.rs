@@ -50,12 +50,12 @@ fn main() -> Result<(), adjit::Error> {
     // 3. Gradient descent, calling native code every step.
     let mut p = [1.0, 0.5, 0.0];
     let mut g = [0.0; 3];
-    let steps = 20_000;
+    let steps = 5_000;
     let lr = 0.3;
     let start = Instant::now();
     for step in 0..=steps {
         let value = grad.call(&p, &mut g)?;
-        if step % 2_000 == 0 {
+        if step % 500 == 0 {
             println!(
                 "step {step:>6}: loss = {value:.3e}  a = {:.4}  b = {:.4}  c = {:.4}",
                 p[0], p[1], p[2]

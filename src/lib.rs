@@ -3,9 +3,6 @@
 //! Straight-line numeric programs to fast native derivative code. This facade crate is the
 //! public API: it re-exports the IR ([`ir`]), the transforms ([`diff`]) and the Cranelift
 //! backend ([`jit`]), and offers one-call entry points used by the `adjit` CLI and the tests.
-//!
-//! (Entry points marked "not yet available" return [`Error::Unsupported`] until the
-//! corresponding piece lands.)
 
 mod bench;
 pub mod checkpoint;
@@ -43,8 +40,6 @@ pub enum Error {
     Diff(#[from] adjit_diff::DiffError),
     #[error("{0}")]
     Usage(String),
-    #[error("not yet available: {0}")]
-    Unsupported(String),
     #[error("{0}")]
     Other(String),
 }
@@ -199,8 +194,8 @@ pub fn inverse(
     x: &[f64],
     v: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let _ = (func, engine, mode, x, v);
-    Err(Error::Unsupported("inverse modes".into()))
+    check_len("--at", x, func.n_params, func, "inputs")?;
+    inverse::inverse_product(func, mode, engine, x, v)
 }
 
 /// Render one stage of the pipeline as text. Stage names: `ir`, `simplified`, `jvp`, `vjp`,
@@ -225,7 +220,12 @@ pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<Strin
                 adjit_jit::asm_text(&derived, &opts)?
             })
         }
-        other => Err(Error::Unsupported(format!("dump stage `{other}`"))),
+        other => inverse::dump_stage(func, other).unwrap_or_else(|| {
+            Err(Error::Usage(format!(
+                "unknown stage `{other}`: expected ir, simplified, jvp, vjp, clif, asm, schedule, \
+                 lumps, dot, reverse-inverse or forward-inverse"
+            )))
+        }),
     }
 }
 
