@@ -36,11 +36,23 @@ fn rows(f: &Function, label: &str, with_dense: bool) -> Vec<Row> {
     let opts = InverseOptions::default();
     let mut rows = vec![
         compile("jvp", &adjit::diff::jvp(f), label),
-        compile("reverse-inverse", &reverse_inverse(f, &opts).expect("square"), label),
-        compile("forward-inverse", &forward_inverse(f, &opts).expect("square"), label),
+        compile(
+            "reverse-inverse",
+            &reverse_inverse(f, &opts).expect("square"),
+            label,
+        ),
+        compile(
+            "forward-inverse",
+            &forward_inverse(f, &opts).expect("square"),
+            label,
+        ),
     ];
     if with_dense {
-        rows.push(compile("dense", &dense_inverse(f, &opts).expect("square"), label));
+        rows.push(compile(
+            "dense",
+            &dense_inverse(f, &opts).expect("square"),
+            label,
+        ));
     }
     rows
 }
