@@ -3,19 +3,24 @@
 //! Straight-line numeric programs to fast native derivative code. This facade crate is the
 //! public API: it re-exports the IR ([`ir`]), the transforms ([`diff`]) and the Cranelift
 //! backend ([`jit`]), and offers one-call entry points used by the `adjit` CLI and the tests.
-//!
-//! (Entry points marked "not yet available" return [`Error::Unsupported`] until the
-//! corresponding piece lands.)
 
+mod bench;
 pub mod checkpoint;
+mod compile;
 pub mod inverse;
+pub mod plot;
 
 use std::path::Path;
 
 pub use adjit_diff as diff;
+pub use adjit_diff::checkpoint::Strategy;
 pub use adjit_ir as ir;
-pub use adjit_jit as jit;
+pub use adjit_ir::trace::{trace, trace_multi};
 pub use adjit_ir::{Builder, Function, Type, Value};
+pub use adjit_jit as jit;
+pub use adjit_jit::{JitOptions, ObjectCode};
+pub use bench::{bench, time_per_call, BenchMeasurement, BenchMode};
+pub use compile::{derive, Compiled, Gradient, Mode};
 
 /// Everything that can go wrong in a facade call.
 #[derive(Debug, thiserror::Error)]
@@ -29,10 +34,12 @@ pub enum Error {
     Verify(#[from] adjit_ir::VerifyErrors),
     #[error(transparent)]
     Interp(#[from] adjit_ir::InterpError),
+    #[error(transparent)]
+    Jit(#[from] adjit_jit::JitError),
+    #[error(transparent)]
+    Diff(#[from] adjit_diff::DiffError),
     #[error("{0}")]
     Usage(String),
-    #[error("not yet available: {0}")]
-    Unsupported(String),
     #[error("{0}")]
     Other(String),
 }
@@ -47,20 +54,6 @@ pub enum Engine {
     /// Native code from Cranelift.
     #[default]
     Jit,
-}
-
-/// How reverse mode obtains the primal values its adjoint lines read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Strategy {
-    /// Store every needed intermediate.
-    #[default]
-    Tape,
-    /// Binomial (Revolve) checkpointing with `snapshots` stored states.
-    Checkpoint { snapshots: usize },
-    /// The cheapest checkpointing schedule whose peak memory fits the budget.
-    CheckpointBytes(u64),
-    /// About √N stages, every stage boundary stored.
-    Uniform,
 }
 
 /// Which inverse product to compute for a square program.
@@ -104,7 +97,12 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
 pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
     match engine {
         Engine::Interp => Ok(adjit_ir::interpret(func, x)?),
-        Engine::Jit => Err(Error::Unsupported("the JIT engine".into())),
+        Engine::Jit => {
+            let code = adjit_jit::compile(func, &JitOptions::default())?;
+            let mut out = vec![0.0; func.n_outputs()];
+            code.call(x, &mut out)?;
+            Ok(out)
+        }
     }
 }
 
@@ -171,7 +169,20 @@ pub fn vjp(
             let derived = adjit_diff::simplify(&adjit_diff::vjp(func));
             run_split(&derived, engine, x, w, func.n_outputs())
         }
-        other => Err(Error::Unsupported(format!("the {other:?} strategy"))),
+        other => {
+            let mut grad = checkpoint::CheckpointedGradient::new(func, other)?;
+            let mut y = vec![0.0; func.n_outputs()];
+            let mut g = vec![0.0; float_params(func)];
+            match engine {
+                Engine::Jit => grad.call(x, w, &mut y, &mut g)?,
+                Engine::Interp => {
+                    return Err(Error::Usage(
+                        "checkpointing strategies run compiled stages; use --engine jit".into(),
+                    ))
+                }
+            }
+            Ok((y, g))
+        }
     }
 }
 
@@ -183,20 +194,38 @@ pub fn inverse(
     x: &[f64],
     v: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let _ = (func, engine, mode, x, v);
-    Err(Error::Unsupported("inverse modes".into()))
+    check_len("--at", x, func.n_params, func, "inputs")?;
+    inverse::inverse_product(func, mode, engine, x, v)
 }
 
 /// Render one stage of the pipeline as text. Stage names: `ir`, `simplified`, `jvp`, `vjp`,
 /// `clif`, `asm`, `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`.
 pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<String> {
-    let _ = options;
     match stage {
         "ir" => Ok(func.to_string()),
         "simplified" => Ok(adjit_diff::simplify(func).to_string()),
         "jvp" => Ok(adjit_diff::simplify(&adjit_diff::jvp(func)).to_string()),
         "vjp" => Ok(adjit_diff::simplify(&adjit_diff::vjp(func)).to_string()),
-        other => Err(Error::Unsupported(format!("dump stage `{other}`"))),
+        "schedule" => checkpoint::schedule_text(func, options.strategy),
+        "clif" | "asm" => {
+            let mode = match &options.mode {
+                Some(m) => m.parse()?,
+                None => Mode::Primal,
+            };
+            let derived = derive(func, mode)?;
+            let opts = JitOptions::default();
+            Ok(if stage == "clif" {
+                adjit_jit::clif_text(&derived, &opts)?
+            } else {
+                adjit_jit::asm_text(&derived, &opts)?
+            })
+        }
+        other => inverse::dump_stage(func, other).unwrap_or_else(|| {
+            Err(Error::Usage(format!(
+                "unknown stage `{other}`: expected ir, simplified, jvp, vjp, clif, asm, schedule, \
+                 lumps, dot, reverse-inverse or forward-inverse"
+            )))
+        }),
     }
 }
 
@@ -207,4 +236,16 @@ pub struct DumpOptions {
     pub mode: Option<String>,
     /// For `schedule`: the strategy.
     pub strategy: Strategy,
+}
+
+/// Compile `mode` of `func` to a relocatable object file for `target` (a target triple such as
+/// `aarch64-unknown-linux-gnu`; `None` is the host), with a C header declaring its entry point.
+pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Result<ObjectCode> {
+    let derived = derive(func, mode)?;
+    let host = target_lexicon::Triple::host().to_string();
+    Ok(adjit_jit::compile_object(
+        &derived,
+        target.unwrap_or(&host),
+        &JitOptions::default(),
+    )?)
 }

@@ -22,5 +22,6 @@ pub mod inverse;
 
 pub use activity::{activity, Activity};
 pub use forward::{jvp, jvp_vector};
+pub use hessian::{hessian, hvp, DiffError};
 pub use reverse::{tape_stats, vjp, TapeStats};
 pub use simplify::simplify;

@@ -17,7 +17,9 @@
 //!    ∂y/∂aᵢ·ȳ of operand aᵢ either initialises āᵢ (first contribution: the scaled value, or ȳ
 //!    itself for a unit coefficient) or is accumulated by [`crate::rules::Partial::accumulate`]:
 //!    `fma ȳ, c, acc` for a product coefficient c, `add acc, ȳ` / `sub acc, ȳ` for ±1,
-//!    `sub acc, (ȳ·c)` for −c, and `add acc, contribution` otherwise.
+//!    `sub acc, (ȳ·c)` for −c, and `add acc, contribution` otherwise. Exception: `div a, b`
+//!    with both operands active computes d = ȳ/b once; ā receives d (rule 1) and b̄ receives
+//!    −(d·y) (rule −c with c = y, applied to d).
 //!
 //! An instruction's adjoint is final when the sweep reaches it, since all its uses come later
 //! in program order. Coefficients (`cos x`, `2·y`, …) are computed in the adjoint sweep from
@@ -30,11 +32,11 @@
 
 use std::collections::HashSet;
 
-use adjit_ir::{Builder, Function, Operand, Type, Value};
+use adjit_ir::{BinaryOp, Builder, Function, InstData, Operand, Type, Value};
 
 use crate::activity::activity;
 use crate::forward::zero;
-use crate::rules::{carries_derivative, partials, NameTable};
+use crate::rules::{carries_derivative, partials, NameTable, Partial};
 
 /// What the adjoint sweep of [`vjp`] reads from the forward sweep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -136,13 +138,29 @@ pub fn vjp_with_tape(func: &Function) -> (Function, TapeStats) {
             continue;
         }
         let mapped = inst.map_values(|u| map[u.index()]);
-        for (pos, p) in partials(&mut b, &mapped, map[v.index()], &wanted) {
+        let y = map[v.index()];
+        // (operand position, partial, the adjoint it scales)
+        let contributions: Vec<(usize, Partial, Value)> = match mapped {
+            // y = a/b with both active: d = ȳ/b, ā gets d, b̄ gets −(d·y) (one division).
+            InstData::Binary {
+                op: BinaryOp::Div,
+                args: [_, divisor],
+            } if wanted[0] && wanted[1] => {
+                let d = b.div(dy, divisor);
+                vec![(0, Partial::One, d), (1, Partial::NegMul(y.into()), d)]
+            }
+            _ => partials(&mut b, &mapped, y, &wanted)
+                .into_iter()
+                .map(|(pos, p)| (pos, p, dy))
+                .collect(),
+        };
+        for (pos, p, t) in contributions {
             let u = operands[pos]
                 .as_value()
                 .expect("wanted operands are values");
             adjoint[u.index()] = Some(match adjoint[u.index()] {
-                None => p.apply(&mut b, dy),
-                Some(acc) => p.accumulate(&mut b, acc, dy),
+                None => p.apply(&mut b, t),
+                Some(acc) => p.accumulate(&mut b, acc, t),
             });
         }
     }

@@ -227,7 +227,8 @@ pub fn partials(
                 }
                 if wanted[1] {
                     let coef = match l {
-                        Operand::Const(base) if base == 0.0 => literal(ty, 0.0),
+                        // ±0 alike.
+                        Operand::Const(base) if base.abs() == 0.0 => literal(ty, 0.0),
                         Operand::Const(base) => b.mul(y, literal(ty, base.ln())).into(),
                         Operand::Value(base) => {
                             let log = b.unary(UnaryOp::Log, base);

@@ -9,7 +9,7 @@ fn article() -> Function {
     let mut b = Builder::new("article");
     let x = b.param(Type::F64, "x");
     let y = b.param(Type::F64, "y");
-    let mut named = |b: &mut Builder, v, n: &str| {
+    let named = |b: &mut Builder, v, n: &str| {
         b.set_name(v, n);
         v
     };
@@ -32,13 +32,75 @@ fn article() -> Function {
     b.finish(&[v])
 }
 
+const JVP_DUMP: &str = "
+func @article_jvp(%x: f64, %y: f64, %dx: f64, %dy: f64) -> (f64, f64) {
+    %p = mul 7.0, %x
+    %dp = mul %dx, 7.0
+    %r = div 1.0, %y
+    %v7 = div %r, %y
+    %v8 = mul %dy, %v7
+    %dr = neg %v8
+    %i1 = mul %p, %x
+    %v11 = mul %dp, %x
+    %di1 = fma %dx, %p, %v11
+    %q = mul %i1, 5.0
+    %dq = mul %di1, 5.0
+    %i2 = mul 2.0, %p
+    %di2 = mul %dp, 2.0
+    %i3 = mul %i2, %q
+    %v18 = mul %di2, %q
+    %di3 = fma %dq, %i2, %v18
+    %i4 = mul 3.0, %r
+    %di4 = mul %dr, 3.0
+    %v = add %i3, %i4
+    %dv = add %di3, %di4
+    ret %v, %dv
+}
+";
+
+const VJP_DUMP: &str = "
+func @article_vjp(%x: f64, %y: f64, %v_b: f64) -> (f64, f64, f64) {
+    %p = mul 7.0, %x
+    %r = div 1.0, %y
+    %i1 = mul %p, %x
+    %q = mul %i1, 5.0
+    %i2 = mul 2.0, %p
+    %i3 = mul %i2, %q
+    %i4 = mul 3.0, %r
+    %v = add %i3, %i4
+    %r_b = mul %v_b, 3.0
+    %i2_b = mul %v_b, %q
+    %q_b = mul %v_b, %i2
+    %v14 = mul %i2_b, 2.0
+    %i1_b = mul %q_b, 5.0
+    %p_b = fma %i1_b, %x, %v14
+    %v17 = mul %i1_b, %p
+    %v18 = div %r, %y
+    %v19 = mul %r_b, %v18
+    %y_b = neg %v19
+    %x_b = fma %p_b, 7.0, %v17
+    ret %v, %x_b, %y_b
+}
+";
+
+/// Compare a dump with its expected text (leading/trailing blank lines ignored).
+fn check_dump(f: &Function, expected: &str) {
+    let got = f.to_string();
+    assert_eq!(got.trim(), expected.trim(), "dump differs; got:\n{got}");
+}
+
 #[test]
 fn article_dumps() {
     let f = article();
     verify(&f).unwrap();
     let df = simplify(&jvp(&f));
     let gf = simplify(&vjp(&f));
-    println!("{f}\n{df}\n{gf}");
+    // One or two derivative lines per primal line, as in the article; simplify has nothing
+    // left to do.
+    check_dump(&df, JVP_DUMP);
+    check_dump(&gf, VJP_DUMP);
+    check_dump(&jvp(&f), JVP_DUMP);
+    check_dump(&vjp(&f), VJP_DUMP);
     verify(&df).unwrap();
     verify(&gf).unwrap();
     // v = 70·x³ + 3/y: dv/dx = 210·x², dv/dy = −3/y².

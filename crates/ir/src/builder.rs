@@ -87,7 +87,11 @@ impl Builder {
 
     /// Round literals to the operands' float type, and materialise a `const` when every float
     /// operand is a literal (defaulting to f64).
-    fn fix_operands<const N: usize>(&mut self, mut ops: [Operand; N], default: Type) -> [Operand; N] {
+    fn fix_operands<const N: usize>(
+        &mut self,
+        mut ops: [Operand; N],
+        default: Type,
+    ) -> [Operand; N] {
         let ty = match self.float_type_of(&ops) {
             Some(t) => t,
             None => {

@@ -152,7 +152,9 @@ impl InstData {
             | InstData::Powi { arg, .. }
             | InstData::Fpromote { arg }
             | InstData::Fdemote { arg } => f(Operand::Value(*arg)),
-            InstData::Binary { args, .. } | InstData::Fcmp { args, .. } => args.iter().for_each(|&a| f(a)),
+            InstData::Binary { args, .. } | InstData::Fcmp { args, .. } => {
+                args.iter().for_each(|&a| f(a))
+            }
             InstData::Fma { args } => args.iter().for_each(|&a| f(a)),
             InstData::Select { cond, args } => {
                 f(Operand::Value(*cond));

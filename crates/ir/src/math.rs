@@ -221,7 +221,9 @@ pub fn eval_inst(inst: &InstData, ty: Type, operand: impl Fn(crate::Operand) -> 
         InstData::Binary { op, args } => binary(*op, ty, operand(args[0]), operand(args[1])),
         InstData::Fma { args } => fma(ty, operand(args[0]), operand(args[1]), operand(args[2])),
         InstData::Powi { arg, exp } => powi(ty, operand(O::Value(*arg)), *exp),
-        InstData::Fcmp { pred, args } => bool_value(fcmp(*pred, operand(args[0]), operand(args[1]))),
+        InstData::Fcmp { pred, args } => {
+            bool_value(fcmp(*pred, operand(args[0]), operand(args[1])))
+        }
         InstData::Select { cond, args } => {
             if operand(O::Value(*cond)) != 0.0 {
                 operand(args[0])

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::function::{Function, InstData, Operand, Value, ValueDef};
-use crate::text::inst_to_string;
+use crate::text::inst_to_string_with_names;
 
 /// One verifier finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     let names = crate::text::printed_names(func);
     let mut err = |value: Option<Value>, message: String| {
         let line = match value {
-            Some(v) => inst_to_string(func, v),
+            Some(v) => inst_to_string_with_names(func, &names, v),
             None => "ret".to_string(),
         };
         errors.push(VerifyError {
@@ -89,7 +89,10 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
         match &data.def {
             ValueDef::Param => {
                 if i >= func.n_params {
-                    err(Some(v), format!("{shown} is a parameter after the instructions"));
+                    err(
+                        Some(v),
+                        format!("{shown} is a parameter after the instructions"),
+                    );
                 }
                 if !data.ty.is_float() && data.ty != crate::Type::Bool {
                     err(Some(v), format!("{shown} has an unsupported type"));
@@ -97,7 +100,10 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
             }
             ValueDef::Inst(inst) => {
                 if i < func.n_params {
-                    err(Some(v), format!("{shown} is an instruction among the parameters"));
+                    err(
+                        Some(v),
+                        format!("{shown} is an instruction among the parameters"),
+                    );
                     continue;
                 }
                 let mut ok = true;
@@ -133,7 +139,10 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     }
     for (k, (&r, &t)) in func.rets.iter().zip(&func.ret_types).enumerate() {
         match func.values.get(r.index()) {
-            None => err(None, format!("ret operand {k} is not a value of the function")),
+            None => err(
+                None,
+                format!("ret operand {k} is not a value of the function"),
+            ),
             Some(d) if d.ty != t => err(
                 None,
                 format!(
@@ -165,9 +174,9 @@ fn check_inst(
 ) {
     let data = &func.values[v.index()];
     let float_ops: &[Operand] = match inst {
-        InstData::Binary { args, .. } | InstData::Fcmp { args, .. } | InstData::Select { args, .. } => {
-            args
-        }
+        InstData::Binary { args, .. }
+        | InstData::Fcmp { args, .. }
+        | InstData::Select { args, .. } => args,
         InstData::Fma { args } => args,
         _ => &[],
     };
@@ -208,7 +217,11 @@ fn check_inst(
         }
         Some(t) if t != data.ty => err(
             Some(v),
-            format!("{shown} has type {} but {} produces {t}", data.ty, inst.opcode_name()),
+            format!(
+                "{shown} has type {} but {} produces {t}",
+                data.ty,
+                inst.opcode_name()
+            ),
         ),
         Some(t) => {
             // Literals must be exactly representable in the operand type.
@@ -224,7 +237,10 @@ fn check_inst(
             for o in float_ops {
                 if let Operand::Const(c) = o {
                     if lit_ty.round(*c).to_bits() != c.to_bits() && !c.is_nan() {
-                        err(Some(v), format!("{shown}: literal {c} is not exactly a {lit_ty}"));
+                        err(
+                            Some(v),
+                            format!("{shown}: literal {c} is not exactly a {lit_ty}"),
+                        );
                     }
                 }
             }

@@ -62,8 +62,10 @@ fn corpus_files_round_trip() {
     let mut n = 0;
     for path in ir_files() {
         let src = std::fs::read_to_string(&path).unwrap();
-        // Error files may not parse; those that do must still round-trip.
-        if path.to_string_lossy().contains("/errors/") && parse(&src).is_err() {
+        // The round trip is promised for verified functions only: an error file that parses
+        // may still be renamed by the printer (two values named %a print as %a and %v2).
+        let loads = parse(&src).is_ok_and(|fs| fs.iter().all(|f| verify(f).is_ok()));
+        if path.to_string_lossy().contains("/errors/") && !loads {
             continue;
         }
         check_round_trip(&src, &path.display().to_string());
@@ -247,4 +249,158 @@ fn semantic_problems_are_left_to_the_verifier() {
         "func @f(%x: f64) -> f64 {\n    %a = add 1.0, 2.0\n    ret %a\n}\n",
         &["%a: every float operand of add is a literal; use `const`"],
     );
+}
+
+#[test]
+fn layout_comments_crlf_and_columns() {
+    // CRLF line ends, tabs, comments everywhere, blank lines, names with digits and dots.
+    let src = "; header\r\n\r\nfunc @f.1(%x0: f64,%y.z:f64)->(f64){ ; open\r\n\t%a_1=add %x0,%y.z;c\r\n    ret %a_1\r\n}\r\n; trailer";
+    let f = &check_round_trip(src, "crlf")[0];
+    assert_eq!(f.name, "f.1");
+    assert_eq!(f.name_of(f.rets[0]), Some("a_1"));
+    // Columns count characters, not bytes.
+    check_errors(
+        "func @f(%x: f64) -> f64 { ; é\n    %é = neg %x\n    ret %x\n}\n",
+        &["2:5: error: expected a value name after '%' (letters, digits, '_', '.'), found 'é'"],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %x ; ∞∞\n    %b = neg é\n    ret %x\n}\n",
+        &["3:14: error: unexpected character 'é'"],
+    );
+}
+
+#[test]
+fn literal_bits_survive_the_round_trip() {
+    let cases: &[(&str, Type, u64)] = &[
+        ("-0.0", Type::F64, (-0.0f64).to_bits()),
+        ("5e-324", Type::F64, 1),
+        ("0x1p-1074", Type::F64, 1),
+        ("1.7976931348623157e308", Type::F64, f64::MAX.to_bits()),
+        ("0x1.fffffep127", Type::F32, f64::from(f32::MAX).to_bits()),
+        ("1e-45", Type::F32, f64::from(f32::from_bits(1)).to_bits()),
+        ("16777217", Type::F32, 16777216f64.to_bits()),
+        ("0.1", Type::F32, f64::from(0.1f32).to_bits()),
+        ("-inf", Type::F32, f64::NEG_INFINITY.to_bits()),
+    ];
+    for &(text, ty, bits) in cases {
+        let src = format!("func @f(%x: {ty}) -> {ty} {{\n    %a = add %x, {text}\n    %c = const {ty} {text}\n    %b = mul %a, %c\n    ret %b\n}}\n");
+        let f = &check_round_trip(&src, text)[0];
+        verify(f).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let ops = f.inst(adjit_ir::Value::new(1)).unwrap().operands();
+        assert_eq!(
+            ops[1],
+            Operand::Const(f64::from_bits(bits)),
+            "{text} as {ty}"
+        );
+        assert_eq!(
+            f.inst(adjit_ir::Value::new(2)),
+            Some(&InstData::Const { ty, bits }),
+            "const {ty} {text}"
+        );
+    }
+}
+
+#[test]
+fn parse_function_wants_exactly_one() {
+    let one = "func @f() -> () {\n    ret\n}\n";
+    assert!(adjit_ir::parse_function(one).is_ok());
+    let err = adjit_ir::parse_function(&format!("{one}{one}")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "1:1: error: expected exactly one function, found 2"
+    );
+    let err = adjit_ir::parse_function("; nothing\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "1:1: error: expected exactly one function, found 0"
+    );
+}
+
+#[test]
+fn errors_in_one_function_do_not_hide_the_next() {
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = add %x,\n    ret %a\n}\nfunc @g(%x f64) -> f64 {\n    %b = neg %y\n    ret %b\n}\nfunc @h(%x: f64) -> f64 {\n    %c = neg %x\n    ret %c, 1.0\n}\n",
+        &[
+            "2:17: error: expected an operand (a %value or a literal), found end of line",
+            "5:12: error: expected ':' after parameter '%x', found 'f64'",
+            "11:13: error: ret takes values (%name), found a literal; define it with `const`",
+        ],
+    );
+}
+
+#[test]
+fn every_op_example_uses_every_opcode() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/every_op.ir");
+    let src = std::fs::read_to_string(path).unwrap();
+    let func = &check_round_trip(&src, "every_op")[0];
+    verify(func).unwrap();
+    let used: std::collections::HashSet<String> =
+        func.insts().map(|(_, i)| i.opcode_name()).collect();
+    let mut all: Vec<String> = vec!["const", "fma", "powi", "select", "fpromote", "fdemote"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    all.extend(adjit_ir::UnaryOp::ALL.iter().map(|o| o.name().to_string()));
+    all.extend(adjit_ir::BinaryOp::ALL.iter().map(|o| o.name().to_string()));
+    all.extend(adjit_ir::CmpPred::ALL.iter().map(|p| format!("fcmp.{p}")));
+    let missing: Vec<&String> = all.iter().filter(|o| !used.contains(*o)).collect();
+    assert!(missing.is_empty(), "every_op.ir does not use {missing:?}");
+}
+
+#[test]
+fn a_bad_character_keeps_the_function_structure() {
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    ret %x\n} $\nfunc @g(%x: f64) -> f64 {\n    ret %x\nfunc @h(%x: f64) -> f64 { $\n    ret %x\n}\n",
+        &[
+            "3:3: error: unexpected character '$'",
+            "6:1: error: expected '}' to close function @g before the next 'func'",
+            "6:27: error: unexpected character '$'",
+        ],
+    );
+}
+
+#[test]
+fn random_literal_bits_round_trip() {
+    // Literals are where printing and parsing most easily disagree: try random bit patterns
+    // (subnormals, huge, tiny, negative zero) of both float types, as operands and constants.
+    let mut rng = adjit_ir::random::Rng::new(7);
+    for k in 0..4000 {
+        let ty = if k % 2 == 0 { Type::F64 } else { Type::F32 };
+        let x = match ty {
+            Type::F32 => f64::from(f32::from_bits(rng.next_u64() as u32)),
+            _ => f64::from_bits(rng.next_u64()),
+        };
+        if x.is_nan() {
+            continue; // NaN payloads are not preserved (documented); `nan` is tested elsewhere.
+        }
+        let mut func = Function::new("lit");
+        let p = func.add_param(ty, Some("x".into()));
+        let a = func.push_inst(
+            ty,
+            InstData::Binary {
+                op: adjit_ir::BinaryOp::Add,
+                args: [Operand::Value(p), Operand::Const(x)],
+            },
+            Some("a".into()),
+        );
+        let c = func.push_inst(ty, InstData::constant(ty, x), Some("c".into()));
+        let m = func.push_inst(
+            ty,
+            InstData::Binary {
+                op: adjit_ir::BinaryOp::Mul,
+                args: [Operand::Value(a), Operand::Value(c)],
+            },
+            Some("m".into()),
+        );
+        func.push_ret(m);
+        verify(&func).unwrap();
+        let text = func.to_string();
+        let back = adjit_ir::parse_function(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(
+            back,
+            func,
+            "{ty} literal with bits {:#x}\n{text}",
+            x.to_bits()
+        );
+    }
 }

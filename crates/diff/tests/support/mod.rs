@@ -35,8 +35,8 @@ pub fn jacobian_forward(f: &Function, df: &Function, x: &[f64]) -> Vec<Vec<f64>>
         let mut input = x.to_vec();
         input.extend((0..ins.len()).map(|k| if k == c { 1.0 } else { 0.0 }));
         let out = interpret(df, &input).expect("jvp program runs");
-        for r in 0..outs.len() {
-            jac[r][c] = out[f.rets.len() + r];
+        for (r, row) in jac.iter_mut().enumerate() {
+            row[c] = out[f.rets.len() + r];
         }
     }
     jac
@@ -46,13 +46,11 @@ pub fn jacobian_forward(f: &Function, df: &Function, x: &[f64]) -> Vec<Vec<f64>>
 pub fn jacobian_reverse(f: &Function, gf: &Function, x: &[f64]) -> Vec<Vec<f64>> {
     let (ins, outs) = (float_params(f), float_outputs(f));
     let mut jac = vec![vec![0.0; ins.len()]; outs.len()];
-    for r in 0..outs.len() {
+    for (r, row) in jac.iter_mut().enumerate() {
         let mut input = x.to_vec();
         input.extend((0..outs.len()).map(|k| if k == r { 1.0 } else { 0.0 }));
         let out = interpret(gf, &input).expect("vjp program runs");
-        for c in 0..ins.len() {
-            jac[r][c] = out[f.rets.len() + c];
-        }
+        row.copy_from_slice(&out[f.rets.len()..f.rets.len() + ins.len()]);
     }
     jac
 }

@@ -7,4 +7,6 @@ mod print;
 
 pub use lexer::{parse_literal, LiteralError};
 pub use parse::{parse, parse_function, ParseError, ParseErrors};
-pub use print::{format_literal, inst_to_string, printed_names, value_to_string};
+pub use print::{
+    format_literal, inst_to_string, inst_to_string_with_names, printed_names, value_to_string,
+};

@@ -21,8 +21,11 @@ use crate::types::Type;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{line}:{col}: error: {message}")]
 pub struct ParseError {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters (not bytes).
     pub col: usize,
+    /// What was expected and what was found, e.g. `expected ',' after operand, found '%y'`.
     pub message: String,
 }
 
@@ -30,6 +33,7 @@ pub struct ParseError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", .errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
 pub struct ParseErrors {
+    /// Never empty when returned by [`parse`]; sorted by line, then column.
     pub errors: Vec<ParseError>,
 }
 
@@ -225,6 +229,10 @@ impl<'a> Cursor<'a> {
     }
 }
 
+fn missing_close_before_func(name: &str) -> String {
+    format!("expected '}}' to close function @{name} before the next 'func'")
+}
+
 /// Every opcode spelling, for suggestions.
 fn all_opcode_names() -> Vec<String> {
     let mut names: Vec<String> = vec!["const".into()];
@@ -304,11 +312,17 @@ impl Parser {
         let first_word = code.split_whitespace().next();
         if let Some(e) = lex_error {
             // Still track the structure so one bad character costs one error.
-            if self.current.is_none() && first_word == Some("func") {
+            if first_word == Some("func") {
+                if let Some(f) = self.current.take() {
+                    self.error(line_no, 1, missing_close_before_func(&f.name));
+                }
                 self.current = Some(PendingFunc {
                     header_broken: true,
                     ..PendingFunc::default()
                 });
+            } else if first_word.is_some_and(|w| w.starts_with('}')) {
+                // A function closed by a line with junk after the `}`: it is closed.
+                self.current = None;
             } else if let Some(f) = self.current.as_mut() {
                 if let Some(name) = first_word.and_then(|w| w.strip_prefix('%')) {
                     f.poisoned.insert(name.to_string());
@@ -328,14 +342,7 @@ impl Parser {
         let is_func = matches!(&toks[0].tok, Tok::Word(w) if w == "func");
         if self.current.is_some() && is_func {
             if let Some(f) = self.current.take() {
-                self.error(
-                    line_no,
-                    1,
-                    format!(
-                        "expected '}}' to close function @{} before the next 'func'",
-                        f.name
-                    ),
-                );
+                self.error(line_no, 1, missing_close_before_func(&f.name));
             }
         }
         if self.current.is_none() {
@@ -357,8 +364,16 @@ impl Parser {
             return;
         }
         if let Err((col, message)) = self.body_line(line_no, &mut cur) {
-            if let (Some(f), Tok::Value(name)) = (self.current.as_mut(), &toks[0].tok) {
-                f.poisoned.insert(name.clone());
+            if let Some(f) = self.current.as_mut() {
+                match &toks[0].tok {
+                    // The value is defined, if badly: don't also call its uses undefined.
+                    Tok::Value(name) => {
+                        f.poisoned.insert(name.clone());
+                    }
+                    // A bad `ret` is still the `ret`: don't also ask for one at the `}`.
+                    Tok::Word(w) if w == "ret" && f.rets.is_none() => f.rets = Some(Vec::new()),
+                    _ => {}
+                }
             }
             self.error(line_no, col, message);
         }
@@ -389,7 +404,7 @@ impl Parser {
                 let mut rets = Vec::new();
                 if cur.peek().is_some() {
                     loop {
-                        match cur.next() {
+                        match cur.peek() {
                             Some(Spanned {
                                 tok: Tok::Value(n),
                                 col,
@@ -402,11 +417,9 @@ impl Parser {
                                 "ret takes values (%name), found a literal; define it with `const`"
                                     .into(),
                             )),
-                            _ => {
-                                cur.pos = cur.pos.saturating_sub(1);
-                                return cur.fail("a value (%name) to return");
-                            }
+                            _ => return cur.fail("a value (%name) to return"),
                         }
+                        cur.next();
                         if cur.peek().is_none() {
                             break;
                         }

@@ -79,7 +79,11 @@ fn operand_float_type(func: &Function, inst: &InstData, result: Type) -> Type {
         }
         if let Operand::Value(v) = o {
             if ty.is_none() {
-                ty = func.values.get(v.index()).map(|d| d.ty).filter(|t| t.is_float());
+                ty = func
+                    .values
+                    .get(v.index())
+                    .map(|d| d.ty)
+                    .filter(|t| t.is_float());
             }
         }
     });
@@ -110,7 +114,12 @@ fn write_inst(out: &mut String, func: &Function, names: &[String], v: Value) {
 
 /// One instruction as it prints (`%a = add %x, 1.0`), for error messages.
 pub fn inst_to_string(func: &Function, v: Value) -> String {
-    let names = printed_names(func);
+    inst_to_string_with_names(func, &printed_names(func), v)
+}
+
+/// [`inst_to_string`] with the names of [`printed_names`] computed once by the caller, for
+/// callers that print many lines of one function.
+pub fn inst_to_string_with_names(func: &Function, names: &[String], v: Value) -> String {
     let mut out = String::new();
     if func.is_param(v) {
         let _ = write!(out, "%{}: {}", names[v.index()], func.ty(v));

@@ -1,0 +1,465 @@
+//! The command line: every subcommand and flag, with the help texts users read.
+//!
+//! Parsing only: values that need the loaded function to be checked (vector lengths, which
+//! function) are kept as given and checked by `commands`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const VECTOR_HELP: &str =
+    "Vectors (--at, --tangent, --cotangent, --vector) are numbers separated by commas \
+and/or whitespace (`1,2.5,-3`, `\"1 2 3\"`, `nan`, `inf`), or `@PATH` to read them from a file \
+(`#` starts a comment that runs to the end of the line; `@-` reads standard input). Their \
+length must match the function's input (or output) count.";
+
+const JSON_HELP: &str =
+    "With --json the result is one JSON object on standard output. Numbers print \
+with the shortest decimal that reads back to the same f64 (`0.1`, `1e-7`, `2.0`); the non-finite \
+values are the strings \"nan\", \"inf\" and \"-inf\".";
+
+/// adjit: derivatives of straight-line numeric programs, JIT-compiled.
+///
+/// Reads `.ir` files (the adjit text format), evaluates them, and computes forward (JVP),
+/// reverse (VJP, with tape or checkpointing) and inverse derivative products. A file may hold
+/// several functions; pick one with --func NAME.
+#[derive(Debug, Parser)]
+#[command(
+    name = "adjit",
+    version,
+    after_help = "Examples:\n  \
+adjit check ir/examples/*.ir\n  \
+adjit eval ir/examples/rosenbrock.ir --at 1,2\n  \
+adjit vjp ir/examples/rosenbrock.ir --at 0,0 --json\n  \
+adjit jvp ir/examples/two.ir --at 0.5 --tangent 1\n  \
+adjit dump ir/examples/rosenbrock.ir --stage vjp\n\n\
+Errors are printed as `error: ...` on standard error with exit status 1; invalid command \
+lines exit with status 2."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and verify files; print `FILE: ok (N functions)` or the errors.
+    ///
+    /// Exits with status 1 when any file fails.
+    #[command(after_help = "Example:\n  adjit check ir/examples/*.ir")]
+    Check {
+        /// The `.ir` files to check.
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
+
+    /// Evaluate a function at a point.
+    #[command(after_help = format!("Examples:\n  \
+adjit eval rosen.ir --at 1,2            # outputs: 100\n  \
+adjit eval f.ir --func g --at @x.txt --json\n\n{VECTOR_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"outputs\": [...]}}"))]
+    Eval {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
+    /// Forward mode: outputs f(x) and the directional derivative J·v.
+    #[command(after_help = format!("Example:\n  \
+adjit jvp rosen.ir --at 1,2 --tangent 1,0 --json\n\n{VECTOR_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"outputs\": [...], \"tangents\": [...]}}"))]
+    Jvp {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
+        /// The tangent v (one number per input).
+        #[arg(long, value_name = "V", allow_hyphen_values = true)]
+        tangent: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
+    /// Reverse mode: outputs f(x) and the gradient Jᵀ·w.
+    #[command(after_help = format!("Examples:\n  \
+adjit vjp rosen.ir --at 0,0                      # gradient: -2, 0\n  \
+adjit vjp f.ir --at @x.txt --cotangent 1,0 --strategy checkpoint:3\n\n\
+Strategies: tape (store every intermediate, the default), checkpoint:S (binomial checkpointing \
+with S snapshots), bytes:N (the cheapest checkpointing schedule within N bytes of memory), \
+uniform (about √N stages).\n\n{VECTOR_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"outputs\": [...], \"gradient\": [...]}}"))]
+    Vjp {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
+        /// The cotangent w (one number per output); may be omitted for one-output functions,
+        /// where it is 1.
+        #[arg(long, value_name = "W", allow_hyphen_values = true)]
+        cotangent: Option<String>,
+        /// How reverse mode obtains the intermediate values it needs.
+        #[arg(long, value_name = "STRATEGY", default_value = "tape", value_parser = parse_strategy)]
+        strategy: adjit::Strategy,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
+    /// Inverse modes for square functions: J⁻¹·v (reverse, dense) or J⁻ᵀ·v (forward).
+    #[command(after_help = format!("Example:\n  \
+adjit inverse polar.ir --at 1,0.5 --vector 1,0 --mode reverse --json\n\n{VECTOR_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"outputs\": [...], \"result\": [...]}}"))]
+    Inverse {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
+        /// The vector to multiply (one number per input).
+        #[arg(long, value_name = "V", allow_hyphen_values = true)]
+        vector: String,
+        /// Which inverse product: reverse-inverse (J⁻¹·v), forward-inverse (J⁻ᵀ·v) or the
+        /// dense fallback (LU of the Jacobian, J⁻¹·v).
+        #[arg(long, value_enum, default_value_t = InverseModeArg::Reverse)]
+        mode: InverseModeArg,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
+    /// Print one stage of the pipeline as text.
+    #[command(after_help = "Examples:\n  \
+adjit dump rosen.ir --stage vjp\n  \
+adjit dump rosen.ir --stage asm --mode jvp\n  \
+adjit dump rosen.ir --stage schedule --strategy checkpoint:2 -o schedule.txt\n  \
+adjit dump f.ir --stage dot -o f.dot")]
+    Dump {
+        #[command(flatten)]
+        target: FunctionArgs,
+        /// The stage to print.
+        #[arg(long, value_enum)]
+        stage: Stage,
+        /// For clif/asm: which program to lower.
+        #[arg(long, value_enum)]
+        mode: Option<ProgramMode>,
+        /// For schedule: the checkpointing strategy (see `adjit vjp --help`).
+        #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy)]
+        strategy: Option<adjit::Strategy>,
+        /// Write to this file instead of standard output.
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<PathBuf>,
+    },
+
+    /// Measure compile time, time per call and memory of each mode and strategy.
+    #[command(after_help = format!("Examples:\n  \
+adjit bench f.ir --at 1,2,3\n  \
+adjit bench f.ir --at @x.txt --modes vjp --strategies tape,checkpoint:2,uniform --json\n  \
+adjit bench f.ir --at 1,2,3 --plot bench.svg\n\n\
+Modes: primal, jvp, vjp, reverse-inverse, forward-inverse, dense-inverse (or dense). Strategies apply to vjp \
+rows; other rows have strategy null (`-` in the table).\n\n{VECTOR_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": F, \
+\"ns_per_call\": F, \"peak_bytes\": N, \"recomputed_ops\": N}}, ...]}}"))]
+    Bench {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
+        /// Comma-separated strategies for the vjp rows.
+        #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "tape",
+              value_parser = parse_strategy)]
+        strategies: Vec<adjit::Strategy>,
+        /// Comma-separated modes to measure.
+        #[arg(
+            long,
+            value_name = "LIST",
+            value_delimiter = ',',
+            value_enum,
+            default_value = "primal,jvp,vjp"
+        )]
+        modes: Vec<BenchModeArg>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Also write an SVG bar chart of time per call.
+        #[arg(long, value_name = "OUT.svg")]
+        plot: Option<PathBuf>,
+    },
+
+    /// Compile a function to a native object file plus a C header.
+    #[command(after_help = "Example:\n  \
+adjit compile rosen.ir --mode vjp -o rosen_vjp.o     # writes rosen_vjp.o and rosen_vjp.h\n  \
+adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
+    Compile {
+        #[command(flatten)]
+        target: FunctionArgs,
+        /// Which program to compile.
+        #[arg(long, value_enum, default_value_t = ProgramMode::Primal)]
+        mode: ProgramMode,
+        /// Target triple (default: the host).
+        #[arg(long = "target", value_name = "TRIPLE")]
+        triple: Option<String>,
+        /// The object file to write; the header goes next to it with extension `.h`.
+        #[arg(short, long, value_name = "OUT.o")]
+        output: PathBuf,
+    },
+}
+
+/// Which function of which file.
+#[derive(Debug, Args)]
+pub struct FunctionArgs {
+    /// The `.ir` file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The function to use (with or without `@`); required when the file defines several.
+    #[arg(long, value_name = "NAME")]
+    pub func: Option<String>,
+}
+
+/// The evaluation point and engine.
+#[derive(Debug, Args)]
+pub struct PointArgs {
+    /// The point x (one number per input).
+    #[arg(long, value_name = "X", allow_hyphen_values = true)]
+    pub at: String,
+    /// Which evaluator runs the program.
+    #[arg(long, value_enum, default_value_t = EngineArg::Jit)]
+    pub engine: EngineArg,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Print JSON instead of human-readable lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// Native code from Cranelift.
+    Jit,
+    /// The reference interpreter.
+    Interp,
+}
+
+impl From<EngineArg> for adjit::Engine {
+    fn from(e: EngineArg) -> adjit::Engine {
+        match e {
+            EngineArg::Jit => adjit::Engine::Jit,
+            EngineArg::Interp => adjit::Engine::Interp,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InverseModeArg {
+    Reverse,
+    Forward,
+    Dense,
+}
+
+impl From<InverseModeArg> for adjit::InverseMode {
+    fn from(m: InverseModeArg) -> adjit::InverseMode {
+        match m {
+            InverseModeArg::Reverse => adjit::InverseMode::Reverse,
+            InverseModeArg::Forward => adjit::InverseMode::Forward,
+            InverseModeArg::Dense => adjit::InverseMode::Dense,
+        }
+    }
+}
+
+/// A program derived from the function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProgramMode {
+    /// The function itself: (x) -> (y).
+    Primal,
+    /// Forward mode: (x, ẋ) -> (y, ẏ).
+    Jvp,
+    /// Reverse mode with a tape: (x, ȳ) -> (y, x̄).
+    Vjp,
+    /// Value and gradient of a one-output function: (x) -> (y, ∇y).
+    Gradient,
+    /// Hessian-vector product of a one-output function: (x, v) -> (y, ∇y, H·v).
+    Hvp,
+}
+
+impl ProgramMode {
+    /// The facade's name for the mode (the same as the command-line spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            ProgramMode::Primal => "primal",
+            ProgramMode::Jvp => "jvp",
+            ProgramMode::Vjp => "vjp",
+            ProgramMode::Gradient => "gradient",
+            ProgramMode::Hvp => "hvp",
+        }
+    }
+}
+
+impl From<ProgramMode> for adjit::Mode {
+    fn from(m: ProgramMode) -> adjit::Mode {
+        match m {
+            ProgramMode::Primal => adjit::Mode::Primal,
+            ProgramMode::Jvp => adjit::Mode::Jvp,
+            ProgramMode::Vjp => adjit::Mode::Vjp,
+            ProgramMode::Gradient => adjit::Mode::Gradient,
+            ProgramMode::Hvp => adjit::Mode::Hvp,
+        }
+    }
+}
+
+/// What `bench` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchModeArg {
+    Primal,
+    Jvp,
+    Vjp,
+    ReverseInverse,
+    ForwardInverse,
+    #[value(alias = "dense")]
+    DenseInverse,
+}
+
+impl From<BenchModeArg> for adjit::BenchMode {
+    fn from(m: BenchModeArg) -> adjit::BenchMode {
+        match m {
+            BenchModeArg::Primal => adjit::BenchMode::Primal,
+            BenchModeArg::Jvp => adjit::BenchMode::Jvp,
+            BenchModeArg::Vjp => adjit::BenchMode::Vjp,
+            BenchModeArg::ReverseInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Reverse),
+            BenchModeArg::ForwardInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Forward),
+            BenchModeArg::DenseInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Dense),
+        }
+    }
+}
+
+/// Pipeline stages `dump` can print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Stage {
+    /// The function as parsed.
+    Ir,
+    /// After constant folding, CSE and dead-code elimination.
+    Simplified,
+    /// The forward-mode (JVP) program.
+    Jvp,
+    /// The reverse-mode (VJP) program.
+    Vjp,
+    /// Cranelift IR of the program chosen by --mode.
+    Clif,
+    /// Machine code of the program chosen by --mode.
+    Asm,
+    /// The checkpointing schedule of --strategy.
+    Schedule,
+    /// The lumps of the inverse modes.
+    Lumps,
+    /// The computational graph in Graphviz format.
+    Dot,
+    /// The reverse-inverse (J⁻¹·v) program.
+    ReverseInverse,
+    /// The forward-inverse (J⁻ᵀ·v) program.
+    ForwardInverse,
+}
+
+impl Stage {
+    /// The facade's name for the stage (the same as the command-line spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Ir => "ir",
+            Stage::Simplified => "simplified",
+            Stage::Jvp => "jvp",
+            Stage::Vjp => "vjp",
+            Stage::Clif => "clif",
+            Stage::Asm => "asm",
+            Stage::Schedule => "schedule",
+            Stage::Lumps => "lumps",
+            Stage::Dot => "dot",
+            Stage::ReverseInverse => "reverse-inverse",
+            Stage::ForwardInverse => "forward-inverse",
+        }
+    }
+}
+
+/// Parse `tape`, `checkpoint:S`, `bytes:N` or `uniform`.
+pub fn parse_strategy(s: &str) -> Result<adjit::Strategy, String> {
+    let s = s.trim();
+    let count = |what: &str, n: &str| -> Result<u64, String> {
+        n.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("`{s}`: {what} must be a whole number, found `{n}`"))
+    };
+    match s.split_once(':') {
+        None if s == "tape" => Ok(adjit::Strategy::Tape),
+        None if s == "uniform" => Ok(adjit::Strategy::Uniform),
+        Some(("checkpoint", n)) => {
+            let snapshots = count("the snapshot count", n)?;
+            if snapshots == 0 {
+                return Err(format!("`{s}`: checkpointing needs at least 1 snapshot"));
+            }
+            let snapshots =
+                usize::try_from(snapshots).map_err(|_| format!("`{s}`: too many snapshots"))?;
+            Ok(adjit::Strategy::Checkpoint { snapshots })
+        }
+        Some(("bytes", n)) => Ok(adjit::Strategy::CheckpointBytes(count(
+            "the byte budget",
+            n,
+        )?)),
+        _ => Err(format!(
+            "unknown strategy `{s}`; expected tape, checkpoint:S, bytes:N or uniform"
+        )),
+    }
+}
+
+/// The command-line spelling of a strategy (inverse of [`parse_strategy`]).
+pub fn strategy_name(s: adjit::Strategy) -> String {
+    match s {
+        adjit::Strategy::Tape => "tape".into(),
+        adjit::Strategy::Checkpoint { snapshots } => format!("checkpoint:{snapshots}"),
+        adjit::Strategy::CheckpointBytes(n) => format!("bytes:{n}"),
+        adjit::Strategy::Uniform => "uniform".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_parse_and_print_back() {
+        for text in ["tape", "uniform", "checkpoint:3", "bytes:4096"] {
+            let parsed = parse_strategy(text).unwrap();
+            assert_eq!(strategy_name(parsed), text);
+        }
+        assert!(parse_strategy("checkpoint:0").is_err());
+        assert!(parse_strategy("checkpoint:x")
+            .unwrap_err()
+            .contains("whole number"));
+        assert!(parse_strategy("revolve")
+            .unwrap_err()
+            .contains("unknown strategy"));
+    }
+
+    #[test]
+    fn stage_names_match_the_command_line() {
+        for stage in Stage::value_variants() {
+            let spelled = stage.to_possible_value().unwrap();
+            assert_eq!(spelled.get_name(), stage.name());
+        }
+        for mode in BenchModeArg::value_variants() {
+            let facade_name = adjit::BenchMode::from(*mode).name();
+            assert_eq!(mode.to_possible_value().unwrap().get_name(), facade_name);
+        }
+        for mode in ProgramMode::value_variants() {
+            let spelled = mode.to_possible_value().unwrap();
+            assert_eq!(spelled.get_name(), mode.name());
+            assert_eq!(
+                mode.name().parse::<adjit::Mode>().unwrap(),
+                adjit::Mode::from(*mode)
+            );
+        }
+    }
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

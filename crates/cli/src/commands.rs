@@ -1,0 +1,382 @@
+//! One function per subcommand: load the file, pick the function, read and check the vectors,
+//! call the facade, and return the text to print. No numerics happen here.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use adjit::Function;
+
+use crate::args::{
+    strategy_name, BenchModeArg, Command, FunctionArgs, PointArgs, ProgramMode, Stage,
+};
+use crate::bench_report::{rows_json, rows_svg, rows_table, BenchRow};
+use crate::output::{error_report, render_vectors};
+use crate::vectors::{expect_inputs, expect_outputs, read_vector};
+use crate::CliError;
+use adjit::BenchMode;
+
+/// What a command produced: text for standard output and standard error, and whether the run
+/// failed (for `check`, which reports failures itself and exits 1).
+pub struct Outcome {
+    pub stdout: String,
+    pub stderr: String,
+    pub failed: bool,
+}
+
+impl Outcome {
+    fn ok(stdout: String) -> Outcome {
+        Outcome {
+            stdout,
+            stderr: String::new(),
+            failed: false,
+        }
+    }
+}
+
+pub fn run(command: Command) -> Result<Outcome, CliError> {
+    match command {
+        Command::Check { files } => Ok(check(&files)),
+        Command::Eval {
+            target,
+            point,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let y = adjit::eval(&func, point.engine.into(), &x)?;
+            Ok(Outcome::ok(render_vectors(&[("outputs", &y)], output.json)))
+        }
+        Command::Jvp {
+            target,
+            point,
+            tangent,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let v = read_vector("--tangent", &tangent)?;
+            expect_inputs("--tangent", v.len(), &func, true)?;
+            let (y, dy) = adjit::jvp(&func, point.engine.into(), &x, &v)?;
+            Ok(Outcome::ok(render_vectors(
+                &[("outputs", &y), ("tangents", &dy)],
+                output.json,
+            )))
+        }
+        Command::Vjp {
+            target,
+            point,
+            cotangent,
+            strategy,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let w = match cotangent {
+                Some(arg) => {
+                    let w = read_vector("--cotangent", &arg)?;
+                    expect_outputs("--cotangent", w.len(), &func)?;
+                    w
+                }
+                None if n_float_outputs(&func) == 1 => vec![1.0],
+                None => {
+                    return Err(CliError::input(format!(
+                        "--cotangent is required: @{} returns {} float outputs",
+                        func.name,
+                        n_float_outputs(&func)
+                    )))
+                }
+            };
+            let (y, grad) = adjit::vjp(&func, point.engine.into(), strategy, &x, &w)?;
+            Ok(Outcome::ok(render_vectors(
+                &[("outputs", &y), ("gradient", &grad)],
+                output.json,
+            )))
+        }
+        Command::Inverse {
+            target,
+            point,
+            vector,
+            mode,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            if func.n_params != func.n_outputs() {
+                return Err(CliError::input(format!(
+                    "inverse modes need a square function, but @{} takes {} inputs and returns {} outputs",
+                    func.name,
+                    func.n_params,
+                    func.n_outputs()
+                )));
+            }
+            let x = read_point(&func, &point)?;
+            let v = read_vector("--vector", &vector)?;
+            expect_inputs("--vector", v.len(), &func, true)?;
+            let (y, result) = adjit::inverse(&func, point.engine.into(), mode.into(), &x, &v)?;
+            Ok(Outcome::ok(render_vectors(
+                &[("outputs", &y), ("result", &result)],
+                output.json,
+            )))
+        }
+        Command::Dump {
+            target,
+            stage,
+            mode,
+            strategy,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let mut text = dump(&func, stage, mode, strategy)?;
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            match output {
+                Some(path) => {
+                    write_file(&path, text.as_bytes())?;
+                    Ok(Outcome::ok(String::new()))
+                }
+                None => Ok(Outcome::ok(text)),
+            }
+        }
+        Command::Bench {
+            target,
+            point,
+            strategies,
+            modes,
+            json,
+            plot,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let rows = bench(&func, &x, &modes, &strategies, !json)?;
+            if let Some(path) = plot {
+                write_file(&path, rows_svg(&func.name, &rows).as_bytes())?;
+            }
+            Ok(Outcome::ok(if json {
+                rows_json(&rows)
+            } else {
+                rows_table(&rows)
+            }))
+        }
+        Command::Compile {
+            target,
+            mode,
+            triple,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let code = adjit::compile_object(&func, mode.into(), triple.as_deref())?;
+            let header_path = output.with_extension("h");
+            write_file(&output, &code.bytes)?;
+            write_file(&header_path, code.header.as_bytes())?;
+            Ok(Outcome::ok(format!(
+                "wrote {} ({} bytes) and {}\n",
+                output.display(),
+                code.bytes.len(),
+                header_path.display()
+            )))
+        }
+    }
+}
+
+/// `adjit check`: every file, in order; failures go to standard error.
+fn check(files: &[std::path::PathBuf]) -> Outcome {
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    let mut failed = false;
+    for file in files {
+        match adjit::load(file) {
+            Ok(funcs) => {
+                let n = funcs.len();
+                let noun = if n == 1 { "function" } else { "functions" };
+                stdout.push_str(&format!("{}: ok ({n} {noun})\n", file.display()));
+            }
+            Err(e) => {
+                failed = true;
+                stderr.push_str(&error_report(&describe_load_error(file, &e)));
+            }
+        }
+    }
+    Outcome {
+        stdout,
+        stderr,
+        failed,
+    }
+}
+
+/// A load error that names the file: parse and I/O errors already do; other errors (the
+/// verifier's) get a `FILE: ` prefix on their first line.
+pub fn describe_load_error(file: &Path, e: &adjit::Error) -> String {
+    match e {
+        adjit::Error::Parse(_) | adjit::Error::Io { .. } => e.to_string(),
+        other => format!("{}: {other}", file.display()),
+    }
+}
+
+/// Load `args.file` and choose the function: `--func`, or the only one.
+fn load_function(args: &FunctionArgs) -> Result<Function, CliError> {
+    let funcs = adjit::load(&args.file)
+        .map_err(|e| CliError::input(describe_load_error(&args.file, &e)))?;
+    select_function(funcs, args.func.as_deref(), &args.file)
+}
+
+fn name_list(funcs: &[Function]) -> String {
+    funcs
+        .iter()
+        .map(|f| format!("@{}", f.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The function named `wanted` (with or without `@`), or the only one.
+pub fn select_function(
+    mut funcs: Vec<Function>,
+    wanted: Option<&str>,
+    file: &Path,
+) -> Result<Function, CliError> {
+    match wanted {
+        Some(name) => {
+            let name = name.strip_prefix('@').unwrap_or(name);
+            match funcs.iter().position(|f| f.name == name) {
+                Some(i) => Ok(funcs.swap_remove(i)),
+                None => Err(CliError::input(format!(
+                    "{} has no function @{name}; it defines {}",
+                    file.display(),
+                    if funcs.is_empty() {
+                        "none".into()
+                    } else {
+                        name_list(&funcs)
+                    }
+                ))),
+            }
+        }
+        None => match funcs.len() {
+            1 => Ok(funcs.swap_remove(0)),
+            0 => Err(CliError::input(format!(
+                "{} defines no functions",
+                file.display()
+            ))),
+            n => Err(CliError::input(format!(
+                "{} defines {n} functions ({}); choose one with --func NAME",
+                file.display(),
+                name_list(&funcs)
+            ))),
+        },
+    }
+}
+
+fn n_float_outputs(func: &Function) -> usize {
+    func.ret_types.iter().filter(|t| t.is_float()).count()
+}
+
+/// `--at`, checked against the function's inputs.
+fn read_point(func: &Function, point: &PointArgs) -> Result<Vec<f64>, CliError> {
+    let x = read_vector("--at", &point.at)?;
+    expect_inputs("--at", x.len(), func, false)?;
+    Ok(x)
+}
+
+fn dump(
+    func: &Function,
+    stage: Stage,
+    mode: Option<ProgramMode>,
+    strategy: Option<adjit::Strategy>,
+) -> Result<String, CliError> {
+    let options = adjit::DumpOptions {
+        mode: mode.map(|m| m.name().to_string()),
+        strategy: strategy.unwrap_or_default(),
+    };
+    Ok(adjit::dump(func, stage.name(), &options)?)
+}
+
+fn bench(
+    func: &Function,
+    x: &[f64],
+    modes: &[BenchModeArg],
+    strategies: &[adjit::Strategy],
+    may_show_progress: bool,
+) -> Result<Vec<BenchRow>, CliError> {
+    let progress = may_show_progress && std::io::stderr().is_terminal();
+    let mut plan: Vec<(BenchMode, Option<adjit::Strategy>)> = Vec::new();
+    for mode in modes.iter().map(|&m| BenchMode::from(m)) {
+        if mode == BenchMode::Vjp {
+            plan.extend(strategies.iter().map(|&s| (mode, Some(s))));
+        } else {
+            plan.push((mode, None));
+        }
+    }
+    let mut rows = Vec::with_capacity(plan.len());
+    for (i, (mode, strategy)) in plan.iter().enumerate() {
+        let strategy_label = strategy.map(strategy_name);
+        if progress {
+            show_progress(&format!(
+                "\r[{}/{}] {} {}        ",
+                i + 1,
+                plan.len(),
+                mode.name(),
+                strategy_label.as_deref().unwrap_or("")
+            ));
+        }
+        let measured = adjit::bench(func, x, *mode, strategy.unwrap_or_default());
+        let measurement = match measured {
+            Ok(m) => m,
+            Err(e) => {
+                if progress {
+                    show_progress("\n");
+                }
+                return Err(e.into());
+            }
+        };
+        rows.push(BenchRow {
+            mode: mode.name().to_string(),
+            strategy: strategy_label,
+            measurement,
+        });
+    }
+    if progress {
+        show_progress(&format!("\r{:60}\r", ""));
+    }
+    Ok(rows)
+}
+
+/// Progress text on standard error; a failure to show it is not worth stopping for.
+fn show_progress(text: &str) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes)
+        .map_err(|e| CliError::input(format!("cannot write {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn func(name: &str) -> Function {
+        let mut b = adjit::Builder::new(name);
+        let x = b.param(adjit::Type::F64, "x");
+        b.finish(&[x])
+    }
+
+    #[test]
+    fn function_selection() {
+        let file = Path::new("f.ir");
+        let one = select_function(vec![func("a")], None, file).unwrap();
+        assert_eq!(one.name, "a");
+        let two = || vec![func("a"), func("b")];
+        assert_eq!(select_function(two(), Some("@b"), file).unwrap().name, "b");
+        assert_eq!(select_function(two(), Some("b"), file).unwrap().name, "b");
+        let e = select_function(two(), None, file).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "f.ir defines 2 functions (@a, @b); choose one with --func NAME"
+        );
+        let e = select_function(two(), Some("c"), file)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "f.ir has no function @c; it defines @a, @b");
+    }
+}

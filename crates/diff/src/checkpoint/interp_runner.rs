@@ -1,0 +1,72 @@
+//! A [`StageRunner`] that evaluates stage functions with the reference interpreter.
+//!
+//! It runs [`StagePartition::stages`] forward and [`StagePartition::reverse`] backward (the
+//! `vjp` calling convention: inputs, then output adjoints; outputs, then input adjoints). It is
+//! the reference the JIT-driven runner is checked against; it assumes verified functions.
+
+use adjit_ir::{Function, InterpError, Interpreter};
+
+use super::executor::StageRunner;
+use super::stages::StagePartition;
+
+/// Runs stages with [`adjit_ir::Interpreter`]; buffers are reused between calls.
+#[derive(Clone, Debug)]
+pub struct InterpRunner {
+    forward: Vec<Function>,
+    reverse: Vec<Function>,
+    interp: Interpreter,
+    inputs: Vec<f64>,
+    outputs: Vec<f64>,
+}
+
+impl InterpRunner {
+    /// Runs the stage and reverse functions of `part`.
+    pub fn new(part: &StagePartition) -> InterpRunner {
+        let widest = part
+            .reverse
+            .iter()
+            .map(|r| r.n_params.max(r.n_outputs()))
+            .max()
+            .unwrap_or(0);
+        InterpRunner {
+            forward: part.stages.clone(),
+            reverse: part.reverse.clone(),
+            interp: Interpreter::default(),
+            inputs: Vec::with_capacity(widest),
+            outputs: vec![0.0; widest],
+        }
+    }
+}
+
+impl StageRunner for InterpRunner {
+    type Error = InterpError;
+
+    fn forward(
+        &mut self,
+        stage: usize,
+        state_in: &[f64],
+        state_out: &mut [f64],
+    ) -> Result<(), InterpError> {
+        self.interp.run(&self.forward[stage], state_in, state_out)
+    }
+
+    fn reverse(
+        &mut self,
+        stage: usize,
+        state_in: &[f64],
+        adjoint_out: &[f64],
+        state_out: &mut [f64],
+        adjoint_in: &mut [f64],
+    ) -> Result<(), InterpError> {
+        let func = &self.reverse[stage];
+        self.inputs.clear();
+        self.inputs.extend_from_slice(state_in);
+        self.inputs.extend_from_slice(adjoint_out);
+        let outputs = &mut self.outputs[..func.n_outputs()];
+        self.interp.run(func, &self.inputs, outputs)?;
+        let (primal, adjoint) = outputs.split_at(state_out.len());
+        state_out.copy_from_slice(primal);
+        adjoint_in.copy_from_slice(adjoint);
+        Ok(())
+    }
+}

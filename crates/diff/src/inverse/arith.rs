@@ -1,0 +1,170 @@
+//! `f64` arithmetic emitted into a [`Builder`], folding literals as it goes.
+//!
+//! The inverse transforms do all derivative arithmetic in `f64`: a [`Num`] is either a known
+//! literal or an `f64` value of the function being built. Operations on two literals fold with the
+//! IR's own scalar semantics ([`adjit_ir::math`]); multiplications by ±1 and additions of 0 are
+//! only folded when the other side is a literal too (IEEE: `x + 0.0` is not `x` for `x = −0.0`),
+//! except where the caller asks for the exact identity (tangent accumulation starts from
+//! "no term" rather than from zero).
+
+use std::collections::HashMap;
+
+use adjit_ir::{math, BinaryOp, Builder, CmpPred, Type, UnaryOp, Value};
+
+/// An `f64` quantity during emission: a literal or a value of the new function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Num {
+    Lit(f64),
+    Val(Value),
+}
+
+impl From<Value> for Num {
+    fn from(v: Value) -> Num {
+        Num::Val(v)
+    }
+}
+
+/// A builder plus the caches the inverse transforms share.
+pub struct Arith {
+    pub b: Builder,
+    promoted: HashMap<Value, Value>,
+}
+
+impl Arith {
+    pub fn new(b: Builder) -> Arith {
+        Arith {
+            b,
+            promoted: HashMap::new(),
+        }
+    }
+
+    /// `v` as an `f64` value (promoting `f32` once and reusing the promotion).
+    pub fn f64_of(&mut self, v: Value) -> Value {
+        if self.b.ty(v) == Type::F64 {
+            return v;
+        }
+        if let Some(&p) = self.promoted.get(&v) {
+            return p;
+        }
+        let p = self.b.fpromote(v);
+        self.promoted.insert(v, p);
+        p
+    }
+
+    /// `x` converted to type `ty` (`f64` values demoted for `f32`).
+    pub fn to_type(&mut self, x: Num, ty: Type) -> Value {
+        let v = self.value(x);
+        if ty == Type::F32 {
+            self.b.fdemote(v)
+        } else {
+            v
+        }
+    }
+
+    /// A value holding `x` (materialising literals as `const`).
+    pub fn value(&mut self, x: Num) -> Value {
+        match x {
+            Num::Val(v) => v,
+            Num::Lit(c) => self.b.constant(Type::F64, c),
+        }
+    }
+
+    pub fn unary(&mut self, op: UnaryOp, x: Num) -> Num {
+        match x {
+            Num::Lit(c) => Num::Lit(math::unary_f64(op, c)),
+            Num::Val(v) => Num::Val(self.b.unary(op, v)),
+        }
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, a: Num, b: Num) -> Num {
+        match (a, b) {
+            (Num::Lit(x), Num::Lit(y)) => Num::Lit(math::binary_f64(op, x, y)),
+            (Num::Lit(x), Num::Val(y)) => Num::Val(self.b.binary(op, x, y)),
+            (Num::Val(x), Num::Lit(y)) => Num::Val(self.b.binary(op, x, y)),
+            (Num::Val(x), Num::Val(y)) => Num::Val(self.b.binary(op, x, y)),
+        }
+    }
+
+    pub fn add(&mut self, a: Num, b: Num) -> Num {
+        self.binary(BinaryOp::Add, a, b)
+    }
+
+    pub fn sub(&mut self, a: Num, b: Num) -> Num {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+
+    pub fn mul(&mut self, a: Num, b: Num) -> Num {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+
+    pub fn div(&mut self, a: Num, b: Num) -> Num {
+        self.binary(BinaryOp::Div, a, b)
+    }
+
+    pub fn neg(&mut self, a: Num) -> Num {
+        self.unary(UnaryOp::Neg, a)
+    }
+
+    pub fn abs(&mut self, a: Num) -> Num {
+        self.unary(UnaryOp::Abs, a)
+    }
+
+    pub fn max(&mut self, a: Num, b: Num) -> Num {
+        self.binary(BinaryOp::Max, a, b)
+    }
+
+    /// `a·b + c` with one rounding (folded only when all three are literals).
+    pub fn fma(&mut self, a: Num, b: Num, c: Num) -> Num {
+        match (a, b, c) {
+            (Num::Lit(x), Num::Lit(y), Num::Lit(z)) => Num::Lit(x.mul_add(y, z)),
+            _ => {
+                let op = |n: Num| match n {
+                    Num::Lit(c) => adjit_ir::Operand::Const(c),
+                    Num::Val(v) => adjit_ir::Operand::Value(v),
+                };
+                Num::Val(self.b.fma(op(a), op(b), op(c)))
+            }
+        }
+    }
+
+    /// `cond ? a : b` (folded when both sides are the same literal).
+    pub fn select(&mut self, cond: Value, a: Num, b: Num) -> Num {
+        match (a, b) {
+            (Num::Lit(x), Num::Lit(y)) if x.to_bits() == y.to_bits() => Num::Lit(x),
+            (Num::Lit(x), Num::Lit(y)) => Num::Val(self.b.select(cond, x, y)),
+            (Num::Lit(x), Num::Val(y)) => Num::Val(self.b.select(cond, x, y)),
+            (Num::Val(x), Num::Lit(y)) => Num::Val(self.b.select(cond, x, y)),
+            (Num::Val(x), Num::Val(y)) => Num::Val(self.b.select(cond, x, y)),
+        }
+    }
+
+    /// A `bool` value: `pred(a, b)`; `a` must be a value.
+    pub fn fcmp(&mut self, pred: CmpPred, a: Value, b: Num) -> Value {
+        match b {
+            Num::Lit(c) => self.b.fcmp(pred, a, c),
+            Num::Val(v) => self.b.fcmp(pred, a, v),
+        }
+    }
+
+    /// `acc + p·t`, where a missing `acc` means "no term yet" (so the first term is exact).
+    pub fn accumulate(&mut self, acc: Option<Num>, p: Num, t: Num) -> Num {
+        // `p·1 = p` and `p·(−1) = −p` exactly, for every `p`.
+        let (p, t) = match t {
+            Num::Lit(c) if c == 1.0 || c == -1.0 => (t, p),
+            _ => (p, t),
+        };
+        let term_only = |s: &mut Arith| match p {
+            Num::Lit(c) if c == 1.0 => t,
+            Num::Lit(c) if c == -1.0 => s.neg(t),
+            _ => s.mul(p, t),
+        };
+        match acc {
+            None => term_only(self),
+            Some(acc) => match p {
+                Num::Lit(c) if c == 1.0 => self.add(acc, t),
+                Num::Lit(c) if c == -1.0 => self.sub(acc, t),
+                _ => self.fma(p, t, acc),
+            },
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Dense inverse: `(x.., ẏ..) → (y.., J⁻¹·ẏ .., status)` by `n` forward directions through the
+//! whole program and one `n × n` LU with partial pivoting: the baseline the lump modes are
+//! measured against (`--mode dense`).
+//!
+//! The whole program is treated as a single lump (In = inputs that are not returned, Out =
+//! outputs that are not inputs, P = inputs returned as they are), without block splitting and
+//! without the `max_lump` limit. Structural singularity (no perfect matching) is still a
+//! compile-time error; `status` is 1 when a pivot is numerically singular.
+
+use std::collections::BTreeSet;
+
+use adjit_ir::{Function, Value};
+
+use super::blocks::LumpBlocks;
+use super::lumps::{check_square, check_structure, Lump};
+use super::reverse_inverse::{checked_structures, emit_reverse};
+use super::{InverseError, InverseOptions};
+
+/// `J⁻¹·ẏ` with a dense Jacobian. Same signature as [`super::reverse_inverse`].
+pub fn dense_inverse(func: &Function, opts: &InverseOptions) -> Result<Function, InverseError> {
+    check_square(func)?;
+    let active = check_structure(func)?;
+    let params: BTreeSet<Value> = func.params().collect();
+    let rets: BTreeSet<Value> = func.rets.iter().copied().collect();
+    let insts: Vec<Value> = func
+        .insts()
+        .map(|(v, _)| v)
+        .filter(|v| active[v.index()])
+        .collect();
+    let lumps = if insts.is_empty() {
+        Vec::new()
+    } else {
+        vec![Lump {
+            index: 1,
+            start: 0,
+            end: func.n_insts(),
+            insts,
+            inputs: params.difference(&rets).copied().collect(),
+            outputs: rets.difference(&params).copied().collect(),
+            pass: params.intersection(&rets).copied().collect(),
+        }]
+    };
+    let structures: Vec<LumpBlocks> = checked_structures(func, &active, &lumps, opts, false)?
+        .into_iter()
+        .map(|s| {
+            // One dense block in natural order: the baseline does not exploit structure.
+            let l = s.matched_input.len();
+            LumpBlocks {
+                deps: vec![(0..l).collect(); l],
+                matched_input: (0..l).collect(),
+                blocks: vec![(0..l).collect()],
+            }
+        })
+        .collect();
+    Ok(emit_reverse(
+        func,
+        &active,
+        &lumps,
+        &structures,
+        opts,
+        "dense_inverse",
+    ))
+}

@@ -1,0 +1,158 @@
+//! Square programs used by the inverse-mode tests, benchmarks and docs: Lorenz RK4, affine
+//! coupling networks (RealNVP-like), the paper's Fig. 2 program, and random triangular maps.
+//! They build ordinary IR with [`Builder`]; nothing here differentiates.
+
+use adjit_ir::random::Rng;
+use adjit_ir::{BinaryOp, Builder, Function, Type, UnaryOp, Value};
+
+/// Lorenz system (σ = 10, ρ = 28, β = 8/3) integrated with `steps` classical RK4 steps of size
+/// `dt`: `(x, y, z) → (x, y, z)` after `steps·dt`. `ty` is `F64` or `F32`.
+pub fn lorenz_rk4(steps: usize, dt: f64, ty: Type) -> Function {
+    let mut b = Builder::new(format!("lorenz_rk4_{steps}"));
+    let mut s = [b.param(ty, "x"), b.param(ty, "y"), b.param(ty, "z")];
+    let rhs = |b: &mut Builder, u: [Value; 3]| -> [Value; 3] {
+        let [x, y, z] = u;
+        let d = b.sub(y, x);
+        let dx = b.mul(10.0, d);
+        let r = b.sub(28.0, z);
+        let xr = b.mul(x, r);
+        let dy = b.sub(xr, y);
+        let xy = b.mul(x, y);
+        let bz = b.mul(8.0 / 3.0, z);
+        let dz = b.sub(xy, bz);
+        [dx, dy, dz]
+    };
+    for _ in 0..steps {
+        let k1 = rhs(&mut b, s);
+        let u2 = [0, 1, 2].map(|i| b.fma(k1[i], 0.5 * dt, s[i]));
+        let k2 = rhs(&mut b, u2);
+        let u3 = [0, 1, 2].map(|i| b.fma(k2[i], 0.5 * dt, s[i]));
+        let k3 = rhs(&mut b, u3);
+        let u4 = [0, 1, 2].map(|i| b.fma(k3[i], dt, s[i]));
+        let k4 = rhs(&mut b, u4);
+        s = [0, 1, 2].map(|i| {
+            let a = b.fma(k2[i], 2.0, k1[i]);
+            let a = b.fma(k3[i], 2.0, a);
+            let a = b.add(a, k4[i]);
+            b.fma(a, dt / 6.0, s[i])
+        });
+    }
+    b.finish(&s)
+}
+
+/// A small tanh MLP `R^m → R^m` with `hidden` units, weights from `rng`; returns (s, t).
+fn mlp_pair(
+    b: &mut Builder,
+    rng: &mut Rng,
+    input: &[Value],
+    hidden: usize,
+) -> (Vec<Value>, Vec<Value>) {
+    let m = input.len();
+    let scale = 1.0 / (m as f64).sqrt();
+    let h: Vec<Value> = (0..hidden)
+        .map(|_| {
+            let mut acc = b.mul(input[0], rng.uniform(-scale, scale));
+            for &x in &input[1..] {
+                acc = b.fma(x, rng.uniform(-scale, scale), acc);
+            }
+            let acc = b.add(acc, rng.uniform(-0.1, 0.1));
+            b.unary(UnaryOp::Tanh, acc)
+        })
+        .collect();
+    let hscale = 0.5 / (hidden as f64).sqrt();
+    let mut head = |b: &mut Builder| -> Vec<Value> {
+        (0..m)
+            .map(|_| {
+                let mut acc = b.mul(h[0], rng.uniform(-hscale, hscale));
+                for &hv in &h[1..] {
+                    acc = b.fma(hv, rng.uniform(-hscale, hscale), acc);
+                }
+                acc
+            })
+            .collect()
+    };
+    let s = head(b);
+    let t = head(b);
+    (s, t)
+}
+
+/// An affine coupling network on `n` (even) inputs with `layers` layers: each layer splits the
+/// state into halves `(a, c)` and maps `c ← c·exp(s(a)) + t(a)`, `s`, `t` tanh MLPs with
+/// `hidden` units; the halves swap roles from layer to layer. Weights come from `seed`.
+pub fn coupling_network(n: usize, layers: usize, hidden: usize, seed: u64) -> Function {
+    assert!(n >= 2 && n % 2 == 0, "coupling networks need an even n ≥ 2");
+    let mut rng = Rng::new(seed);
+    let mut b = Builder::new(format!("coupling_{n}"));
+    let mut state: Vec<Value> = (0..n)
+        .map(|i| b.param(Type::F64, &format!("x{i}")))
+        .collect();
+    let half = n / 2;
+    for layer in 0..layers {
+        let (fixed, moved): (Vec<usize>, Vec<usize>) = if layer % 2 == 0 {
+            ((0..half).collect(), (half..n).collect())
+        } else {
+            ((half..n).collect(), (0..half).collect())
+        };
+        let a: Vec<Value> = fixed.iter().map(|&i| state[i]).collect();
+        let (s, t) = mlp_pair(&mut b, &mut rng, &a, hidden);
+        for (k, &i) in moved.iter().enumerate() {
+            let e = b.unary(UnaryOp::Exp, s[k]);
+            state[i] = b.fma(state[i], e, t[k]);
+        }
+    }
+    b.finish(&state)
+}
+
+/// The program of Pearlmutter & Siskind's Fig. 2: `z1 = p(x1, x2)`, `z2 = q(z1, x3)`, outputs
+/// `(z1, x2, z2)`, with `p = x1·x2 + sin(x1)` and `q = z1·exp(x3) + x3`.
+pub fn fig2() -> Function {
+    let mut b = Builder::new("fig2");
+    let x1 = b.param(Type::F64, "x1");
+    let x2 = b.param(Type::F64, "x2");
+    let x3 = b.param(Type::F64, "x3");
+    let s = b.unary(UnaryOp::Sin, x1);
+    let z1 = b.fma(x1, x2, s);
+    b.set_name(z1, "z1");
+    let e = b.unary(UnaryOp::Exp, x3);
+    let z2 = b.fma(z1, e, x3);
+    b.set_name(z2, "z2");
+    b.finish(&[z1, x2, z2])
+}
+
+/// A random square program built from `steps` invertible updates of an `n`-vector: each update
+/// replaces one component `s_i` by `s_i·g + h` or `s_i + h`, where `g = exp(c·tanh(s_j))` and
+/// `h` (a bounded function of a random expression) only read other components. Invertible by construction;
+/// `seed` picks everything.
+pub fn random_triangular(n: usize, steps: usize, seed: u64) -> Function {
+    let mut rng = Rng::new(seed);
+    let mut b = Builder::new(format!("random_triangular_{seed}"));
+    let mut s: Vec<Value> = (0..n)
+        .map(|i| b.param(Type::F64, &format!("x{i}")))
+        .collect();
+    for _ in 0..steps {
+        let i = rng.below(n);
+        let mut others: Vec<Value> = (0..n).filter(|&j| j != i).map(|j| s[j]).collect();
+        if others.is_empty() {
+            others.push(b.constant(Type::F64, 0.5));
+        }
+        let pick = |rng: &mut Rng| others[rng.below(others.len())];
+        let mut h = pick(&mut rng);
+        for _ in 0..rng.below(3) {
+            let o = pick(&mut rng);
+            let op = [BinaryOp::Add, BinaryOp::Mul, BinaryOp::Sub][rng.below(3)];
+            h = b.binary(op, h, o);
+        }
+        // Bounded nonlinearities keep the map well conditioned.
+        let f = [UnaryOp::Sin, UnaryOp::Tanh, UnaryOp::Atan][rng.below(3)];
+        h = b.unary(f, h);
+        s[i] = if rng.chance(0.5) {
+            let g = b.unary(UnaryOp::Tanh, pick(&mut rng));
+            let g = b.mul(g, rng.uniform(-0.5, 0.5));
+            let g = b.unary(UnaryOp::Exp, g);
+            b.fma(s[i], g, h)
+        } else {
+            b.add(s[i], h)
+        };
+    }
+    b.finish(&s)
+}

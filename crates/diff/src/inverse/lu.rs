@@ -1,0 +1,131 @@
+//! Dense linear solves emitted as straight-line IR: Gaussian elimination with partial pivoting.
+//!
+//! Pivoting without branches: for column `k`, every lower row is compared with the current pivot
+//! row (`fcmp.gt` on magnitudes) and the two rows are exchanged with `select`s when it is larger,
+//! so row `k` ends up holding the largest magnitude of the column (ties keep the upper row). The
+//! right-hand side is carried along, then back substitution gives the solution. A pivot is
+//! numerically singular when `|p| ≤ tol · scale` (also when it is not finite), `scale` being the
+//! largest magnitude in the matrix; the caller receives a flag (`f64`, 0 or 1) instead of a panic.
+//! Literal entries fold at emission time. Assumes all entries are `f64`.
+
+use adjit_ir::CmpPred;
+
+use super::arith::{Arith, Num};
+
+/// A condition known at emission time or computed at run time.
+#[derive(Clone, Copy, Debug)]
+enum Cond {
+    Known(bool),
+    Dyn(adjit_ir::Value),
+}
+
+/// `a > b`.
+fn greater(ar: &mut Arith, a: Num, b: Num) -> Cond {
+    match (a, b) {
+        (Num::Lit(x), Num::Lit(y)) => Cond::Known(x > y),
+        (Num::Val(x), b) => Cond::Dyn(ar.fcmp(CmpPred::Gt, x, b)),
+        (Num::Lit(x), Num::Val(y)) => Cond::Dyn(ar.fcmp(CmpPred::Lt, y, Num::Lit(x))),
+    }
+}
+
+fn choose(ar: &mut Arith, c: Cond, a: Num, b: Num) -> Num {
+    match c {
+        Cond::Known(true) => a,
+        Cond::Known(false) => b,
+        Cond::Dyn(v) => ar.select(v, a, b),
+    }
+}
+
+/// `flag` set to 1 unless `|pivot| > threshold`.
+fn check_pivot(ar: &mut Arith, pivot: Num, threshold: Num, flag: Num) -> Num {
+    let mag = ar.abs(pivot);
+    match greater(ar, mag, threshold) {
+        Cond::Known(true) => flag,
+        Cond::Known(false) => Num::Lit(1.0),
+        Cond::Dyn(ok) => ar.select(ok, flag, Num::Lit(1.0)),
+    }
+}
+
+/// Solve `m · x = r` for a square `m` (rows of entries). Returns `x` and the updated singular
+/// flag (`flag` becomes 1 when a pivot fails the test described in the module docs).
+pub fn solve(
+    ar: &mut Arith,
+    mut m: Vec<Vec<Num>>,
+    mut r: Vec<Num>,
+    tol: f64,
+    mut flag: Num,
+) -> (Vec<Num>, Num) {
+    let k_max = m.len();
+    debug_assert!(m.iter().all(|row| row.len() == k_max) && r.len() == k_max);
+    // scale = max |m_ij|
+    let mut scale: Option<Num> = None;
+    for row in &m {
+        for &e in row {
+            if e == Num::Lit(0.0) {
+                continue;
+            }
+            let a = ar.abs(e);
+            scale = Some(match scale {
+                None => a,
+                Some(s) => ar.max(s, a),
+            });
+        }
+    }
+    let threshold = match scale {
+        Some(s) => ar.mul(Num::Lit(tol), s),
+        None => Num::Lit(0.0),
+    };
+    for k in 0..k_max {
+        // Bring the largest magnitude of column k (rows k..) to row k.
+        for i in k + 1..k_max {
+            if m[i][k] == Num::Lit(0.0) {
+                continue;
+            }
+            let below = ar.abs(m[i][k]);
+            let here = ar.abs(m[k][k]);
+            let c = greater(ar, below, here);
+            if let Cond::Known(false) = c {
+                continue;
+            }
+            for j in k..k_max {
+                let (upper, lower) = (m[k][j], m[i][j]);
+                m[k][j] = choose(ar, c, lower, upper);
+                m[i][j] = choose(ar, c, upper, lower);
+            }
+            let (upper, lower) = (r[k], r[i]);
+            r[k] = choose(ar, c, lower, upper);
+            r[i] = choose(ar, c, upper, lower);
+        }
+        flag = check_pivot(ar, m[k][k], threshold, flag);
+        // Eliminate below the pivot.
+        for i in k + 1..k_max {
+            if m[i][k] == Num::Lit(0.0) {
+                continue;
+            }
+            let q = ar.div(m[i][k], m[k][k]);
+            let neg_q = ar.neg(q);
+            for j in k + 1..k_max {
+                if m[k][j] == Num::Lit(0.0) {
+                    continue;
+                }
+                m[i][j] = ar.fma(neg_q, m[k][j], m[i][j]);
+            }
+            r[i] = ar.fma(neg_q, r[k], r[i]);
+        }
+    }
+    // Back substitution.
+    let mut x = vec![Num::Lit(0.0); k_max];
+    let mut neg_x = vec![Num::Lit(0.0); k_max];
+    for k in (0..k_max).rev() {
+        let mut acc = r[k];
+        for j in k + 1..k_max {
+            if m[k][j] == Num::Lit(0.0) {
+                continue;
+            }
+            acc = ar.fma(m[k][j], neg_x[j], acc);
+        }
+        x[k] = ar.div(acc, m[k][k]);
+        neg_x[k] = ar.neg(x[k]);
+    }
+    (x, flag)
+}

@@ -1,0 +1,207 @@
+//! Derivative code for one lump: partials, forward sweeps (columns of `A`, `B·ṗ`), the reverse
+//! sweep (`Bᵀ·ȳ`) and block-triangular solves with `A` and `Aᵀ`.
+//!
+//! Tangents and adjoints are kept sparse at emission time: a value that no seeded direction
+//! reaches has no tangent at all, so a direction seeded on one input of a coupling layer only
+//! touches that input's chain. Reads primal values through `map` (values of the source function
+//! to values of the function being built); emits nothing but `f64` arithmetic, `fcmp` and
+//! `select`.
+
+use std::collections::HashMap;
+
+use adjit_ir::{CmpPred, Function, Value};
+
+use super::arith::{Arith, Num};
+use super::blocks::LumpBlocks;
+use super::lu;
+use super::lumps::Lump;
+use super::partials::{partials, Partial};
+
+/// The partials of every instruction of a lump, keyed by instruction.
+pub type LumpPartials = HashMap<Value, Vec<(Value, Partial)>>;
+
+/// Emit the partials of every instruction of `lump`.
+pub fn lump_partials(
+    ar: &mut Arith,
+    func: &Function,
+    active: &[bool],
+    map: &[Value],
+    lump: &Lump,
+) -> LumpPartials {
+    lump.insts
+        .iter()
+        .map(|&v| (v, partials(ar, func, active, map, v)))
+        .collect()
+}
+
+/// Forward sweep: tangents of the lump's values given tangents `seeds` of values defined before
+/// it (missing seeds are zero). Returns the tangents of the lump's instructions that are nonzero.
+pub fn tangent_sweep(
+    ar: &mut Arith,
+    lump: &Lump,
+    parts: &LumpPartials,
+    seeds: &HashMap<Value, Num>,
+) -> HashMap<Value, Num> {
+    let mut tangents: HashMap<Value, Num> = HashMap::new();
+    for &v in &lump.insts {
+        let mut acc = None;
+        for &(o, p) in &parts[&v] {
+            if let Some(&t) = seeds.get(&o).or_else(|| tangents.get(&o)) {
+                acc = Some(p.apply(ar, acc, t));
+            }
+        }
+        if let Some(t) = acc {
+            tangents.insert(v, t);
+        }
+    }
+    tangents
+}
+
+/// Reverse sweep seeded with adjoints of some lump instructions; returns the adjoints reaching
+/// the values defined before the lump, except those in `skip`.
+pub fn adjoint_sweep(
+    ar: &mut Arith,
+    lump: &Lump,
+    parts: &LumpPartials,
+    seeds: HashMap<Value, Num>,
+    skip: &[Value],
+) -> HashMap<Value, Num> {
+    let mut adjoints = seeds;
+    for &v in lump.insts.iter().rev() {
+        let Some(a) = adjoints.remove(&v) else {
+            continue;
+        };
+        for &(o, p) in &parts[&v] {
+            if skip.contains(&o) {
+                continue;
+            }
+            let acc = adjoints.get(&o).copied();
+            let sum = p.apply(ar, acc, a);
+            adjoints.insert(o, sum);
+        }
+    }
+    adjoints
+}
+
+/// `A[i][j] = ∂Out_i/∂In_j` from one forward direction per input (structural zeros are literal 0).
+pub fn jacobian_block(ar: &mut Arith, lump: &Lump, parts: &LumpPartials) -> Vec<Vec<Num>> {
+    let l = lump.size();
+    let mut a = vec![vec![Num::Lit(0.0); l]; l];
+    for (j, &x) in lump.inputs.iter().enumerate() {
+        let seeds = HashMap::from([(x, Num::Lit(1.0))]);
+        let tangents = tangent_sweep(ar, lump, parts, &seeds);
+        for (i, out) in lump.outputs.iter().enumerate() {
+            if let Some(&t) = tangents.get(out) {
+                a[i][j] = t;
+            }
+        }
+    }
+    a
+}
+
+/// `x` (by input index) with `A·x = r` (`r` by output index), block by block.
+pub fn solve_a(
+    ar: &mut Arith,
+    a: &[Vec<Num>],
+    structure: &LumpBlocks,
+    r: &[Num],
+    tol: f64,
+    mut flag: Num,
+) -> (Vec<Num>, Num) {
+    let l = a.len();
+    let mut x: Vec<Option<Num>> = vec![None; l];
+    for block in &structure.blocks {
+        let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
+        let mut rhs = Vec::with_capacity(block.len());
+        for &i in block {
+            let mut acc = r[i];
+            for &j in &structure.deps[i] {
+                if cols.contains(&j) || a[i][j] == Num::Lit(0.0) {
+                    continue;
+                }
+                let xj = x[j].expect("earlier blocks are solved first");
+                let neg = ar.neg(xj);
+                acc = ar.fma(a[i][j], neg, acc);
+            }
+            rhs.push(acc);
+        }
+        let sub: Vec<Vec<Num>> = block
+            .iter()
+            .map(|&i| cols.iter().map(|&j| a[i][j]).collect())
+            .collect();
+        let (xs, f) = lu::solve(ar, sub, rhs, tol, flag);
+        flag = f;
+        for (&j, xj) in cols.iter().zip(xs) {
+            x[j] = Some(xj);
+        }
+    }
+    (
+        x.into_iter()
+            .map(|v| v.expect("every column is in a block"))
+            .collect(),
+        flag,
+    )
+}
+
+/// `z` (by output index) with `Aᵀ·z = s` (`s` by input index), blocks in reverse order.
+pub fn solve_at(
+    ar: &mut Arith,
+    a: &[Vec<Num>],
+    structure: &LumpBlocks,
+    s: &[Num],
+    tol: f64,
+    mut flag: Num,
+) -> (Vec<Num>, Num) {
+    let l = a.len();
+    let mut z: Vec<Option<Num>> = vec![None; l];
+    for block in structure.blocks.iter().rev() {
+        let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
+        let mut rhs = Vec::with_capacity(block.len());
+        for &j in &cols {
+            let mut acc = s[j];
+            for (i, zi) in z.iter().enumerate() {
+                let (Some(zi), false) = (zi, a[i][j] == Num::Lit(0.0)) else {
+                    continue;
+                };
+                let neg = ar.neg(*zi);
+                acc = ar.fma(a[i][j], neg, acc);
+            }
+            rhs.push(acc);
+        }
+        // Transposed block: row c (column j = cols[c]) , column r (row i = block[r]).
+        let sub: Vec<Vec<Num>> = cols
+            .iter()
+            .map(|&j| block.iter().map(|&i| a[i][j]).collect())
+            .collect();
+        let (zs, f) = lu::solve(ar, sub, rhs, tol, flag);
+        flag = f;
+        for (&i, zi) in block.iter().zip(zs) {
+            z[i] = Some(zi);
+        }
+    }
+    (
+        z.into_iter()
+            .map(|v| v.expect("every row is in a block"))
+            .collect(),
+        flag,
+    )
+}
+
+/// The `status` output from per-lump singular flags (`(lump index, flag)`): the smallest index
+/// whose flag is set, 0 if none.
+pub fn status_from_flags(ar: &mut Arith, flags: &[(usize, Num)]) -> Value {
+    let mut status = Num::Lit(0.0);
+    let mut sorted: Vec<(usize, Num)> = flags.to_vec();
+    sorted.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
+    for (k, flag) in sorted {
+        status = match flag {
+            Num::Lit(f) if f == 0.0 => status,
+            Num::Lit(_) => Num::Lit(k as f64),
+            Num::Val(fv) => {
+                let set = ar.fcmp(CmpPred::Gt, fv, Num::Lit(0.5));
+                ar.select(set, Num::Lit(k as f64), status)
+            }
+        };
+    }
+    ar.value(status)
+}

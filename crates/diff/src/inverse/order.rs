@@ -1,0 +1,90 @@
+//! Greedy list scheduling of a program's instructions for the lump partition.
+//!
+//! Among the ready instructions (all operands scheduled), pick the one that changes the number of
+//! live active values the least: `+1` if its result is active, `−1` for every active operand whose
+//! last use it is. Ties go to the most recently readied instruction (depth first), which keeps a
+//! chain together. The order respects every operand, including `select` conditions, so the primal
+//! can be emitted in it; only derivative-carrying uses count for liveness. Leaves the function
+//! alone and assumes it verified.
+
+use adjit_ir::{Function, Value};
+
+use super::lumps::derivative_operands;
+
+/// A topological order of all instructions of `func` (parameters excluded), chosen greedily to
+/// keep the live active count low; `active` comes from [`super::lumps::activity`].
+pub fn greedy_order(func: &Function, active: &[bool]) -> Vec<Value> {
+    let n_values = func.n_values();
+    let mut remaining = vec![0u32; n_values];
+    let mut pending = vec![0u32; n_values];
+    let mut users: Vec<Vec<Value>> = vec![Vec::new(); n_values];
+    let mut active_operands: Vec<Vec<Value>> = vec![Vec::new(); n_values];
+    for (v, inst) in func.insts() {
+        let mut operands: Vec<Value> = Vec::new();
+        inst.for_each_value(|o| {
+            if !operands.contains(&o) {
+                operands.push(o)
+            }
+        });
+        for &o in &operands {
+            if !func.is_param(o) {
+                pending[v.index()] += 1;
+                users[o.index()].push(v);
+            }
+        }
+        if active[v.index()] {
+            let ops: Vec<Value> = derivative_operands(inst)
+                .into_iter()
+                .filter(|o| active[o.index()])
+                .collect();
+            for o in &ops {
+                remaining[o.index()] += 1;
+            }
+            active_operands[v.index()] = ops;
+        }
+    }
+    for r in &func.rets {
+        remaining[r.index()] += 1;
+    }
+    let delta = |v: Value, remaining: &[u32]| -> i64 {
+        let born = i64::from(active[v.index()]);
+        let freed = active_operands[v.index()]
+            .iter()
+            .filter(|o| remaining[o.index()] == 1)
+            .count() as i64;
+        born - freed
+    };
+    // (instruction, time it became ready)
+    let mut ready: Vec<(Value, usize)> = func
+        .insts()
+        .filter(|(v, _)| pending[v.index()] == 0)
+        .map(|(v, _)| (v, 0))
+        .collect();
+    let mut order = Vec::with_capacity(func.n_insts());
+    let mut clock = 0usize;
+    while !ready.is_empty() {
+        let mut best = 0;
+        let mut best_key = (i64::MAX, 0usize, usize::MAX);
+        for (i, &(v, time)) in ready.iter().enumerate() {
+            // Smallest delta, then latest readied, then program order.
+            let key = (delta(v, &remaining), usize::MAX - time, v.index());
+            if key < best_key {
+                best_key = key;
+                best = i;
+            }
+        }
+        let (v, _) = ready.swap_remove(best);
+        order.push(v);
+        clock += 1;
+        for &o in &active_operands[v.index()] {
+            remaining[o.index()] -= 1;
+        }
+        for &u in &users[v.index()] {
+            pending[u.index()] -= 1;
+            if pending[u.index()] == 0 {
+                ready.push((u, clock));
+            }
+        }
+    }
+    order
+}

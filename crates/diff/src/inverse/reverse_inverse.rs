@@ -1,0 +1,172 @@
+//! Reverse-inverse: `(x.., ẏ..) → (y.., ẋ = J⁻¹·ẏ .., status)`.
+//!
+//! The primal runs first, unchanged and in program order (its values are the tape). Then the
+//! lumps are visited last to first: with the tangents `ẏ` of the closing cut known,
+//! `r = ẏ_Out − B·ẏ_P` (one forward sweep through the lump seeded on P), `ẋ_In = A⁻¹·r` (`A` from
+//! one forward direction per input, solved block by block with pivoted LU), and `ẋ_P = ẏ_P`.
+//! `status` is 0, or the 1-based index of the first lump with a numerically singular pivot.
+//! Assumes nothing beyond a verified function; errors for non-square or singular structure.
+
+use std::collections::HashMap;
+
+use adjit_ir::{Builder, Function, Value, ValueDef};
+
+use super::arith::{Arith, Num};
+use super::blocks::{lump_blocks, LumpBlocks};
+use super::lump_derivatives::{
+    jacobian_block, lump_partials, solve_a, status_from_flags, tangent_sweep,
+};
+use super::lumps::{analyze, Lump};
+use super::{label, InverseError, InverseOptions};
+
+/// `J⁻¹·ẏ` by lumps, last to first. See the module docs for the signature.
+///
+/// ```
+/// use adjit_ir::{interpret, Builder, Type};
+/// use adjit_diff::inverse::{reverse_inverse, InverseOptions};
+/// // y = (x0·x1, x1): J = [[x1, x0], [0, 1]].
+/// let mut b = Builder::new("f");
+/// let x0 = b.param(Type::F64, "x0");
+/// let x1 = b.param(Type::F64, "x1");
+/// let y0 = b.mul(x0, x1);
+/// let f = b.finish(&[y0, x1]);
+/// let inv = reverse_inverse(&f, &InverseOptions::default()).unwrap();
+/// let out = interpret(&inv, &[3.0, 2.0, 1.0, 1.0]).unwrap();
+/// // J⁻¹·(1, 1): ẋ1 = 1, ẋ0 = (1 − 3·1)/2 = −1.
+/// assert_eq!(out, vec![6.0, 2.0, -1.0, 1.0, 0.0]);
+/// ```
+pub fn reverse_inverse(func: &Function, opts: &InverseOptions) -> Result<Function, InverseError> {
+    let analysis = analyze(func)?;
+    let structures = checked_structures(func, &analysis.active, &analysis.lumps, opts, true)?;
+    Ok(emit_reverse(
+        func,
+        &analysis.active,
+        &analysis.lumps,
+        &structures,
+        opts,
+        "reverse_inverse",
+    ))
+}
+
+/// The block structure of every lump, with [`InverseError::LumpTooLarge`] when a diagonal block
+/// exceeds `opts.max_lump` (only if `limit`).
+pub(crate) fn checked_structures(
+    func: &Function,
+    active: &[bool],
+    lumps: &[Lump],
+    opts: &InverseOptions,
+    limit: bool,
+) -> Result<Vec<LumpBlocks>, InverseError> {
+    lumps
+        .iter()
+        .map(|lump| {
+            let s = lump_blocks(func, active, lump)?;
+            if limit && s.largest() > opts.max_lump {
+                return Err(InverseError::LumpTooLarge {
+                    func: func.name.clone(),
+                    lump: lump.index,
+                    first: label(func, lump.insts[0]),
+                    last: label(func, lump.insts[lump.insts.len() - 1]),
+                    size: s.largest(),
+                    max: opts.max_lump,
+                });
+            }
+            Ok(s)
+        })
+        .collect()
+}
+
+/// A builder holding copies of `func`'s parameters followed by one extra parameter per entry of
+/// `extra` (type, name).
+pub(crate) fn builder_with_params(
+    func: &Function,
+    suffix: &str,
+    extra: &[(adjit_ir::Type, String)],
+) -> (Builder, Vec<Value>, Vec<Value>) {
+    let mut b = Builder::new(format!("{}_{suffix}", func.name));
+    let mut map = Vec::with_capacity(func.n_values());
+    for p in func.params() {
+        let data = func.data(p);
+        let v = match &data.name {
+            Some(name) => b.param(data.ty, name),
+            None => b.param_unnamed(data.ty),
+        };
+        map.push(v);
+    }
+    let extra_params = extra.iter().map(|(ty, name)| b.param(*ty, name)).collect();
+    (b, map, extra_params)
+}
+
+/// Copy the instruction `v` of `func` into `b`, extending `map`.
+pub(crate) fn copy_inst(b: &mut Builder, func: &Function, map: &mut [Value], v: Value) {
+    let data = func.data(v);
+    let ValueDef::Inst(inst) = &data.def else {
+        unreachable!("copy_inst on a parameter")
+    };
+    let new = b.inst(inst.map_values(|o| map[o.index()]));
+    if let Some(name) = &data.name {
+        b.set_name(new, name.clone());
+    }
+    map[v.index()] = new;
+}
+
+/// Emit the primal followed by the reverse-inverse sweep over `lumps` (shared with the dense mode,
+/// which passes one lump holding the whole program).
+pub(crate) fn emit_reverse(
+    func: &Function,
+    active: &[bool],
+    lumps: &[Lump],
+    structures: &[LumpBlocks],
+    opts: &InverseOptions,
+    suffix: &str,
+) -> Function {
+    let extra: Vec<(adjit_ir::Type, String)> = func
+        .rets
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (func.ty(r), format!("ydot{i}")))
+        .collect();
+    let (b, mut map, ydots) = builder_with_params(func, suffix, &extra);
+    map.resize(func.n_values(), Value::new(0));
+    let mut ar = Arith::new(b);
+    for (v, _) in func.insts() {
+        copy_inst(&mut ar.b, func, &mut map, v);
+    }
+    // Tangents at the current cut, starting from the outputs.
+    let mut state: HashMap<Value, Num> = HashMap::new();
+    for (&r, &yd) in func.rets.iter().zip(&ydots) {
+        let t = ar.f64_of(yd);
+        state.insert(r, Num::Val(t));
+    }
+    let mut flags = Vec::with_capacity(lumps.len());
+    for (lump, structure) in lumps.iter().zip(structures).rev() {
+        let parts = lump_partials(&mut ar, func, active, &map, lump);
+        let a = jacobian_block(&mut ar, lump, &parts);
+        let seeds: HashMap<Value, Num> = lump.pass.iter().map(|p| (*p, state[p])).collect();
+        let through = tangent_sweep(&mut ar, lump, &parts, &seeds);
+        let r: Vec<Num> = lump
+            .outputs
+            .iter()
+            .map(|o| match through.get(o) {
+                Some(&t) => ar.sub(state[o], t),
+                None => state[o],
+            })
+            .collect();
+        let (x, flag) = solve_a(&mut ar, &a, structure, &r, opts.pivot_tol, Num::Lit(0.0));
+        flags.push((lump.index, flag));
+        for o in &lump.outputs {
+            state.remove(o);
+        }
+        for (&i, xi) in lump.inputs.iter().zip(x) {
+            state.insert(i, xi);
+        }
+    }
+    let status = status_from_flags(&mut ar, &flags);
+    let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
+    for p in func.params() {
+        let t = state[&p];
+        rets.push(ar.to_type(t, func.ty(p)));
+    }
+    rets.push(status);
+    ar.b.finish(&rets)
+}

@@ -1,0 +1,84 @@
+//! Constant folding: an instruction whose operands are all known constants becomes a
+//! `const`, computed with [`adjit_ir::math`] (the interpreter's semantics), unless the result
+//! is NaN (never folded, so that NaN-producing code stays visible). A `select` with a constant
+//! condition becomes its chosen operand. Known constants are written inline as literals into
+//! the instructions that use them (where a value operand remains), which leaves the `const`
+//! dead for [`super::dce`]. Names of folded values are kept.
+
+use adjit_ir::{math, Function, InstData, Operand};
+
+use super::{copy_params, finish};
+
+/// Fold constants; see the module docs.
+pub fn fold(func: &Function) -> Function {
+    let (mut out, mut map) = copy_params(func);
+    let mut known: Vec<Option<f64>> = vec![None; func.n_params];
+    for (v, inst) in func.insts() {
+        let data = func.data(v);
+        let inst = inst.map_values(|u| map[u.index()]);
+        let value_of = |o: Operand| match o {
+            Operand::Const(c) => Some(c),
+            Operand::Value(u) => known[u.index()],
+        };
+        if let InstData::Select { cond, args } = inst {
+            if let Some(c) = known[cond.index()] {
+                let chosen = args[if c != 0.0 { 0 } else { 1 }];
+                if let Operand::Value(u) = chosen {
+                    map.push(u);
+                    continue;
+                }
+            }
+        }
+        let all_known = !matches!(inst, InstData::Const { .. })
+            && inst.operands().into_iter().all(|o| value_of(o).is_some());
+        let folded = if all_known {
+            let r = math::eval_inst(&inst, data.ty, |o| value_of(o).unwrap_or(f64::NAN));
+            (!r.is_nan()).then(|| InstData::constant(data.ty, r))
+        } else {
+            None
+        };
+        let new_inst = match folded {
+            Some(c) => c,
+            None => inline_literals(inst, &known),
+        };
+        let k = match new_inst {
+            InstData::Const { bits, .. } => Some(f64::from_bits(bits)),
+            _ => None,
+        };
+        map.push(out.push_inst(data.ty, new_inst, data.name.clone()));
+        known.push(k);
+    }
+    finish(out, func, &map)
+}
+
+/// Replace float operands whose value is a known non-NaN constant by literals, provided some
+/// float operand stays a value (an instruction may not have only literal float operands).
+fn inline_literals(inst: InstData, known: &[Option<f64>]) -> InstData {
+    let lit = |o: Operand| match o {
+        Operand::Value(u) => match known[u.index()] {
+            Some(c) if !c.is_nan() => Operand::Const(c),
+            _ => o,
+        },
+        c => c,
+    };
+    let inline =
+        |args: &[Operand]| -> bool { args.iter().any(|&o| matches!(lit(o), Operand::Value(_))) };
+    match inst {
+        InstData::Binary { op, args } if inline(&args) => InstData::Binary {
+            op,
+            args: args.map(lit),
+        },
+        InstData::Fma { args } if inline(&args) => InstData::Fma {
+            args: args.map(lit),
+        },
+        InstData::Fcmp { pred, args } if inline(&args) => InstData::Fcmp {
+            pred,
+            args: args.map(lit),
+        },
+        InstData::Select { cond, args } if inline(&args) => InstData::Select {
+            cond,
+            args: args.map(lit),
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,324 @@
+//! A deterministic mutation fuzzer for the text format (the stand-in for `fuzz/`, which needs
+//! nightly): every corpus file and some random programs are mutated by byte and token
+//! insertions, deletions, swaps, duplications and truncations, and random token soup is added.
+//! For every input, parse → verify → print must not panic, and every function that verifies
+//! must print to text that parses back to the identical function, printing being a fixpoint.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use adjit_ir::random::{random_function, RandomOptions, Rng};
+use adjit_ir::{parse, verify};
+
+/// Tokens worth inserting: every keyword, opcode, type and punctuation of the format, and
+/// literals at the edges of what is representable.
+const TOKENS: &[&str] = &[
+    "func",
+    "ret",
+    "@f",
+    "@g",
+    "%x",
+    "%y",
+    "%a",
+    "%b",
+    "%x.1",
+    "%0",
+    "(",
+    ")",
+    "{",
+    "}",
+    ",",
+    ":",
+    "=",
+    "->",
+    "f32",
+    "f64",
+    "bool",
+    "float",
+    "const",
+    "neg",
+    "abs",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "tanh",
+    "erf",
+    "floor",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "atan2",
+    "min",
+    "max",
+    "fma",
+    "powi",
+    "fcmp.lt",
+    "fcmp.ne",
+    "fcmp.",
+    "select",
+    "fpromote",
+    "fdemote",
+    "1.0",
+    "-0.0",
+    "0.1",
+    "1e999",
+    "1e-400",
+    "-1e39",
+    "0x1p-1074",
+    "0x1.fffffffffffff8p1023",
+    "0x1p-149",
+    "0x",
+    "0x1q",
+    "nan",
+    "-nan",
+    "inf",
+    "-inf",
+    "true",
+    "false",
+    "99999999999",
+    "-2147483648",
+    "2147483647",
+    "1.5.5",
+    "; comment",
+    "\n",
+    "\n",
+    "\n",
+    " ",
+    "\t",
+    "\0",
+    "β",
+    "∞",
+    "%",
+    "@",
+    "-",
+    "+",
+    ".",
+    "$",
+    "\r\n",
+];
+
+/// The corpus files: those that load cleanly, and the error files (`ir/errors/`).
+fn corpus_sources() -> (Vec<String>, Vec<String>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir");
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "ir") {
+                if let Ok(s) = std::fs::read_to_string(&p) {
+                    out.push((p.to_string_lossy().contains("errors"), s));
+                }
+            }
+        }
+    }
+    out.sort();
+    let (broken, valid): (Vec<_>, Vec<_>) = out.into_iter().partition(|(b, _)| *b);
+    (
+        valid.into_iter().map(|(_, s)| s).collect(),
+        broken.into_iter().map(|(_, s)| s).collect(),
+    )
+}
+
+/// A char boundary of `s` at or before `i`.
+fn boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn mutate(rng: &mut Rng, src: &str) -> String {
+    let mut s = src.to_string();
+    let n_mutations = if rng.chance(0.5) { 1 } else { 2 + rng.below(3) };
+    for _ in 0..n_mutations {
+        let len = s.len().max(1);
+        let at = boundary(&s, rng.below(len + 1));
+        match rng.below(7) {
+            0 => {
+                let tok = TOKENS[rng.below(TOKENS.len())];
+                s.insert_str(at, tok);
+            }
+            1 => {
+                let byte = (rng.below(95) as u8 + 32) as char;
+                s.insert(at, byte);
+            }
+            2 => {
+                let end = boundary(&s, at + 1 + rng.below(12));
+                s.replace_range(at..end.max(at), "");
+            }
+            3 => s.truncate(at),
+            4 => {
+                // Swap two lines.
+                let mut lines: Vec<&str> = s.lines().collect();
+                if lines.len() > 1 {
+                    let a = rng.below(lines.len());
+                    let b = rng.below(lines.len());
+                    lines.swap(a, b);
+                }
+                s = lines.join("\n");
+            }
+            5 => {
+                // Duplicate a line.
+                let mut lines: Vec<&str> = s.lines().collect();
+                if !lines.is_empty() {
+                    let a = rng.below(lines.len());
+                    lines.insert(rng.below(lines.len()), lines[a]);
+                }
+                s = lines.join("\n");
+            }
+            _ => {
+                // Replace one whitespace-separated word by a token.
+                let words: Vec<&str> = s.split(' ').collect();
+                if !words.is_empty() {
+                    let k = rng.below(words.len());
+                    let tok = TOKENS[rng.below(TOKENS.len())];
+                    s = words
+                        .iter()
+                        .enumerate()
+                        .map(|(i, w)| if i == k { tok } else { w })
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                }
+            }
+        }
+    }
+    s
+}
+
+fn token_soup(rng: &mut Rng) -> String {
+    let n = rng.below(60);
+    let mut s = String::new();
+    for _ in 0..n {
+        s.push_str(TOKENS[rng.below(TOKENS.len())]);
+        if rng.chance(0.7) {
+            s.push(' ');
+        }
+    }
+    s
+}
+
+/// Parse, verify and print `src`; the round trip must hold for every function that verifies.
+/// Returns how many functions verified.
+fn check(src: &str) -> usize {
+    let Ok(funcs) = parse(src) else {
+        return 0;
+    };
+    let mut n_verified = 0;
+    for f in &funcs {
+        let printed = f.to_string();
+        if verify(f).is_err() {
+            // Printing an unverified function must still be safe, and so is reading it back.
+            let _ = parse(&printed);
+            continue;
+        }
+        n_verified += 1;
+        let again = match parse(&printed) {
+            Ok(mut g) if g.len() == 1 => g.remove(0),
+            other => panic!("a verified function did not reparse: {other:?}\n{printed}"),
+        };
+        assert_eq!(f, &again, "round trip changed the function\n{printed}");
+        assert_eq!(printed, again.to_string(), "printing is not a fixpoint");
+    }
+    n_verified
+}
+
+#[test]
+fn mutated_inputs_never_panic_and_round_trip() {
+    let (mut seeds, broken) = corpus_sources();
+    assert!(
+        seeds.len() >= 9 && broken.len() >= 15,
+        "expected the ir/ corpus, found {} valid and {} error files",
+        seeds.len(),
+        broken.len()
+    );
+    for seed in 0..8 {
+        let opts = RandomOptions {
+            n_insts: 12,
+            non_smooth: seed % 2 == 0,
+            ..RandomOptions::default()
+        };
+        seeds.push(random_function(seed, &opts).to_string());
+    }
+    let mut rng = Rng::new(0x5eed);
+    let mut n_inputs = 0;
+    let mut n_verified = 0;
+    for round in 0..20_000 {
+        let input = if round % 10 == 9 {
+            token_soup(&mut rng)
+        } else if round % 10 == 8 {
+            let k = rng.below(broken.len());
+            mutate(&mut rng, &broken[k])
+        } else {
+            let k = rng.below(seeds.len());
+            mutate(&mut rng, &seeds[k])
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| check(&input)));
+        match result {
+            Ok(n) => n_verified += n,
+            Err(_) => panic!("input {round} panicked:\n{input:?}"),
+        }
+        n_inputs += 1;
+    }
+    assert_eq!(n_inputs, 20_000);
+    // The mutations must leave enough programs valid for the round trip to be exercised.
+    assert!(
+        n_verified > 1_000,
+        "only {n_verified} mutated functions verified"
+    );
+}
+
+#[test]
+fn pathological_inputs_do_not_panic() {
+    let long_name = format!(
+        "func @f(%{}: f64) -> f64 {{\n    ret %{0}\n}}\n",
+        "x".repeat(10_000)
+    );
+    let mut many_lines = "func @f(%v0: f64) -> f64 {\n".to_string();
+    for i in 1..5000 {
+        many_lines += &format!("    %v{i} = neg %v{}\n", i - 1);
+    }
+    many_lines += "    ret %v4999\n}\n";
+    let redefinitions = "func @f(%x: f64) -> f64 {\n".to_string()
+        + &"    %x = neg %x\n".repeat(200)
+        + "    ret %x\n}\n";
+    let inputs = [
+        String::new(),
+        "\0\0\0".into(),
+        "func".into(),
+        "func @f(".into(),
+        "func @f(%x: f64) -> f64 {".into(),
+        "}".into(),
+        format!(
+            "func @f(%x: f64) -> f64 {{\n    %a = add %x, 1{}\n    ret %a\n}}\n",
+            "0".repeat(5000)
+        ),
+        format!(
+            "func @f(%x: f64) -> f64 {{\n    %a = add %x, 0x1p{}\n    ret %a\n}}\n",
+            "9".repeat(50)
+        ),
+        format!(
+            "func @f(%x: f64) -> f64 {{\n    %a = add %x, 0x{}p-99999999999\n    ret %a\n}}\n",
+            "f".repeat(200)
+        ),
+        "func @f(%x: f64) -> f64 {\n    %a = powi %x, 99999999999\n    ret %a\n}\n".into(),
+        "func @f(%x: f64) -> f64 {\n    %a = powi %x, -2147483649\n    ret %a\n}\n".into(),
+        "func @é(%ü: f64) -> f64 {\n    ret %ü\n}\n".into(),
+        "(((((((((((((((((((((((((((((((((((((((((".repeat(1000),
+        long_name,
+        many_lines,
+        redefinitions,
+    ];
+    for input in &inputs {
+        check(input);
+    }
+}
