@@ -12,7 +12,7 @@ use adjit_ir::{Function, Interpreter};
 use crate::{Engine, Error, InverseMode, Result};
 
 fn inverse_error(e: InverseError) -> Error {
-    Error::Other(e.to_string())
+    Error::Inverse(e)
 }
 
 /// The transformed program for `mode`: `(x.., v..) → (y.., product.., status)`.
@@ -129,15 +129,17 @@ impl CompiledInverse {
                 )));
             }
         }
-        let mut input = Vec::with_capacity(2 * n);
-        input.extend_from_slice(x);
-        input.extend_from_slice(v);
-        let mut result = vec![0.0; 2 * n + 1];
-        match &self.runner {
-            Runner::Interp => Interpreter::default().run(&self.program, &input, &mut result)?,
-            Runner::Jit(code) => code.call(&input, &mut result)?,
-        }
-        let status = result[2 * n];
+        let status = crate::scratch::with_scratch(2 * n, 2 * n + 1, |input, result| {
+            input[..n].copy_from_slice(x);
+            input[n..].copy_from_slice(v);
+            match &self.runner {
+                Runner::Interp => Interpreter::default().run(&self.program, input, result)?,
+                Runner::Jit(code) => code.call(input, result)?,
+            }
+            y.copy_from_slice(&result[..n]);
+            out.copy_from_slice(&result[n..2 * n]);
+            Ok::<f64, Error>(result[2 * n])
+        })?;
         if status != 0.0 {
             let k = status as usize;
             let name = self
@@ -145,14 +147,12 @@ impl CompiledInverse {
                 .get(k.wrapping_sub(1))
                 .cloned()
                 .unwrap_or_else(|| format!("lump {k}"));
-            return Err(Error::Other(format!(
+            return Err(Error::SingularLump(format!(
                 "{:?}-inverse of @{}: {name} has a numerically singular pivot (|pivot| ≤ {:e}·scale): \
                  J is singular or too ill-conditioned there",
                 self.mode, self.program.name, self.pivot_tol
             )));
         }
-        y.copy_from_slice(&result[..n]);
-        out.copy_from_slice(&result[n..2 * n]);
         Ok(())
     }
 }

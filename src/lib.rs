@@ -9,6 +9,7 @@ pub mod checkpoint;
 mod compile;
 pub mod inverse;
 pub mod plot;
+mod scratch;
 
 use std::path::Path;
 
@@ -38,10 +39,18 @@ pub enum Error {
     Jit(#[from] adjit_jit::JitError),
     #[error(transparent)]
     Diff(#[from] adjit_diff::DiffError),
+    /// The program cannot be inverted (not square, a narrow cut, a structurally singular or
+    /// oversized lump).
+    #[error(transparent)]
+    Inverse(#[from] adjit_diff::inverse::InverseError),
+    /// A numerically singular pivot at run time, naming the lump.
+    #[error("{0}")]
+    SingularLump(String),
+    /// No checkpointing plan fits (e.g. a byte budget below the smallest that works).
+    #[error(transparent)]
+    Checkpoint(#[from] adjit_diff::checkpoint::CheckpointError),
     #[error("{0}")]
     Usage(String),
-    #[error("{0}")]
-    Other(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
