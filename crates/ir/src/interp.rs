@@ -83,10 +83,13 @@ impl Interpreter {
             self.values.push(x);
         }
         for (out, r) in outputs.iter_mut().zip(&func.rets) {
-            *out = *self.values.get(r.index()).ok_or(InterpError::NotVerified {
-                func: func.name.clone(),
-                value: r.index(),
-            })?;
+            *out = *self
+                .values
+                .get(r.index())
+                .ok_or_else(|| InterpError::NotVerified {
+                    func: func.name.clone(),
+                    value: r.index(),
+                })?;
         }
         Ok(())
     }
