@@ -52,7 +52,10 @@ fn help_of(args: &[&str]) -> String {
         .arg("--help")
         .output()
         .expect("the adjit binary runs");
-    assert!(out.status.success(), "adjit {args:?} --help failed: {out:?}");
+    assert!(
+        out.status.success(),
+        "adjit {args:?} --help failed: {out:?}"
+    );
     String::from_utf8(out.stdout).expect("help is UTF-8")
 }
 
