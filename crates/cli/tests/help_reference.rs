@@ -2,6 +2,10 @@
 //! fixed one-line intro. This test regenerates the whole file from the binary and the template
 //! below and fails when the checked-in file differs (a help text changed without the docs, or a
 //! subcommand was added without an intro). `UPDATE_EXPECT=1` rewrites docs/cli.md instead.
+//!
+//! It also keeps the library snippets of docs/guide.md honest: each `guide_snippet_N_runs` test
+//! below runs one ```` ```rust ```` block of the guide, and `guide_snippets_are_verbatim` checks
+//! that the guide holds exactly these bodies, in order (so neither can drift from the other).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -114,4 +118,98 @@ fn cli_reference_is_the_verbatim_help_output() {
         actual == expected,
         "docs/cli.md is stale; rerun with UPDATE_EXPECT=1 cargo test -p adjit-cli --test help_reference"
     );
+}
+
+/// The bodies between the snippet markers of this file, dedented by eight spaces.
+fn snippets_in_this_file() -> Vec<String> {
+    let source = include_str!("help_reference.rs");
+    let mut snippets = Vec::new();
+    let mut current: Option<String> = None;
+    for line in source.lines() {
+        match line.trim() {
+            "// guide-snippet-begin" => current = Some(String::new()),
+            "// guide-snippet-end" => snippets.extend(current.take()),
+            _ => {
+                if let Some(s) = current.as_mut() {
+                    s.push_str(line.strip_prefix("        ").unwrap_or(line));
+                    s.push('\n');
+                }
+            }
+        }
+    }
+    snippets
+}
+
+#[test]
+fn guide_snippets_are_verbatim() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/guide.md");
+    let guide = std::fs::read_to_string(&path).expect("docs/guide.md exists");
+    let in_guide: Vec<String> = guide
+        .split("```rust\n")
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap_or_default().to_string())
+        .collect();
+    let here = snippets_in_this_file();
+    assert!(!here.is_empty(), "no snippet markers found");
+    assert_eq!(
+        in_guide, here,
+        "the ```rust blocks of docs/guide.md differ from the guide_snippet tests"
+    );
+}
+
+#[test]
+fn guide_snippet_1_runs() {
+    // guide-snippet-begin
+    // Trace once, compile the gradient once, call many times (from many threads).
+    let f = adjit::trace(2, |x| {
+        let a = 1.0 - x[0];
+        let d = x[1] - x[0] * x[0];
+        a * a + 100.0 * d * d
+    });
+    let grad = adjit::Gradient::new(&f).unwrap();
+    let mut g = [0.0; 2];
+    let y = grad.call(&[0.0, 0.0], &mut g).unwrap();
+    assert_eq!((y, g), (1.0, [-2.0, 0.0]));
+    // guide-snippet-end
+}
+
+#[test]
+fn guide_snippet_2_runs() {
+    // guide-snippet-begin
+    // Any mode: Compiled checks buffer lengths against the layout of section 2.
+    let f = adjit::trace(2, |x| x[0] * x[1].sin());
+    let jvp = adjit::Compiled::new(&f, adjit::Mode::Jvp).unwrap();
+    let mut out = [0.0; 2];
+    jvp.call(&[2.0, 0.5, 1.0, 0.0], &mut out).unwrap(); // x = (2, 0.5), ẋ = (1, 0)
+    assert_eq!(out[1], 0.5f64.sin());
+    // guide-snippet-end
+}
+
+#[test]
+fn guide_snippet_3_runs() {
+    // guide-snippet-begin
+    // A checkpointed gradient: same answer as the tape, bounded memory; call() allocates nothing.
+    use adjit::checkpoint::CheckpointedGradient;
+    let f = adjit::trace(2, |x| (x[0] * x[1]).sin() * x[0]);
+    let mut g =
+        CheckpointedGradient::new(&f, adjit::Strategy::Checkpoint { snapshots: 2 }).unwrap();
+    let (mut y, mut grad) = ([0.0], [0.0; 2]);
+    g.call(&[0.5, 2.0], &[1.0], &mut y, &mut grad).unwrap(); // (x, w, y, Jᵀw)
+    println!("{:?}", g.stats()); // peak_bytes, recomputed_ops, stages, snapshots, …
+                                 // guide-snippet-end
+}
+
+#[test]
+fn guide_snippet_4_runs() {
+    // guide-snippet-begin
+    // Inverse products of a square program, compiled once.
+    use adjit::inverse::CompiledInverse;
+    use adjit::{Engine, InverseMode};
+    let f = adjit::diff::inverse::examples::fig2();
+    let inv =
+        CompiledInverse::new(&f, InverseMode::Reverse, Engine::Jit, &Default::default()).unwrap();
+    let (mut y, mut xdot) = (vec![0.0; 3], vec![0.0; 3]);
+    inv.call(&[0.3, -1.2, 0.7], &[1.0, 0.0, 0.0], &mut y, &mut xdot)
+        .unwrap(); // xdot = J⁻¹·v
+                   // guide-snippet-end
 }
