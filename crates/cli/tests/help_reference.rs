@@ -120,7 +120,7 @@ fn cli_reference_is_the_verbatim_help_output() {
     );
 }
 
-/// The bodies between the snippet markers of this file, dedented by eight spaces.
+/// The bodies between the snippet markers of this file, dedented by four spaces (rustfmt's indent).
 fn snippets_in_this_file() -> Vec<String> {
     let source = include_str!("help_reference.rs");
     let mut snippets = Vec::new();
@@ -131,7 +131,7 @@ fn snippets_in_this_file() -> Vec<String> {
             "// guide-snippet-end" => snippets.extend(current.take()),
             _ => {
                 if let Some(s) = current.as_mut() {
-                    s.push_str(line.strip_prefix("        ").unwrap_or(line));
+                    s.push_str(line.strip_prefix("    ").unwrap_or(line));
                     s.push('\n');
                 }
             }
