@@ -113,20 +113,7 @@ pub fn bench(
         let start = Instant::now();
         let compiled = Compiled::new(func, mode)?;
         let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-        let mut inputs = x.to_vec();
-        inputs.extend(seed);
-        let mut outputs = vec![0.0; compiled.n_outputs()];
-        let ns_per_call = time_per_call(|| {
-            compiled.call(black_box(&inputs), &mut outputs)?;
-            black_box(&outputs);
-            Ok(())
-        })?;
-        Ok(BenchMeasurement {
-            compile_ms,
-            ns_per_call,
-            peak_bytes: peak.unwrap_or(compiled.code().workspace_bytes() as u64),
-            recomputed_ops: 0,
-        })
+        measure_code(compiled.code(), compile_ms, x, &seed, peak)
     };
     match mode {
         BenchMode::Primal => simple(Mode::Primal, Vec::new(), None),
@@ -185,8 +172,19 @@ fn bench_inverse(
     let program = adjit_diff::simplify(&program);
     let code = adjit_jit::compile(&program, &adjit_jit::JitOptions::default())?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let mut inputs = x.to_vec();
-    inputs.extend_from_slice(v);
+    measure_code(&code, compile_ms, x, v, None)
+}
+
+/// Time compiled code on `primal ++ seed`; `peak` defaults to the code's native workspace.
+fn measure_code(
+    code: &adjit_jit::CompiledFunction,
+    compile_ms: f64,
+    primal: &[f64],
+    seed: &[f64],
+    peak: Option<u64>,
+) -> Result<BenchMeasurement> {
+    let mut inputs = primal.to_vec();
+    inputs.extend_from_slice(seed);
     let mut outputs = vec![0.0; code.n_outputs()];
     let ns_per_call = time_per_call(|| {
         code.call(black_box(&inputs), &mut outputs)?;
@@ -196,7 +194,7 @@ fn bench_inverse(
     Ok(BenchMeasurement {
         compile_ms,
         ns_per_call,
-        peak_bytes: code.workspace_bytes() as u64,
+        peak_bytes: peak.unwrap_or(code.workspace_bytes() as u64),
         recomputed_ops: 0,
     })
 }

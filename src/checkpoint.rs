@@ -13,19 +13,9 @@ use adjit_jit::{CompiledFunction, JitError, JitOptions};
 
 use crate::{Error, Result, Strategy};
 
-/// The strategy as the checkpoint module spells it.
-fn plan_strategy(strategy: Strategy) -> checkpoint::Strategy {
-    match strategy {
-        Strategy::Tape => checkpoint::Strategy::Tape,
-        Strategy::Checkpoint { snapshots } => checkpoint::Strategy::Checkpoint { snapshots },
-        Strategy::CheckpointBytes(bytes) => checkpoint::Strategy::CheckpointBytes(bytes),
-        Strategy::Uniform => checkpoint::Strategy::Uniform,
-    }
-}
-
 fn make_plan(func: &Function, strategy: Strategy) -> Result<Plan> {
     adjit_ir::verify(func)?;
-    checkpoint::plan(func, plan_strategy(strategy)).map_err(|e| Error::Usage(e.to_string()))
+    Ok(checkpoint::plan(func, strategy)?)
 }
 
 /// Figures of one checkpointed gradient (per call, from the plan).
@@ -265,7 +255,7 @@ mod tests {
         let func = random_function(2, &RandomOptions::default());
         let err =
             CheckpointedGradient::new(&func, Strategy::Checkpoint { snapshots: 0 }).unwrap_err();
-        assert!(matches!(err, Error::Usage(_)), "{err}");
+        assert!(matches!(err, Error::Checkpoint(_)), "{err}");
         let err = CheckpointedGradient::new(&func, Strategy::CheckpointBytes(8)).unwrap_err();
         assert!(
             err.to_string().contains("smallest that works needs"),

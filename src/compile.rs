@@ -184,13 +184,6 @@ pub struct Gradient {
     n: usize,
 }
 
-/// Gradients up to this many inputs use a stack buffer for `(y, ∇y)`.
-const STACK_OUTPUTS: usize = 128;
-
-thread_local! {
-    static OUTPUTS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 impl Gradient {
     /// Compile the gradient of `func`, which must have one float output and only float inputs.
     pub fn new(func: &Function) -> Result<Gradient> {
@@ -218,21 +211,11 @@ impl Gradient {
                 self.n
             )));
         }
-        let mut run = |out: &mut [f64]| -> Result<f64> {
+        crate::scratch::with_scratch(0, self.n + 1, |_, out| {
             self.compiled.call(x, out)?;
             grad.copy_from_slice(&out[1..]);
             Ok(out[0])
-        };
-        if self.n < STACK_OUTPUTS {
-            let mut out = [0.0; STACK_OUTPUTS];
-            run(&mut out[..self.n + 1])
-        } else {
-            OUTPUTS.with(|cell| {
-                let mut out = cell.borrow_mut();
-                out.resize(self.n + 1, 0.0);
-                run(&mut out)
-            })
-        }
+        })
     }
 
     /// The compiled program `(x) -> (y, ∇y)`.

@@ -378,44 +378,15 @@ impl Stage {
     }
 }
 
-/// Parse `tape`, `checkpoint:S`, `bytes:N` or `uniform`.
+/// Parse `tape`, `checkpoint:S`, `bytes:N` or `uniform` (the library's `FromStr`).
 pub fn parse_strategy(s: &str) -> Result<adjit::Strategy, String> {
-    let s = s.trim();
-    let count = |what: &str, n: &str| -> Result<u64, String> {
-        n.trim()
-            .parse::<u64>()
-            .map_err(|_| format!("`{s}`: {what} must be a whole number, found `{n}`"))
-    };
-    match s.split_once(':') {
-        None if s == "tape" => Ok(adjit::Strategy::Tape),
-        None if s == "uniform" => Ok(adjit::Strategy::Uniform),
-        Some(("checkpoint", n)) => {
-            let snapshots = count("the snapshot count", n)?;
-            if snapshots == 0 {
-                return Err(format!("`{s}`: checkpointing needs at least 1 snapshot"));
-            }
-            let snapshots =
-                usize::try_from(snapshots).map_err(|_| format!("`{s}`: too many snapshots"))?;
-            Ok(adjit::Strategy::Checkpoint { snapshots })
-        }
-        Some(("bytes", n)) => Ok(adjit::Strategy::CheckpointBytes(count(
-            "the byte budget",
-            n,
-        )?)),
-        _ => Err(format!(
-            "unknown strategy `{s}`; expected tape, checkpoint:S, bytes:N or uniform"
-        )),
-    }
+    s.parse()
+        .map_err(|e: adjit::diff::checkpoint::ParseStrategyError| e.to_string())
 }
 
 /// The command-line spelling of a strategy (inverse of [`parse_strategy`]).
 pub fn strategy_name(s: adjit::Strategy) -> String {
-    match s {
-        adjit::Strategy::Tape => "tape".into(),
-        adjit::Strategy::Checkpoint { snapshots } => format!("checkpoint:{snapshots}"),
-        adjit::Strategy::CheckpointBytes(n) => format!("bytes:{n}"),
-        adjit::Strategy::Uniform => "uniform".into(),
-    }
+    s.to_string()
 }
 
 #[cfg(test)]

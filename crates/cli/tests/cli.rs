@@ -1,8 +1,5 @@
 //! The `adjit` binary, run as a user runs it: outputs, JSON contracts, exit codes and error
 //! messages, on the example corpus (`ir/examples/*.ir`) and on files written here.
-//!
-//! Tests for features the facade does not offer yet carry their real expected numbers and are
-//! `#[ignore]`d with the feature they wait for.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -516,7 +513,6 @@ fn vjp_strategies_agree_on_a_longer_program() {
 }
 
 #[test]
-#[ignore = "needs the inverse modes"]
 fn inverse_modes_of_polar() {
     let polar = temp_file("polar.ir", POLAR);
     // At (r, t) = (2, 0): J = [[1, 0], [0, 2]], so J⁻¹(0, 1) = J⁻ᵀ(0, 1) = (0, 0.5).
@@ -530,6 +526,84 @@ fn inverse_modes_of_polar() {
             "{\"outputs\": [2.0, 0.0], \"result\": [0.0, 0.5]}\n",
             "{mode}"
         );
+    }
+}
+
+#[test]
+fn inverse_undoes_jvp_and_vjp_on_both_engines() {
+    // J⁻¹(J v) = v and J⁻ᵀ(Jᵀ w) = w at a point where J is dense, chaining the CLI's own
+    // JSON output back into its input.
+    let polar = temp_file("polar_roundtrip.ir", POLAR);
+    let at = "1.5,0.7";
+    let seed = [0.25, -2.0];
+    let seed_arg = "0.25,-2";
+    let vector = |args: &[&str], key: &str| -> Vec<f64> {
+        let fields = json_vectors(adjit(args).ok());
+        fields
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .unwrap()
+    };
+    let as_arg = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:?}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    for engine in ["jit", "interp"] {
+        let jv = vector(
+            &[
+                "jvp",
+                &polar,
+                "--at",
+                at,
+                "--tangent",
+                seed_arg,
+                "--engine",
+                engine,
+                "--json",
+            ],
+            "tangents",
+        );
+        let jtw = vector(
+            &[
+                "vjp",
+                &polar,
+                "--at",
+                at,
+                "--cotangent",
+                seed_arg,
+                "--engine",
+                engine,
+                "--json",
+            ],
+            "gradient",
+        );
+        for (mode, product) in [("reverse", &jv), ("dense", &jv), ("forward", &jtw)] {
+            let back = vector(
+                &[
+                    "inverse",
+                    &polar,
+                    "--at",
+                    at,
+                    "--vector",
+                    &as_arg(product),
+                    "--mode",
+                    mode,
+                    "--engine",
+                    engine,
+                    "--json",
+                ],
+                "result",
+            );
+            for (b, s) in back.iter().zip(seed) {
+                assert!(
+                    (b - s).abs() <= 1e-13,
+                    "{engine} {mode}: {back:?} vs {seed:?}"
+                );
+            }
+        }
     }
 }
 
@@ -642,7 +716,6 @@ fn bench_json_rows() {
 }
 
 #[test]
-#[ignore = "needs checkpointing strategies in adjit::bench"]
 fn bench_json_rows_for_checkpointing() {
     let rosen = example("rosenbrock.ir");
     let run = adjit(&[

@@ -199,12 +199,16 @@ impl CompiledFunction {
         let points = match (n_in, n_out) {
             (0, 0) if inputs.is_empty() && outputs.is_empty() => 0,
             (0, 0) => return Err(mismatch()),
-            (0, m) if inputs.is_empty() && outputs.len() % m == 0 => outputs.len() / m,
-            (n, 0) if outputs.is_empty() && inputs.len() % n == 0 => inputs.len() / n,
+            (0, m) if inputs.is_empty() && outputs.len() / m * m == outputs.len() => {
+                outputs.len() / m
+            }
+            (n, 0) if outputs.is_empty() && inputs.len() / n * n == inputs.len() => {
+                inputs.len() / n
+            }
             (n, m)
                 if n > 0
                     && m > 0
-                    && inputs.len() % n == 0
+                    && inputs.len() / n * n == inputs.len()
                     && inputs.len() / n * m == outputs.len() =>
             {
                 inputs.len() / n

@@ -193,7 +193,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 .b
                 .ins()
                 .load(types::F64, READONLY, self.inputs, offset(i)?);
-            self.from_boundary(raw, ty)
+            self.boundary_to_value(raw, ty)
         } else {
             let slot = self.input.plan.slots[i];
             assert_ne!(
@@ -236,7 +236,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             let y = match boundary {
                 Some(y) => y,
                 None => {
-                    let y = self.to_boundary(x, ty);
+                    let y = self.value_to_boundary(x, ty);
                     boundary = Some(y);
                     y
                 }
@@ -247,7 +247,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     }
 
     /// An `f64` read from the boundary, as a value of type `ty`.
-    fn from_boundary(&mut self, raw: ir::Value, ty: Type) -> ir::Value {
+    fn boundary_to_value(&mut self, raw: ir::Value, ty: Type) -> ir::Value {
         match ty {
             Type::F64 => raw,
             Type::F32 => self.b.ins().fdemote(types::F32, raw),
@@ -259,7 +259,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     }
 
     /// A value of type `ty` as the `f64` the boundary carries.
-    fn to_boundary(&mut self, x: ir::Value, ty: Type) -> ir::Value {
+    fn value_to_boundary(&mut self, x: ir::Value, ty: Type) -> ir::Value {
         match ty {
             Type::F64 => x,
             Type::F32 => self.b.ins().fpromote(types::F64, x),

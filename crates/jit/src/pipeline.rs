@@ -104,6 +104,5 @@ pub(crate) fn lower_function<M: Module>(
         module.clear_context(&mut ctx);
         chunk_ids.push(id);
     }
-    drop(input);
     Ok(Lowered { plan, chunk_ids })
 }

@@ -234,7 +234,6 @@ fn program_of_a_million_instructions_runs_without_stack_overflow() {
     );
     let code = compile(&func, &JitOptions::default()).unwrap();
     let x = [0.1, 0.2, 0.3];
-    let mut out = [0.0; 2];
     // On a thread with a small stack: the workspace must not live on it.
     let got = std::thread::scope(|scope| {
         std::thread::Builder::new()

@@ -147,3 +147,29 @@ fn min_max_follow_the_ir_rules_for_nan_and_signed_zero() {
     code.call(&[f64::NAN, f64::NAN], &mut out).unwrap();
     assert!(out[0].is_nan() && out[1].is_nan());
 }
+
+/// Derivative programs (forward and reverse mode, from adjit-diff) are ordinary IR: the JIT
+/// must agree with the interpreter on them too, including with spilling and chunking.
+#[test]
+fn derivative_programs_match_interpreter() {
+    let small_windows = JitOptions {
+        spill_window: 6,
+        chunk_insts: 97,
+        ..JitOptions::default()
+    };
+    for seed in 0..30 {
+        let ropts = RandomOptions {
+            n_params: 2 + (seed % 3) as usize,
+            n_insts: 40 + seed as usize * 5,
+            ty: if seed % 4 == 3 { Type::F32 } else { Type::F64 },
+            non_smooth: seed % 2 == 1,
+            ..RandomOptions::default()
+        };
+        let func = random_function(seed, &ropts);
+        for df in [adjit_diff::jvp(&func), adjit_diff::vjp(&func)] {
+            let points = random_points(seed + 100, df.n_params, 3);
+            check(&df, &JitOptions::default(), &points);
+            check(&df, &small_windows, &points);
+        }
+    }
+}

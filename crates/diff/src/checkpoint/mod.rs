@@ -66,24 +66,42 @@ impl fmt::Display for Strategy {
     }
 }
 
-/// A strategy string that does not parse.
+/// A strategy string that does not parse; the message says what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown strategy `{0}` (expected tape, checkpoint:S, bytes:N or uniform)")]
+#[error("{0}")]
 pub struct ParseStrategyError(pub String);
 
 impl FromStr for Strategy {
     type Err = ParseStrategyError;
 
+    /// Parses `tape`, `checkpoint:S` (S ≥ 1), `bytes:N` or `uniform`.
     fn from_str(text: &str) -> Result<Strategy, ParseStrategyError> {
-        let bad = || ParseStrategyError(text.to_string());
+        let text = text.trim();
+        let count = |what: &str, n: &str| -> Result<u64, ParseStrategyError> {
+            n.trim().parse::<u64>().map_err(|_| {
+                ParseStrategyError(format!(
+                    "`{text}`: {what} must be a whole number, found `{n}`"
+                ))
+            })
+        };
         match text.split_once(':') {
             None if text == "tape" => Ok(Strategy::Tape),
             None if text == "uniform" => Ok(Strategy::Uniform),
-            Some(("checkpoint", s)) => Ok(Strategy::Checkpoint {
-                snapshots: s.parse().map_err(|_| bad())?,
-            }),
-            Some(("bytes", n)) => Ok(Strategy::CheckpointBytes(n.parse().map_err(|_| bad())?)),
-            _ => Err(bad()),
+            Some(("checkpoint", n)) => {
+                let snapshots = count("the snapshot count", n)?;
+                if snapshots == 0 {
+                    return Err(ParseStrategyError(format!(
+                        "`{text}`: checkpointing needs at least 1 snapshot"
+                    )));
+                }
+                let snapshots = usize::try_from(snapshots)
+                    .map_err(|_| ParseStrategyError(format!("`{text}`: too many snapshots")))?;
+                Ok(Strategy::Checkpoint { snapshots })
+            }
+            Some(("bytes", n)) => Ok(Strategy::CheckpointBytes(count("the byte budget", n)?)),
+            _ => Err(ParseStrategyError(format!(
+                "unknown strategy `{text}`; expected tape, checkpoint:S, bytes:N or uniform"
+            ))),
         }
     }
 }

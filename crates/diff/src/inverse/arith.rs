@@ -154,15 +154,15 @@ impl Arith {
             _ => (p, t),
         };
         let term_only = |s: &mut Arith| match p {
-            Num::Lit(c) if c == 1.0 => t,
-            Num::Lit(c) if c == -1.0 => s.neg(t),
+            Num::Lit(1.0) => t,
+            Num::Lit(-1.0) => s.neg(t),
             _ => s.mul(p, t),
         };
         match acc {
             None => term_only(self),
             Some(acc) => match p {
-                Num::Lit(c) if c == 1.0 => self.add(acc, t),
-                Num::Lit(c) if c == -1.0 => self.sub(acc, t),
+                Num::Lit(1.0) => self.add(acc, t),
+                Num::Lit(-1.0) => self.sub(acc, t),
                 _ => self.fma(p, t, acc),
             },
         }

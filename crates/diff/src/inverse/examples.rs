@@ -80,7 +80,10 @@ fn mlp_pair(
 /// state into halves `(a, c)` and maps `c ← c·exp(s(a)) + t(a)`, `s`, `t` tanh MLPs with
 /// `hidden` units; the halves swap roles from layer to layer. Weights come from `seed`.
 pub fn coupling_network(n: usize, layers: usize, hidden: usize, seed: u64) -> Function {
-    assert!(n >= 2 && n % 2 == 0, "coupling networks need an even n ≥ 2");
+    assert!(
+        n >= 2 && n.is_multiple_of(2),
+        "coupling networks need an even n ≥ 2"
+    );
     let mut rng = Rng::new(seed);
     let mut b = Builder::new(format!("coupling_{n}"));
     let mut state: Vec<Value> = (0..n)

@@ -48,6 +48,8 @@ fn check_pivot(ar: &mut Arith, pivot: Num, threshold: Num, flag: Num) -> Num {
 
 /// Solve `m · x = r` for a square `m` (rows of entries). Returns `x` and the updated singular
 /// flag (`flag` becomes 1 when a pivot fails the test described in the module docs).
+// Row operations index two rows of `m` with the same column: a range loop says it best.
+#[allow(clippy::needless_range_loop)]
 pub fn solve(
     ar: &mut Arith,
     mut m: Vec<Vec<Num>>,

@@ -195,7 +195,7 @@ pub fn status_from_flags(ar: &mut Arith, flags: &[(usize, Num)]) -> Value {
     sorted.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
     for (k, flag) in sorted {
         status = match flag {
-            Num::Lit(f) if f == 0.0 => status,
+            Num::Lit(0.0) => status,
             Num::Lit(_) => Num::Lit(k as f64),
             Num::Val(fv) => {
                 let set = ar.fcmp(CmpPred::Gt, fv, Num::Lit(0.5));

@@ -179,6 +179,9 @@ pub fn check_structure(func: &Function) -> Result<Vec<bool>, InverseError> {
     Ok(active)
 }
 
+/// A cut of width `n`: its position in the order and the live set there.
+pub type Cut = (usize, BTreeSet<Value>);
+
 /// The live widths along `order` (length `order.len() + 1`) and the live set at every cut of
 /// width `n` (position, set). Stops with [`InverseError::NarrowCut`] at the first cut narrower
 /// than `n`.
@@ -187,7 +190,7 @@ pub fn live_cuts(
     active: &[bool],
     order: &[Value],
     n: usize,
-) -> Result<(Vec<usize>, Vec<(usize, BTreeSet<Value>)>), InverseError> {
+) -> Result<(Vec<usize>, Vec<Cut>), InverseError> {
     let mut remaining = remaining_uses(func, active);
     let mut live: BTreeSet<Value> = func.params().collect();
     let mut widths = Vec::with_capacity(order.len() + 1);

@@ -75,8 +75,8 @@ pub fn optimal_largest_lump(func: &Function) -> Option<usize> {
     let mut stack = vec![0u32];
     seen.insert(0, live(0));
     while let Some(s) = stack.pop() {
-        for i in 0..m {
-            if s >> i & 1 == 0 && preds[i] & !s == 0 {
+        for (i, &pred) in preds.iter().enumerate() {
+            if s >> i & 1 == 0 && pred & !s == 0 {
                 let t = s | 1 << i;
                 if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(t) {
                     e.insert(live(t));

@@ -124,7 +124,7 @@ pub fn inst_to_string_with_names(func: &Function, names: &[String], v: Value) ->
     if func.is_param(v) {
         let _ = write!(out, "%{}: {}", names[v.index()], func.ty(v));
     } else {
-        write_inst(&mut out, func, &names, v);
+        write_inst(&mut out, func, names, v);
     }
     out
 }
