@@ -95,7 +95,7 @@ fn main() -> Result<(), adjit::Error> {
     let system = chain_system(&b);
     adjit::ir::verify(&system)?;
 
-    let analysis = analyze(&system).map_err(|e| adjit::Error::Other(e.to_string()))?;
+    let analysis = analyze(&system).map_err(adjit::Error::Inverse)?;
     let largest = analysis.lumps.iter().map(|l| l.size()).max().unwrap_or(0);
     println!(
         "system: n = {N}, {} instructions, {} lumps, largest lump l = {largest}",

@@ -23,7 +23,7 @@ use adjit::{Strategy, Type};
 const STEPS: usize = 2_000;
 const DT: f64 = 0.0005;
 
-fn main() -> Result<(), adjit::Error> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     // (x, y, z) -> (x, y, z) after STEPS·DT = 1 time unit; we differentiate the first output.
     let lorenz = lorenz_rk4(STEPS, DT, Type::F64);
     println!(
@@ -75,9 +75,10 @@ fn main() -> Result<(), adjit::Error> {
                     .zip(g_tape)
                     .any(|(a, b)| a.to_bits() != b.to_bits())
                 {
-                    return Err(adjit::Error::Other(format!(
+                    return Err(format!(
                         "{strategy}: gradient {g:?} differs from the tape's {g_tape:?}"
-                    )));
+                    )
+                    .into());
                 }
                 ns / ns_tape
             }
