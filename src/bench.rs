@@ -32,9 +32,7 @@ impl BenchMode {
             BenchMode::Primal => "primal",
             BenchMode::Jvp => "jvp",
             BenchMode::Vjp => "vjp",
-            BenchMode::Inverse(InverseMode::Reverse) => "reverse-inverse",
-            BenchMode::Inverse(InverseMode::Forward) => "forward-inverse",
-            BenchMode::Inverse(InverseMode::Dense) => "dense-inverse",
+            BenchMode::Inverse(mode) => mode.name(),
         }
     }
 }

@@ -47,6 +47,8 @@ enum Runner {
 /// ```
 pub struct CompiledInverse {
     mode: InverseMode,
+    /// The user's function name, for error messages.
+    func_name: String,
     n: usize,
     program: Function,
     /// "lump k (%first..%last)" for every lump, to name it in errors.
@@ -94,6 +96,7 @@ impl CompiledInverse {
         };
         Ok(CompiledInverse {
             mode,
+            func_name: func.name.clone(),
             n: func.n_params,
             program,
             lump_names,
@@ -148,9 +151,11 @@ impl CompiledInverse {
                 .cloned()
                 .unwrap_or_else(|| format!("lump {k}"));
             return Err(Error::SingularLump(format!(
-                "{:?}-inverse of @{}: {name} has a numerically singular pivot (|pivot| ≤ {:e}·scale): \
+                "{} of @{}: {name} has a numerically singular pivot (|pivot| ≤ {:e}·scale): \
                  J is singular or too ill-conditioned there",
-                self.mode, self.program.name, self.pivot_tol
+                self.mode.name(),
+                self.func_name,
+                self.pivot_tol
             )));
         }
         Ok(())
@@ -178,12 +183,11 @@ pub fn dump_stage(func: &Function, stage: &str) -> Option<Result<String>> {
     Some(match stage {
         "lumps" => lumps_text(func, &opts).map_err(inverse_error),
         "dot" => Ok(adjit_diff::inverse::dot(func, &opts)),
-        "reverse-inverse" => {
-            inverse_program(func, InverseMode::Reverse, &opts).map(|f| f.to_string())
-        }
-        "forward-inverse" => {
-            inverse_program(func, InverseMode::Forward, &opts).map(|f| f.to_string())
-        }
+        // Simplified, like the jvp/vjp stages and like the program CompiledInverse runs.
+        "reverse-inverse" => inverse_program(func, InverseMode::Reverse, &opts)
+            .map(|f| adjit_diff::simplify(&f).to_string()),
+        "forward-inverse" => inverse_program(func, InverseMode::Forward, &opts)
+            .map(|f| adjit_diff::simplify(&f).to_string()),
         _ => return None,
     })
 }

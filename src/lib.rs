@@ -76,6 +76,18 @@ pub enum InverseMode {
     Dense,
 }
 
+impl InverseMode {
+    /// The mode's name in `adjit bench` rows and messages: `reverse-inverse`,
+    /// `forward-inverse` or `dense-inverse`.
+    pub fn name(self) -> &'static str {
+        match self {
+            InverseMode::Reverse => "reverse-inverse",
+            InverseMode::Forward => "forward-inverse",
+            InverseMode::Dense => "dense-inverse",
+        }
+    }
+}
+
 /// Parse and verify the `.ir` file at `path`; errors carry the file name.
 pub fn load(path: &Path) -> Result<Vec<Function>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::Io {

@@ -303,11 +303,12 @@ pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, Inve
     let max_width = analysis.widths.iter().copied().max().unwrap_or(0);
     let _ = writeln!(
         out,
-        "lumps of @{}: n = {}, {} order, {} lumps, largest l = {}, widest cut {}",
+        "lumps of @{}: n = {}, {} order, {} lump{}, largest l = {}, widest cut {}",
         func.name,
         analysis.n,
         analysis.order_name,
         analysis.lumps.len(),
+        if analysis.lumps.len() == 1 { "" } else { "s" },
         analysis.largest_lump(),
         max_width
     );
