@@ -64,10 +64,7 @@ impl StagePartition {
 
     /// Slots a snapshot of state `k` needs (its values not stored once).
     pub fn snapshot_len(&self, k: usize) -> usize {
-        self.states[k]
-            .iter()
-            .filter(|v| self.stored_once.binary_search(v).is_err())
-            .count()
+        snapshot_slots(&self.states[k], &self.stored_once)
     }
 
     /// The largest snapshot, in slots.
@@ -113,6 +110,58 @@ fn last_uses(func: &Function) -> Vec<Option<usize>> {
 /// Cut `func` into (at most) `n_stages` stages; see the module documentation for the rule.
 /// The count is clamped to `1..=max(1, instructions)`.
 pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
+    build(func, layout(func, n_stages, &last_useful_uses(func)))
+}
+
+/// Where a partition cuts and what crosses each cut, without the stage functions: enough to
+/// size snapshots and states, cheap to compute for many stage counts.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    /// As [`StagePartition::bounds`].
+    pub bounds: Vec<usize>,
+    /// As [`StagePartition::states`].
+    pub states: Vec<Vec<Value>>,
+    /// As [`StagePartition::stored_once`].
+    pub stored_once: Vec<Value>,
+    /// As [`StagePartition::adjoint_slots`].
+    pub adjoint_slots: Vec<Vec<usize>>,
+}
+
+impl Layout {
+    pub fn n_stages(&self) -> usize {
+        self.bounds.len() - 1
+    }
+}
+
+/// For every value, the last instruction that uses it through a derivative-carrying operand
+/// while being useful to an output (`n_values` for returned values, `None` if none): a value
+/// carries an adjoint across cut t exactly when this is at or after t.
+pub(crate) fn last_useful_uses(func: &Function) -> Vec<Option<usize>> {
+    let activity = crate::activity(func);
+    let mut last_useful_use: Vec<Option<usize>> = vec![None; func.n_values()];
+    for (u, inst) in func.insts() {
+        if activity.is_useful(u) {
+            for (pos, op) in inst.operands().into_iter().enumerate() {
+                if let Some(v) = op.as_value() {
+                    if crate::rules::carries_derivative(inst, pos) {
+                        last_useful_use[v.index()] = Some(u.index());
+                    }
+                }
+            }
+        }
+    }
+    for &r in &func.rets {
+        last_useful_use[r.index()] = Some(func.n_values());
+    }
+    last_useful_use
+}
+
+/// The cuts of [`partition`] for `n_stages` stages, given [`last_useful_uses`] of `func`.
+pub(crate) fn layout(
+    func: &Function,
+    n_stages: usize,
+    last_useful_use: &[Option<usize>],
+) -> Layout {
     let n_params = func.n_params;
     let n_values = func.n_values();
     let n_insts = func.n_insts();
@@ -174,27 +223,6 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
         }
     }
 
-    let stages: Vec<Function> = (0..l)
-        .map(|k| stage_function(func, k, &bounds, &states))
-        .collect();
-    // A value carries an adjoint across cut t when a float output depends on it through a
-    // derivative-carrying use at or after t (or it is a float output itself).
-    let activity = crate::activity(func);
-    let mut last_useful_use: Vec<Option<usize>> = vec![None; n_values];
-    for (u, inst) in func.insts() {
-        if activity.is_useful(u) {
-            for (pos, op) in inst.operands().into_iter().enumerate() {
-                if let Some(v) = op.as_value() {
-                    if crate::rules::carries_derivative(inst, pos) {
-                        last_useful_use[v.index()] = Some(u.index());
-                    }
-                }
-            }
-        }
-    }
-    for &r in &func.rets {
-        last_useful_use[r.index()] = Some(n_values);
-    }
     let adjoint_slots: Vec<Vec<usize>> = states
         .iter()
         .enumerate()
@@ -209,6 +237,26 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
                 })
                 .collect()
         })
+        .collect();
+    Layout {
+        bounds,
+        states,
+        stored_once,
+        adjoint_slots,
+    }
+}
+
+/// The stage functions and their reverses for `layout`.
+pub(crate) fn build(func: &Function, layout: Layout) -> StagePartition {
+    let Layout {
+        bounds,
+        states,
+        stored_once,
+        adjoint_slots,
+    } = layout;
+    let l = bounds.len() - 1;
+    let stages: Vec<Function> = (0..l)
+        .map(|k| stage_function(func, k, &bounds, &states))
         .collect();
     let (reverse, tape_bytes) = (0..l)
         .map(|k| {
@@ -229,6 +277,14 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
         reverse,
         tape_bytes,
     }
+}
+
+/// Slots a snapshot of `state` needs (its values not in `stored_once`, which is sorted).
+pub(crate) fn snapshot_slots(state: &[Value], stored_once: &[Value]) -> usize {
+    state
+        .iter()
+        .filter(|v| stored_once.binary_search(v).is_err())
+        .count()
 }
 
 /// The reverse of stage function `stage` (see [`StagePartition::reverse`]) and its tape bytes.
