@@ -383,7 +383,7 @@ fn plan_for_budget(
     counts.push(sqrt_stages(n));
     counts.sort_unstable();
     counts.dedup();
-    let useful = stages::last_useful_uses(func);
+    let useful = stages::Liveness::new(func);
     let bound = TapeBound::new(func);
     let layouts: Vec<(stages::Layout, Footprint)> = counts
         .iter()
@@ -555,7 +555,7 @@ mod tests {
                 },
             ));
             let bound = TapeBound::new(&func);
-            let useful = stages::last_useful_uses(&func);
+            let useful = stages::Liveness::new(&func);
             for l in [1, 2, 5, 20, 100] {
                 let layout = stages::layout(&func, l, &useful);
                 let estimate = bound.max_stage_tape(&layout);
