@@ -104,6 +104,7 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
 
 /// Evaluate `func` at `x`.
 pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
+    adjit_ir::verify(func)?;
     match engine {
         Engine::Interp => Ok(adjit_ir::interpret(func, x)?),
         Engine::Jit => {
@@ -157,6 +158,7 @@ fn run_split(
 /// Forward mode: outputs `f(x)` and tangents `J·v` (`v` has one entry per float parameter; the
 /// tangents one per float output).
 pub fn jvp(func: &Function, engine: Engine, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
+    adjit_ir::verify(func)?;
     check_len("--at", x, func.n_params, func, "inputs")?;
     check_len("--tangent", v, float_params(func), func, "float inputs")?;
     let derived = adjit_diff::simplify(&adjit_diff::jvp(func));
@@ -171,6 +173,7 @@ pub fn vjp(
     x: &[f64],
     w: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
+    adjit_ir::verify(func)?;
     check_len("--at", x, func.n_params, func, "inputs")?;
     check_len("--cotangent", w, float_outputs(func), func, "float outputs")?;
     match strategy {
@@ -203,6 +206,7 @@ pub fn inverse(
     x: &[f64],
     v: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
+    adjit_ir::verify(func)?;
     check_len("--at", x, func.n_params, func, "inputs")?;
     inverse::inverse_product(func, mode, engine, x, v)
 }
@@ -210,6 +214,7 @@ pub fn inverse(
 /// Render one stage of the pipeline as text. Stage names: `ir`, `simplified`, `jvp`, `vjp`,
 /// `clif`, `asm`, `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`.
 pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<String> {
+    adjit_ir::verify(func)?;
     match stage {
         "ir" => Ok(func.to_string()),
         "simplified" => Ok(adjit_diff::simplify(func).to_string()),

@@ -1,0 +1,75 @@
+//! The facade never panics on a function that does not verify: every entry point reports the
+//! verifier's errors instead of handing a broken function to a transform or backend.
+
+use adjit::ir::{BinaryOp, InstData, Operand, Type, Value};
+use adjit::{Engine, Error, Function, InverseMode, Mode, Strategy};
+
+/// `@broken(%x) -> f64` whose only instruction uses a value defined after it.
+fn broken() -> Function {
+    let mut f = Function::new("broken");
+    let x = f.add_param(Type::F64, Some("x".into()));
+    let forward = Value::new(2);
+    let a = f.push_inst(
+        Type::F64,
+        InstData::Binary {
+            op: BinaryOp::Add,
+            args: [Operand::Value(x), Operand::Value(forward)],
+        },
+        Some("a".into()),
+    );
+    let b = f.push_inst(
+        Type::F64,
+        InstData::Binary {
+            op: BinaryOp::Mul,
+            args: [Operand::Value(a), Operand::Value(x)],
+        },
+        Some("b".into()),
+    );
+    f.push_ret(b);
+    f
+}
+
+fn assert_verify_error<T: std::fmt::Debug>(what: &str, r: adjit::Result<T>) {
+    match r {
+        Err(Error::Verify(e)) => assert!(
+            e.to_string().contains("before its definition"),
+            "{what}: {e}"
+        ),
+        other => panic!("{what}: expected a verifier error, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_entry_point_rejects_an_unverified_function() {
+    let f = broken();
+    for engine in [Engine::Interp, Engine::Jit] {
+        assert_verify_error("eval", adjit::eval(&f, engine, &[1.0]));
+        assert_verify_error("jvp", adjit::jvp(&f, engine, &[1.0], &[1.0]));
+        assert_verify_error(
+            "vjp",
+            adjit::vjp(&f, engine, Strategy::Tape, &[1.0], &[1.0]),
+        );
+        assert_verify_error(
+            "inverse",
+            adjit::inverse(&f, engine, InverseMode::Reverse, &[1.0], &[1.0]),
+        );
+    }
+    for stage in ["ir", "jvp", "vjp", "clif", "lumps", "dot", "schedule"] {
+        assert_verify_error(stage, adjit::dump(&f, stage, &Default::default()));
+    }
+    for mode in [
+        Mode::Primal,
+        Mode::Jvp,
+        Mode::Vjp,
+        Mode::Gradient,
+        Mode::Hvp,
+    ] {
+        assert_verify_error("derive", adjit::derive(&f, mode));
+        assert_verify_error("compile_object", adjit::compile_object(&f, mode, None));
+    }
+    assert_verify_error("Gradient", adjit::Gradient::new(&f).map(|_| ()));
+    assert_verify_error(
+        "bench",
+        adjit::bench(&f, &[1.0], adjit::BenchMode::Primal, Strategy::Tape),
+    );
+}
