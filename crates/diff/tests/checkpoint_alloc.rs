@@ -3,19 +3,31 @@
 //! also reuses its buffers).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 use adjit_diff::checkpoint::{plan, Executor, InterpRunner, StageRunner, Strategy};
 use adjit_ir::random::{random_function, RandomOptions, Rng};
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations made by this thread: tests run in parallel, and each watches only its own.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count_allocation() {
+    // `try_with`: an allocation during thread teardown is not counted rather than a panic.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 // SAFETY: forwards every request to the system allocator unchanged; only counts them.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
     }
@@ -26,7 +38,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count_allocation();
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -88,18 +100,17 @@ fn steady_state_executor_runs_do_not_allocate() {
         let mut grad = vec![0.0; func.n_params];
         exec.run(&mut Arithmetic, &x, &w, &mut y, &mut grad)
             .unwrap();
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = allocations();
         for _ in 0..5 {
             exec.run(&mut Arithmetic, &x, &w, &mut y, &mut grad)
                 .unwrap();
         }
-        let after = ALLOCATIONS.load(Ordering::Relaxed);
+        let after = allocations();
         assert_eq!(after - before, 0, "{strategy}: allocations in steady state");
     }
 }
 
 #[test]
-#[ignore = "the interpreter runner allocates ~1000 times per run (source not yet traced)"]
 fn steady_state_interpreter_calls_do_not_allocate() {
     let func = random_function(
         9,
@@ -122,11 +133,11 @@ fn steady_state_interpreter_calls_do_not_allocate() {
         let mut y = vec![0.0; func.n_outputs()];
         let mut grad = vec![0.0; func.n_params];
         exec.run(&mut runner, &x, &w, &mut y, &mut grad).unwrap(); // warm-up
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = allocations();
         for _ in 0..5 {
             exec.run(&mut runner, &x, &w, &mut y, &mut grad).unwrap();
         }
-        let after = ALLOCATIONS.load(Ordering::Relaxed);
+        let after = allocations();
         assert_eq!(after - before, 0, "{strategy}: allocations in steady state");
         assert!(grad.iter().any(|&g| g != 0.0));
     }

@@ -64,10 +64,7 @@ impl StagePartition {
 
     /// Slots a snapshot of state `k` needs (its values not stored once).
     pub fn snapshot_len(&self, k: usize) -> usize {
-        self.states[k]
-            .iter()
-            .filter(|v| self.stored_once.binary_search(v).is_err())
-            .count()
+        snapshot_slots(&self.states[k], &self.stored_once)
     }
 
     /// The largest snapshot, in slots.
@@ -113,29 +110,96 @@ fn last_uses(func: &Function) -> Vec<Option<usize>> {
 /// Cut `func` into (at most) `n_stages` stages; see the module documentation for the rule.
 /// The count is clamped to `1..=max(1, instructions)`.
 pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
+    build(func, layout(func, n_stages, &Liveness::new(func)))
+}
+
+/// Where a partition cuts and what crosses each cut, without the stage functions: enough to
+/// size snapshots and states, cheap to compute for many stage counts.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    /// As [`StagePartition::bounds`].
+    pub bounds: Vec<usize>,
+    /// As [`StagePartition::states`].
+    pub states: Vec<Vec<Value>>,
+    /// As [`StagePartition::stored_once`].
+    pub stored_once: Vec<Value>,
+    /// As [`StagePartition::adjoint_slots`].
+    pub adjoint_slots: Vec<Vec<usize>>,
+}
+
+impl Layout {
+    pub fn n_stages(&self) -> usize {
+        self.bounds.len() - 1
+    }
+}
+
+/// What [`layout`] needs of `func` for any stage count, computed once.
+#[derive(Clone, Debug)]
+pub(crate) struct Liveness {
+    /// [`last_uses`] of every value.
+    last: Vec<Option<usize>>,
+    /// `width[t - n_params]` = |L_t| for t in n_params..=n_values.
+    width: Vec<i64>,
+    /// For every value, the last instruction that uses it through a derivative-carrying
+    /// operand while being useful to an output (`n_values` for returned values, `None` if
+    /// none): a value carries an adjoint across cut t exactly when this is at or after t.
+    last_useful_use: Vec<Option<usize>>,
+}
+
+impl Liveness {
+    pub fn new(func: &Function) -> Liveness {
+        let n_params = func.n_params;
+        let n_insts = func.n_insts();
+        let last = last_uses(func);
+        // A difference array over the cuts.
+        let mut delta = vec![0i64; n_insts + 2];
+        for (v, lu) in last.iter().enumerate() {
+            if let Some(lu) = *lu {
+                let from = (v + 1).max(n_params);
+                if lu >= from {
+                    delta[from - n_params] += 1;
+                    delta[lu - n_params + 1] -= 1;
+                }
+            }
+        }
+        let mut width = Vec::with_capacity(n_insts + 1);
+        let mut running = 0i64;
+        for d in &delta[..=n_insts] {
+            running += d;
+            width.push(running);
+        }
+
+        let activity = crate::activity(func);
+        let mut last_useful_use: Vec<Option<usize>> = vec![None; func.n_values()];
+        for (u, inst) in func.insts() {
+            if activity.is_useful(u) {
+                for (pos, op) in inst.operands().into_iter().enumerate() {
+                    if let Some(v) = op.as_value() {
+                        if crate::rules::carries_derivative(inst, pos) {
+                            last_useful_use[v.index()] = Some(u.index());
+                        }
+                    }
+                }
+            }
+        }
+        for &r in &func.rets {
+            last_useful_use[r.index()] = Some(func.n_values());
+        }
+        Liveness {
+            last,
+            width,
+            last_useful_use,
+        }
+    }
+}
+
+/// The cuts of [`partition`] for `n_stages` stages, given the [`Liveness`] of `func`.
+pub(crate) fn layout(func: &Function, n_stages: usize, liveness: &Liveness) -> Layout {
     let n_params = func.n_params;
     let n_values = func.n_values();
     let n_insts = func.n_insts();
     let l = n_stages.clamp(1, n_insts.max(1));
-    let last = last_uses(func);
-
-    // width[t - n_params] = |L_t| for t in n_params..=n_values, by a difference array.
-    let mut delta = vec![0i64; n_insts + 2];
-    for (v, lu) in last.iter().enumerate() {
-        if let Some(lu) = *lu {
-            let from = (v + 1).max(n_params);
-            if lu >= from {
-                delta[from - n_params] += 1;
-                delta[lu - n_params + 1] -= 1;
-            }
-        }
-    }
-    let mut width = Vec::with_capacity(n_insts + 1);
-    let mut running = 0i64;
-    for d in &delta[..=n_insts] {
-        running += d;
-        width.push(running);
-    }
+    let (last, width) = (&liveness.last, &liveness.width);
 
     let mut bounds = vec![n_params];
     let window = n_insts / (4 * l);
@@ -161,11 +225,18 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
     states[0] = func.params().collect();
     states[l] = func.rets.clone();
     let mut stored_once: Vec<Value> = func.params().collect();
+    // Interior cuts k in first..end are those with v < bounds[k] ≤ lu; `first` only grows
+    // with v, and `end` is found by stepping over the cuts the value crosses.
+    let mut first = 1;
     for (v, lu) in last.iter().enumerate() {
+        while first < l && bounds[first] <= v {
+            first += 1;
+        }
         let Some(lu) = *lu else { continue };
-        // Interior cuts k in 1..l with v < bounds[k] ≤ lu.
-        let first = bounds[1..l].partition_point(|&b| b <= v) + 1;
-        let end = bounds[1..l].partition_point(|&b| b <= lu) + 1;
+        let mut end = first;
+        while end < l && bounds[end] <= lu {
+            end += 1;
+        }
         for state in &mut states[first..end] {
             state.push(Value::new(v));
         }
@@ -174,27 +245,6 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
         }
     }
 
-    let stages: Vec<Function> = (0..l)
-        .map(|k| stage_function(func, k, &bounds, &states))
-        .collect();
-    // A value carries an adjoint across cut t when a float output depends on it through a
-    // derivative-carrying use at or after t (or it is a float output itself).
-    let activity = crate::activity(func);
-    let mut last_useful_use: Vec<Option<usize>> = vec![None; n_values];
-    for (u, inst) in func.insts() {
-        if activity.is_useful(u) {
-            for (pos, op) in inst.operands().into_iter().enumerate() {
-                if let Some(v) = op.as_value() {
-                    if crate::rules::carries_derivative(inst, pos) {
-                        last_useful_use[v.index()] = Some(u.index());
-                    }
-                }
-            }
-        }
-    }
-    for &r in &func.rets {
-        last_useful_use[r.index()] = Some(n_values);
-    }
     let adjoint_slots: Vec<Vec<usize>> = states
         .iter()
         .enumerate()
@@ -205,10 +255,30 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
                     func.ty(v).is_float()
                         && (k == 0
                             || k == l
-                            || last_useful_use[v.index()].is_some_and(|u| u >= bounds[k]))
+                            || liveness.last_useful_use[v.index()].is_some_and(|u| u >= bounds[k]))
                 })
                 .collect()
         })
+        .collect();
+    Layout {
+        bounds,
+        states,
+        stored_once,
+        adjoint_slots,
+    }
+}
+
+/// The stage functions and their reverses for `layout`.
+pub(crate) fn build(func: &Function, layout: Layout) -> StagePartition {
+    let Layout {
+        bounds,
+        states,
+        stored_once,
+        adjoint_slots,
+    } = layout;
+    let l = bounds.len() - 1;
+    let stages: Vec<Function> = (0..l)
+        .map(|k| stage_function(func, k, &bounds, &states))
         .collect();
     let (reverse, tape_bytes) = (0..l)
         .map(|k| {
@@ -229,6 +299,14 @@ pub fn partition(func: &Function, n_stages: usize) -> StagePartition {
         reverse,
         tape_bytes,
     }
+}
+
+/// Slots a snapshot of `state` needs (its values not in `stored_once`, which is sorted).
+pub(crate) fn snapshot_slots(state: &[Value], stored_once: &[Value]) -> usize {
+    state
+        .iter()
+        .filter(|v| stored_once.binary_search(v).is_err())
+        .count()
 }
 
 /// The reverse of stage function `stage` (see [`StagePartition::reverse`]) and its tape bytes.
