@@ -4,29 +4,9 @@
 //! `vjp` calling convention: inputs, then output adjoints; outputs, then input adjoints). It is
 //! the reference the JIT-driven runner is checked against; it assumes verified functions.
 //!
-//! Steady-state calls allocate nothing: the interpreter reuses its value buffer, and the
-//! stage functions are held with empty names because `Interpreter::run` clones the function
-//! name for every returned value (its error is built eagerly); an error gets the stage's real
-//! name back before it is returned.
+//! Steady-state calls allocate nothing: the interpreter reuses its value buffer.
 
 use adjit_ir::{Function, InterpError, Interpreter};
-
-/// `func` with an empty name (cloning an empty `String` does not allocate).
-fn unnamed(func: &Function) -> Function {
-    let mut func = func.clone();
-    func.name = String::new();
-    func
-}
-
-/// `error` reported against `name` instead of the empty name the runner's copies carry.
-fn renamed(mut error: InterpError, name: &str) -> InterpError {
-    match &mut error {
-        InterpError::InputCount { func, .. }
-        | InterpError::OutputCount { func, .. }
-        | InterpError::NotVerified { func, .. } => *func = name.to_owned(),
-    }
-    error
-}
 
 use super::executor::StageRunner;
 use super::stages::StagePartition;
@@ -36,9 +16,6 @@ use super::stages::StagePartition;
 pub struct InterpRunner {
     forward: Vec<Function>,
     reverse: Vec<Function>,
-    /// The real names of `forward`, then of `reverse`, for errors.
-    forward_names: Vec<String>,
-    reverse_names: Vec<String>,
     interp: Interpreter,
     inputs: Vec<f64>,
     outputs: Vec<f64>,
@@ -54,10 +31,8 @@ impl InterpRunner {
             .max()
             .unwrap_or(0);
         InterpRunner {
-            forward: part.stages.iter().map(unnamed).collect(),
-            reverse: part.reverse.iter().map(unnamed).collect(),
-            forward_names: part.stages.iter().map(|f| f.name.clone()).collect(),
-            reverse_names: part.reverse.iter().map(|f| f.name.clone()).collect(),
+            forward: part.stages.clone(),
+            reverse: part.reverse.clone(),
             interp: Interpreter::default(),
             inputs: Vec::with_capacity(widest),
             outputs: vec![0.0; widest],
@@ -74,9 +49,7 @@ impl StageRunner for InterpRunner {
         state_in: &[f64],
         state_out: &mut [f64],
     ) -> Result<(), InterpError> {
-        self.interp
-            .run(&self.forward[stage], state_in, state_out)
-            .map_err(|e| renamed(e, &self.forward_names[stage]))
+        self.interp.run(&self.forward[stage], state_in, state_out)
     }
 
     fn reverse(
@@ -92,9 +65,7 @@ impl StageRunner for InterpRunner {
         self.inputs.extend_from_slice(state_in);
         self.inputs.extend_from_slice(adjoint_out);
         let outputs = &mut self.outputs[..func.n_outputs()];
-        self.interp
-            .run(func, &self.inputs, outputs)
-            .map_err(|e| renamed(e, &self.reverse_names[stage]))?;
+        self.interp.run(func, &self.inputs, outputs)?;
         let (primal, adjoint) = outputs.split_at(state_out.len());
         state_out.copy_from_slice(primal);
         adjoint_in.copy_from_slice(adjoint);
