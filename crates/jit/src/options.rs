@@ -21,7 +21,9 @@ pub enum OptLevel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RegAlloc {
     /// `backtracking` for functions up to [`JitOptions::single_pass_above`] instructions,
-    /// `single_pass` above (compiles several times faster, code somewhat slower).
+    /// `single_pass` above (compiles several times faster, code slower: measured on the
+    /// Lorenz RK4 VJP, 121k instructions, backtracking runs 1.9x faster for 1.3x the compile
+    /// time; chunking keeps its cost linear).
     #[default]
     Auto,
     /// Always `backtracking` (best code).
@@ -60,7 +62,7 @@ impl Default for JitOptions {
             opt_level: OptLevel::Auto,
             optimize_up_to: 2000,
             regalloc: RegAlloc::Auto,
-            single_pass_above: 100_000,
+            single_pass_above: 500_000,
             spill_window: 192,
             chunk_insts: 10_000,
             const_table_above: 64,
