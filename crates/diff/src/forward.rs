@@ -11,7 +11,7 @@
 //! Lines are interleaved as in the source-to-source article: each primal line is followed by
 //! the coefficient lines of its derivative rule ([`crate::rules`]), computed once and shared
 //! by all directions, then one or two tangent lines per direction. Only active values
-//! ([`crate::activity`]) get tangents; a missing tangent means zero and is never materialised
+//! ([`crate::activity()`]) get tangents; a missing tangent means zero and is never materialised
 //! (literal operands have none), except that an output whose tangent is zero returns a
 //! `const 0.0`. Several terms are combined as `fma t, c, acc` (products), `add`/`sub`
 //! (unit coefficients) or one `select` (`min`, `max`, `select` with both branches active);

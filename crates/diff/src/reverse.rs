@@ -24,7 +24,7 @@
 //! An instruction's adjoint is final when the sweep reaches it, since all its uses come later
 //! in program order. Coefficients (`cos x`, `2·y`, …) are computed in the adjoint sweep from
 //! primal values; those primal values are the tape ([`tape_stats`]). Only active values
-//! ([`crate::activity`]) get adjoint lines; zero adjoints are never materialised.
+//! ([`crate::activity()`]) get adjoint lines; zero adjoints are never materialised.
 //!
 //! Names: the adjoint of `%p` is `%p_b` (given to the value holding the final adjoint when
 //! that value was created for it), the cotangent parameter of an output `%y` is `%y_b`.

@@ -27,7 +27,7 @@
 //! - `floor`, `ceil`: zero (no derivative code). `fcmp`, `const`: none.
 //! - `fpromote`/`fdemote`: the tangent converts the same way; an adjoint converts back.
 //!
-//! This file also holds the [`NameTable`] that forward and reverse mode name derived values
+//! This file also holds the `NameTable` that forward and reverse mode name derived values
 //! with.
 
 use adjit_ir::{BinaryOp, Builder, CmpPred, InstData, Operand, Type, UnaryOp, Value};

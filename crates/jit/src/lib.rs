@@ -11,7 +11,7 @@
 //! exactly those of [`adjit_ir::math`]: the JIT agrees with [`adjit_ir::interpret`] bit for
 //! bit.
 //!
-//! Code map: [`plan`](crate::plan) decides chunks and workspace slots, `constants` the constant
+//! Code map: `plan` decides chunks and workspace slots, `constants` the constant
 //! table, `lower` turns one chunk into Cranelift IR, `abi` holds signatures and math symbols,
 //! `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
 //! and its safe handle, `object` the AOT back end.

@@ -42,7 +42,7 @@ pub struct StagePartition {
     /// `adjoint_slots[k]`: the positions in `states[k]` whose values carry an adjoint: every
     /// float parameter (k = 0), every float output (k = l), and in between the float values
     /// a float output depends on through a derivative-carrying use at or after the cut
-    /// (the whole function's [`crate::activity`] restricted to the rest of the program).
+    /// (the whole function's [`crate::activity()`] restricted to the rest of the program).
     pub adjoint_slots: Vec<Vec<usize>>,
     /// `reverse[k]`: `vjp` of stage k restricted to the adjoint-carrying values:
     /// `(states[k]…, ā of adjoint_slots[k + 1]…) → (primal of adjoint_slots[k + 1]…,

@@ -16,7 +16,7 @@ use super::lumps::{check_square, check_structure, Lump};
 use super::reverse_inverse::{checked_structures, emit_reverse};
 use super::{InverseError, InverseOptions};
 
-/// `J⁻¹·ẏ` with a dense Jacobian. Same signature as [`super::reverse_inverse`].
+/// `J⁻¹·ẏ` with a dense Jacobian. Same signature as [`super::reverse_inverse()`].
 pub fn dense_inverse(func: &Function, opts: &InverseOptions) -> Result<Function, InverseError> {
     check_square(func)?;
     let active = check_structure(func)?;
