@@ -6,50 +6,11 @@ use std::time::Instant;
 
 use adjit_diff::checkpoint::{plan, CheckpointError, Strategy};
 use adjit_ir::random::{random_function, RandomOptions};
-use adjit_ir::{Builder, Function, Type, Value};
+use adjit_ir::{Function, Type};
 
-/// The Lorenz system integrated by `steps` RK4 steps of dt = 0.01 (as in benches/checkpoint.rs).
+/// The Lorenz system (σ = 10, ρ = 28, β = 8/3) integrated by `steps` RK4 steps of dt = 0.01.
 fn lorenz_rk4(steps: usize) -> Function {
-    const SIGMA: f64 = 10.0;
-    const RHO: f64 = 28.0;
-    const BETA: f64 = 8.0 / 3.0;
-    const DT: f64 = 0.01;
-    let mut b = Builder::new("lorenz");
-    let mut s = [
-        b.param(Type::F64, "x"),
-        b.param(Type::F64, "y"),
-        b.param(Type::F64, "z"),
-    ];
-    let field = |b: &mut Builder, [x, y, z]: [Value; 3]| -> [Value; 3] {
-        let yx = b.sub(y, x);
-        let dx = b.mul(yx, SIGMA);
-        let rz = b.sub(RHO, z);
-        let xr = b.mul(x, rz);
-        let dy = b.sub(xr, y);
-        let xy = b.mul(x, y);
-        let bz = b.mul(z, BETA);
-        let dz = b.sub(xy, bz);
-        [dx, dy, dz]
-    };
-    let axpy = |b: &mut Builder, k: [Value; 3], h: f64, s: [Value; 3]| -> [Value; 3] {
-        [0, 1, 2].map(|i| b.fma(k[i], h, s[i]))
-    };
-    for _ in 0..steps {
-        let k1 = field(&mut b, s);
-        let s2 = axpy(&mut b, k1, DT / 2.0, s);
-        let k2 = field(&mut b, s2);
-        let s3 = axpy(&mut b, k2, DT / 2.0, s);
-        let k3 = field(&mut b, s3);
-        let s4 = axpy(&mut b, k3, DT, s);
-        let k4 = field(&mut b, s4);
-        s = [0, 1, 2].map(|i| {
-            let ends = b.add(k1[i], k4[i]);
-            let mids = b.add(k2[i], k3[i]);
-            let sum = b.fma(mids, 2.0, ends);
-            b.fma(sum, DT / 6.0, s[i])
-        });
-    }
-    b.finish(&s)
+    adjit_diff::inverse::examples::lorenz_rk4(steps, 0.01, Type::F64)
 }
 
 /// Plans `func` under a tenth, a hundredth and a thousandth of its tape peak; every plan fits
