@@ -7,7 +7,7 @@
 //! the whole-function `vjp`'s order, so a checkpointed gradient equals the taped one bit for bit
 //! (checked in the tests below). A call allocates nothing.
 
-use adjit_diff::checkpoint::{self, Executor, Plan, StageRunner};
+use adjit_diff::checkpoint::{self, Executor, Plan, ReverseBuffers, StageRunner};
 use adjit_ir::Function;
 use adjit_jit::{CompiledFunction, JitError, JitOptions};
 
@@ -41,8 +41,7 @@ pub struct CheckpointStats {
 struct JitStages {
     forward: Vec<CompiledFunction>,
     reverse: Vec<CompiledFunction>,
-    inputs: Vec<f64>,
-    outputs: Vec<f64>,
+    buffers: ReverseBuffers,
 }
 
 impl StageRunner for JitStages {
@@ -66,15 +65,13 @@ impl StageRunner for JitStages {
         adjoint_in: &mut [f64],
     ) -> Result<(), JitError> {
         let code = &self.reverse[stage];
-        self.inputs.clear();
-        self.inputs.extend_from_slice(state_in);
-        self.inputs.extend_from_slice(adjoint_out);
-        let outputs = &mut self.outputs[..code.n_outputs()];
-        code.call(&self.inputs, outputs)?;
-        let (primal, adjoint) = outputs.split_at(state_out.len());
-        state_out.copy_from_slice(primal);
-        adjoint_in.copy_from_slice(adjoint);
-        Ok(())
+        self.buffers.run(
+            state_in,
+            adjoint_out,
+            state_out,
+            adjoint_in,
+            |inputs, outputs| code.call(inputs, outputs),
+        )
     }
 }
 
@@ -159,8 +156,7 @@ impl CheckpointedGradient {
             stages: JitStages {
                 forward,
                 reverse,
-                inputs: Vec::with_capacity(widest),
-                outputs: vec![0.0; widest],
+                buffers: ReverseBuffers::with_width(widest),
             },
             stats,
         })

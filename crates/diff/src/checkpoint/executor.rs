@@ -235,3 +235,47 @@ impl Executor {
         Ok(())
     }
 }
+
+/// The two buffers a [`StageRunner`] needs to call a stage reverse, whose calling convention is
+/// `(state_in ++ adjoint_out) -> (state_out ++ adjoint_in)` (the `vjp` layout). Shared by every
+/// runner, so packing and unpacking is written once; the buffers grow once and are reused.
+#[derive(Clone, Debug, Default)]
+pub struct ReverseBuffers {
+    inputs: Vec<f64>,
+    outputs: Vec<f64>,
+}
+
+impl ReverseBuffers {
+    /// Buffers for reverse functions with at most `widest` inputs and outputs.
+    pub fn with_width(widest: usize) -> ReverseBuffers {
+        ReverseBuffers {
+            inputs: Vec::with_capacity(widest),
+            outputs: vec![0.0; widest],
+        }
+    }
+
+    /// Pack `state_in ++ adjoint_out`, call `run(inputs, outputs)`, and unpack its outputs into
+    /// `state_out` and `adjoint_in`.
+    pub fn run<E>(
+        &mut self,
+        state_in: &[f64],
+        adjoint_out: &[f64],
+        state_out: &mut [f64],
+        adjoint_in: &mut [f64],
+        run: impl FnOnce(&[f64], &mut [f64]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.inputs.clear();
+        self.inputs.extend_from_slice(state_in);
+        self.inputs.extend_from_slice(adjoint_out);
+        let n_out = state_out.len() + adjoint_in.len();
+        if self.outputs.len() < n_out {
+            self.outputs.resize(n_out, 0.0);
+        }
+        let outputs = &mut self.outputs[..n_out];
+        run(&self.inputs, outputs)?;
+        let (primal, adjoint) = outputs.split_at(state_out.len());
+        state_out.copy_from_slice(primal);
+        adjoint_in.copy_from_slice(adjoint);
+        Ok(())
+    }
+}

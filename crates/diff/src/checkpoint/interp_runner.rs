@@ -8,7 +8,7 @@
 
 use adjit_ir::{Function, InterpError, Interpreter};
 
-use super::executor::StageRunner;
+use super::executor::{ReverseBuffers, StageRunner};
 use super::stages::StagePartition;
 
 /// Runs stages with [`adjit_ir::Interpreter`]; buffers are reused between calls.
@@ -17,8 +17,7 @@ pub struct InterpRunner {
     forward: Vec<Function>,
     reverse: Vec<Function>,
     interp: Interpreter,
-    inputs: Vec<f64>,
-    outputs: Vec<f64>,
+    buffers: ReverseBuffers,
 }
 
 impl InterpRunner {
@@ -34,8 +33,7 @@ impl InterpRunner {
             forward: part.stages.clone(),
             reverse: part.reverse.clone(),
             interp: Interpreter::default(),
-            inputs: Vec::with_capacity(widest),
-            outputs: vec![0.0; widest],
+            buffers: ReverseBuffers::with_width(widest),
         }
     }
 }
@@ -60,16 +58,14 @@ impl StageRunner for InterpRunner {
         state_out: &mut [f64],
         adjoint_in: &mut [f64],
     ) -> Result<(), InterpError> {
-        let func = &self.reverse[stage];
-        self.inputs.clear();
-        self.inputs.extend_from_slice(state_in);
-        self.inputs.extend_from_slice(adjoint_out);
-        let outputs = &mut self.outputs[..func.n_outputs()];
-        self.interp.run(func, &self.inputs, outputs)?;
-        let (primal, adjoint) = outputs.split_at(state_out.len());
-        state_out.copy_from_slice(primal);
-        adjoint_in.copy_from_slice(adjoint);
-        Ok(())
+        let (func, interp) = (&self.reverse[stage], &mut self.interp);
+        self.buffers.run(
+            state_in,
+            adjoint_out,
+            state_out,
+            adjoint_in,
+            |inputs, outputs| interp.run(func, inputs, outputs),
+        )
     }
 }
 
