@@ -556,3 +556,25 @@ fn dot_draws_lumps_as_clusters_and_works_for_any_program() {
         "{text}"
     );
 }
+
+/// At a kink the inverse modes use the same one-sided convention as `jvp`/`vjp`
+/// (`abs'(0) = 0`), so `J⁻¹` inverts exactly the `J` that forward mode computes there.
+#[test]
+fn kink_conventions_agree_with_forward_mode() {
+    let mut b = adjit_ir::Builder::new("kink");
+    let x = b.param(adjit_ir::Type::F64, "x");
+    let a = b.unary(adjit_ir::UnaryOp::Abs, x);
+    let y = b.fma(x, 2.0, a); // y = 2x + |x|
+    let f = b.finish(&[y]);
+    let opts = adjit_diff::inverse::InverseOptions::default();
+    for x0 in [0.0, -0.0, 1.5, -1.5] {
+        let j = adjit_ir::interpret(&adjit_diff::jvp(&f), &[x0, 1.0]).unwrap()[1];
+        let rev = adjit_diff::inverse::reverse_inverse(&f, &opts).unwrap();
+        let out = adjit_ir::interpret(&rev, &[x0, 1.0]).unwrap();
+        assert_eq!(out[2], 0.0, "status at x = {x0}");
+        assert_eq!(out[1], 1.0 / j, "J⁻¹·1 at x = {x0} (jvp gives J = {j})");
+        let fwd = adjit_diff::inverse::forward_inverse(&f, &opts).unwrap();
+        let out = adjit_ir::interpret(&fwd, &[x0, 1.0]).unwrap();
+        assert_eq!(out[1], 1.0 / j, "J⁻ᵀ·1 at x = {x0}");
+    }
+}

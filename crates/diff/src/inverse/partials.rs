@@ -5,7 +5,7 @@
 //! for every forward direction and for the reverse sweep. Only operands through which a
 //! derivative flows and that are active get a partial. Choices at kinks follow the scalar
 //! semantics in [`adjit_ir::math`]: `min`/`max` differentiate the operand they return (the first
-//! on ties), `abs` has slope +1 at zero, `select` passes the chosen side.
+//! on ties), `abs` has slope sign(x) with 0 at zero (as in `crate::rules`), `select` passes the chosen side.
 
 use adjit_ir::{BinaryOp, CmpPred, Function, InstData, Operand, UnaryOp, Value};
 
@@ -71,8 +71,13 @@ pub fn partials(
             let p = match op {
                 UnaryOp::Neg => Some(MINUS_ONE),
                 UnaryOp::Abs => {
-                    let neg = ar.fcmp(CmpPred::Lt, map[arg.index()], Num::Lit(0.0));
-                    Some(Partial::Scale(ar.select(neg, Num::Lit(-1.0), one)))
+                    // sign(x), 0 at 0: the convention of `crate::rules`, so J here is the J
+                    // that jvp/vjp differentiate.
+                    let x = map[arg.index()];
+                    let neg = ar.fcmp(CmpPred::Lt, x, Num::Lit(0.0));
+                    let pos = ar.fcmp(CmpPred::Gt, x, Num::Lit(0.0));
+                    let negative_or_zero = ar.select(neg, Num::Lit(-1.0), Num::Lit(0.0));
+                    Some(Partial::Scale(ar.select(pos, one, negative_or_zero)))
                 }
                 UnaryOp::Sqrt => Some(Partial::Scale(ar.div(Num::Lit(0.5), y))),
                 UnaryOp::Exp => Some(Partial::Scale(y)),
