@@ -117,6 +117,12 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
 /// Evaluate `func` at `x`.
 pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
     adjit_ir::verify(func)?;
+    run_verified(func, engine, x)
+}
+
+/// [`eval`] of a function already verified (user input checked by the caller, or the output of
+/// a pass), so one-shot derivative calls do not verify the derived program a second time.
+fn run_verified(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
     match engine {
         Engine::Interp => Ok(adjit_ir::interpret(func, x)?),
         Engine::Jit => {
@@ -162,7 +168,7 @@ fn run_split(
     let mut input = Vec::with_capacity(primal.len() + seed.len());
     input.extend_from_slice(primal);
     input.extend_from_slice(seed);
-    let mut out = eval(derived, engine, &input)?;
+    let mut out = run_verified(derived, engine, &input)?;
     let rest = out.split_off(n_primal.min(out.len()));
     Ok((out, rest))
 }
