@@ -143,6 +143,15 @@ impl CompiledInverse {
             out.copy_from_slice(&result[n..2 * n]);
             Ok::<f64, Error>(result[2 * n])
         })?;
+        if status == adjit_diff::inverse::NOT_FINITE {
+            return Err(Error::SingularLump(format!(
+                "{} of @{}: the product is not finite (inf or NaN): J is singular or too \
+                 ill-conditioned at this point, or the vector is not finite; try the dense mode \
+                 or another point",
+                self.mode.name(),
+                self.func_name,
+            )));
+        }
         if status != 0.0 {
             let k = status as usize;
             let name = self

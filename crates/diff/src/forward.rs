@@ -24,7 +24,7 @@
 use adjit_ir::{BinaryOp, Builder, Function, InstData, Operand, Type, Value};
 
 use crate::activity::activity;
-use crate::rules::{partials, NameTable, Partial};
+use crate::rules::{partials, NameTable, Partial, TypedBuilder};
 
 /// Forward mode with one direction: `(x…, ẋ…) -> (y…, ẏ…)`. See the module docs for the layout.
 ///
@@ -139,17 +139,23 @@ fn forward(func: &Function, k: usize, name: String) -> Function {
             }
             continue;
         }
-        let parts = partials(&mut b, &mapped, y, &wanted);
+        let ty = b.ty(y);
+        let parts = partials(
+            &mut TypedBuilder { b: &mut b, ty },
+            &mapped,
+            y.into(),
+            &wanted,
+        );
         if parts.is_empty() {
             continue;
         }
         for (dir, tangents) in tangent.iter_mut().enumerate() {
             let first_new = b.func().n_values();
-            let terms: Vec<(Partial, Value)> = parts
+            let terms: Vec<(Partial<Operand>, Value)> = parts
                 .iter()
                 .map(|&(pos, p)| (p, tangent_of(tangents, pos)))
                 .collect();
-            let dy = combine(&mut b, &terms);
+            let dy = combine(&mut TypedBuilder { b: &mut b, ty }, &terms);
             if let Some(n) = func.name_of(v) {
                 names.name_new(&mut b, dy, first_new, tangent_name(n, k, dir));
             }
@@ -186,7 +192,7 @@ pub(crate) fn zero(b: &mut Builder, zeros: &mut Vec<(Type, Value)>, ty: Type) ->
 }
 
 /// Σ partial·tangent over `terms` (non-empty), in as few lines as the rules allow.
-fn combine(b: &mut Builder, terms: &[(Partial, Value)]) -> Value {
+fn combine(e: &mut TypedBuilder<'_>, terms: &[(Partial<Operand>, Value)]) -> Value {
     if let [(Partial::Gate { cond, first: true }, ta), (
         Partial::Gate {
             cond: c2,
@@ -196,7 +202,7 @@ fn combine(b: &mut Builder, terms: &[(Partial, Value)]) -> Value {
     )] = terms
     {
         if cond == c2 {
-            return b.select(*cond, *ta, *tb);
+            return e.b.select(*cond, *ta, *tb);
         }
     }
     // Start from a unit term when there is one (no line needed), else scale the first term.
@@ -205,11 +211,11 @@ fn combine(b: &mut Builder, terms: &[(Partial, Value)]) -> Value {
         .position(|(p, _)| *p == Partial::One)
         .unwrap_or(0);
     let (p0, t0) = terms[start];
-    let mut acc = p0.apply(b, t0);
+    let mut acc = p0.apply(e, t0.into());
     for (i, &(p, t)) in terms.iter().enumerate() {
         if i != start {
-            acc = p.accumulate(b, acc, t);
+            acc = p.accumulate(e, acc, t.into());
         }
     }
-    acc
+    crate::rules::value_of(acc)
 }

@@ -36,7 +36,7 @@ use adjit_ir::{BinaryOp, Builder, Function, InstData, Operand, Type, Value};
 
 use crate::activity::activity;
 use crate::forward::zero;
-use crate::rules::{carries_derivative, partials, NameTable, Partial};
+use crate::rules::{carries_derivative, partials, value_of, NameTable, Partial, TypedBuilder};
 
 /// What the adjoint sweep of [`vjp`] reads from the forward sweep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -140,7 +140,8 @@ pub fn vjp_with_tape(func: &Function) -> (Function, TapeStats) {
         let mapped = inst.map_values(|u| map[u.index()]);
         let y = map[v.index()];
         // (operand position, partial, the adjoint it scales)
-        let contributions: Vec<(usize, Partial, Value)> = match mapped {
+        let ty = b.ty(y);
+        let contributions: Vec<(usize, Partial<Operand>, Value)> = match mapped {
             // y = a/b with both active: d = ȳ/b, ā gets d, b̄ gets −(d·y) (one division).
             InstData::Binary {
                 op: BinaryOp::Div,
@@ -149,19 +150,23 @@ pub fn vjp_with_tape(func: &Function) -> (Function, TapeStats) {
                 let d = b.div(dy, divisor);
                 vec![(0, Partial::One, d), (1, Partial::NegMul(y.into()), d)]
             }
-            _ => partials(&mut b, &mapped, y, &wanted)
-                .into_iter()
-                .map(|(pos, p)| (pos, p, dy))
-                .collect(),
+            _ => partials(
+                &mut TypedBuilder { b: &mut b, ty },
+                &mapped,
+                y.into(),
+                &wanted,
+            )
+            .into_iter()
+            .map(|(pos, p)| (pos, p, dy))
+            .collect(),
         };
         for (pos, p, t) in contributions {
             let u = operands[pos]
                 .as_value()
                 .expect("wanted operands are values");
-            adjoint[u.index()] = Some(match adjoint[u.index()] {
-                None => p.apply(&mut b, t),
-                Some(acc) => p.accumulate(&mut b, acc, t),
-            });
+            let acc = adjoint[u.index()].map(Operand::from);
+            let e = &mut TypedBuilder { b: &mut b, ty };
+            adjoint[u.index()] = Some(value_of(p.apply_to(e, acc, t.into())));
         }
     }
 

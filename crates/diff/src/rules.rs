@@ -1,10 +1,18 @@
-//! The derivative rule of every instruction, shared by forward and reverse mode.
+//! The one derivative rulebook: the local partials of every instruction, written once and read
+//! by every mode (forward, reverse, both inverse modes).
 //!
 //! Every instruction `y = op(a, b, …)` is a scalar function, so its Jacobian is one row of
-//! partial derivatives ∂y/∂a, ∂y/∂b, …. Forward mode computes ẏ = Σ ∂y/∂aᵢ · ȧᵢ and reverse
-//! mode āᵢ += ∂y/∂aᵢ · ȳ, so one [`Partial`] per operand serves both. [`partials`] emits the
+//! partial derivatives ∂y/∂a, ∂y/∂b, …. Forward mode computes ẏ = Σ ∂y/∂aᵢ · ȧᵢ, reverse
+//! mode āᵢ += ∂y/∂aᵢ · ȳ and the inverse modes assemble lump Jacobians from the same
+//! coefficients, so one [`Partial`] per operand serves all of them. [`partials`] emits the
 //! instructions that compute the coefficients (reading primal values, reusing the result `y`
-//! where possible) and [`Partial::apply`] scales a tangent or adjoint by one.
+//! where possible) through an [`Emitter`], and [`Partial::apply`] / [`Partial::accumulate`]
+//! scale a tangent or adjoint by one.
+//!
+//! Two emitters exist: [`TypedBuilder`] (jvp/vjp: the program's own float type, every line
+//! emitted) and the inverse modes' `f64` arithmetic, which folds literals as it goes. Since
+//! both read this table, the J that the inverse modes invert is the J that jvp/vjp
+//! differentiate (`tests/rulebook.rs` checks it opcode by opcode at the special points).
 //!
 //! Conventions (x the operand, y the result):
 //! - `neg`: −1. `add`: 1, 1. `sub`: 1, −1. `mul a, b`: b, a. `div a, b`: 1/b, −y/b.
@@ -18,7 +26,8 @@
 //! - `pow a, b`: ∂a = b·a^(b−1) (via `pow`); ∂b = y·log a for a > 0, **0 at a = 0** (the limit
 //!   from the right for b > 0), NaN for a < 0 (a real power is not differentiable in its
 //!   exponent there).
-//! - `powi x, k`: k·x^(k−1) via `powi` (k = 0: zero, k = 1: one).
+//! - `powi x, k`: k·x^(k−1) via `powi` (k = 0: zero, k = 1: one; k = i32::MIN, where k − 1
+//!   overflows: k·y/x).
 //! - `fma a, b, c`: b, a, 1.
 //! - `min`/`max`: the derivative flows to the operand the primal returned: to `a` iff
 //!   `fcmp.eq y, a`, which is exactly math.rs's rule (ties return the first operand, a NaN
@@ -30,85 +39,229 @@
 //! This file also holds the `NameTable` that forward and reverse mode name derived values
 //! with.
 
-use adjit_ir::{BinaryOp, Builder, CmpPred, InstData, Operand, Type, UnaryOp, Value};
+use adjit_ir::{math, BinaryOp, Builder, CmpPred, InstData, Operand, Type, UnaryOp, Value};
+
+/// Where the rulebook emits arithmetic. `Num` is a float quantity of the function being built:
+/// a value or a literal. Implementations may fold literals (with [`adjit_ir::math`]'s
+/// semantics) but must not apply float identities that are not exact.
+pub trait Emitter {
+    type Num: Copy + PartialEq + std::fmt::Debug;
+
+    /// A literal.
+    fn lit(&mut self, c: f64) -> Self::Num;
+    /// The literal `n` holds, if it is one.
+    fn as_lit(&self, n: Self::Num) -> Option<f64>;
+    /// A primal operand of the instruction being differentiated (operands already mapped to
+    /// the function being built).
+    fn operand(&mut self, o: Operand) -> Self::Num;
+    fn unary(&mut self, op: UnaryOp, x: Self::Num) -> Self::Num;
+    fn binary(&mut self, op: BinaryOp, a: Self::Num, b: Self::Num) -> Self::Num;
+    fn fma(&mut self, a: Self::Num, b: Self::Num, c: Self::Num) -> Self::Num;
+    fn powi(&mut self, x: Self::Num, k: i32) -> Self::Num;
+    fn fcmp(&mut self, pred: CmpPred, a: Self::Num, b: Self::Num) -> Value;
+    fn select(&mut self, cond: Value, a: Self::Num, b: Self::Num) -> Self::Num;
+    /// A tangent or adjoint converted between `f32` and `f64` (the `fpromote`/`fdemote` rule).
+    fn convert(&mut self, t: Self::Num) -> Self::Num;
+
+    fn add(&mut self, a: Self::Num, b: Self::Num) -> Self::Num {
+        self.binary(BinaryOp::Add, a, b)
+    }
+    fn sub(&mut self, a: Self::Num, b: Self::Num) -> Self::Num {
+        self.binary(BinaryOp::Sub, a, b)
+    }
+    fn mul(&mut self, a: Self::Num, b: Self::Num) -> Self::Num {
+        self.binary(BinaryOp::Mul, a, b)
+    }
+    fn div(&mut self, a: Self::Num, b: Self::Num) -> Self::Num {
+        self.binary(BinaryOp::Div, a, b)
+    }
+    fn neg(&mut self, a: Self::Num) -> Self::Num {
+        self.unary(UnaryOp::Neg, a)
+    }
+}
+
+/// The [`Builder`] as an [`Emitter`] for jvp/vjp: quantities are operands of the program's
+/// float type `ty`; every line is emitted (the simplifier folds later), except that an
+/// operation on literals only is evaluated with [`adjit_ir::math`] in `ty`.
+pub struct TypedBuilder<'a> {
+    pub b: &'a mut Builder,
+    pub ty: Type,
+}
+
+impl TypedBuilder<'_> {
+    /// `o` as a value (a literal becomes a `const` of `ty`).
+    fn value(&mut self, o: Operand) -> Value {
+        match o {
+            Operand::Value(v) => v,
+            Operand::Const(c) => self.b.constant(self.ty, c),
+        }
+    }
+}
+
+impl Emitter for TypedBuilder<'_> {
+    type Num = Operand;
+
+    fn lit(&mut self, c: f64) -> Operand {
+        Operand::Const(self.ty.round(c))
+    }
+    fn as_lit(&self, n: Operand) -> Option<f64> {
+        match n {
+            Operand::Const(c) => Some(c),
+            Operand::Value(_) => None,
+        }
+    }
+    fn operand(&mut self, o: Operand) -> Operand {
+        o
+    }
+    fn unary(&mut self, op: UnaryOp, x: Operand) -> Operand {
+        match x {
+            Operand::Const(c) => Operand::Const(math::unary(op, self.ty, c)),
+            Operand::Value(v) => self.b.unary(op, v).into(),
+        }
+    }
+    fn binary(&mut self, op: BinaryOp, a: Operand, b: Operand) -> Operand {
+        match (a, b) {
+            (Operand::Const(x), Operand::Const(y)) => {
+                Operand::Const(math::binary(op, self.ty, x, y))
+            }
+            _ => self.b.binary(op, a, b).into(),
+        }
+    }
+    fn fma(&mut self, a: Operand, b: Operand, c: Operand) -> Operand {
+        match (a, b, c) {
+            (Operand::Const(x), Operand::Const(y), Operand::Const(z)) => {
+                Operand::Const(math::fma(self.ty, x, y, z))
+            }
+            _ => self.b.fma(a, b, c).into(),
+        }
+    }
+    fn powi(&mut self, x: Operand, k: i32) -> Operand {
+        match x {
+            Operand::Const(c) => Operand::Const(math::powi(self.ty, c, k)),
+            Operand::Value(v) => self.b.powi(v, k).into(),
+        }
+    }
+    fn fcmp(&mut self, pred: CmpPred, a: Operand, b: Operand) -> Value {
+        let a = match (a, b) {
+            (Operand::Const(_), Operand::Const(_)) => self.value(a).into(),
+            _ => a,
+        };
+        self.b.fcmp(pred, a, b)
+    }
+    fn select(&mut self, cond: Value, a: Operand, b: Operand) -> Operand {
+        let a = match (a, b) {
+            (Operand::Const(_), Operand::Const(_)) => self.value(a).into(),
+            _ => a,
+        };
+        self.b.select(cond, a, b).into()
+    }
+    fn convert(&mut self, t: Operand) -> Operand {
+        let v = self.value(t);
+        match self.b.ty(v) {
+            Type::F32 => self.b.fpromote(v).into(),
+            _ => self.b.fdemote(v).into(),
+        }
+    }
+}
 
 /// ∂y/∂x for one operand x of an instruction, as a linear map applied to a tangent or adjoint
-/// `t` by [`Partial::apply`].
+/// `t` by [`Partial::apply`]. `N` is the emitter's quantity ([`Emitter::Num`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Partial {
+pub enum Partial<N> {
     /// t
     One,
     /// −t
     MinusOne,
     /// t·c
-    Mul(Operand),
+    Mul(N),
     /// t/c
-    Div(Operand),
+    Div(N),
     /// −(t·c)
-    NegMul(Operand),
+    NegMul(N),
     /// −(t/c)
-    NegDiv(Operand),
+    NegDiv(N),
     /// `select cond, t, 0` when `first`, else `select cond, 0, t`.
     Gate { cond: Value, first: bool },
     /// sign(x)·t with sign(0) = 0.
-    Sign(Value),
+    Sign(N),
     /// `fpromote t` or `fdemote t`, whichever converts t to the other float type.
     Convert,
 }
 
-impl Partial {
-    /// Emit the instructions computing ∂y/∂x · t; returns `t` itself for [`Partial::One`].
-    pub fn apply(self, b: &mut Builder, t: Value) -> Value {
+impl<N: Copy + PartialEq + std::fmt::Debug> Partial<N> {
+    /// Emit ∂y/∂x · t; returns `t` itself for [`Partial::One`].
+    pub fn apply<E: Emitter<Num = N>>(self, e: &mut E, t: N) -> N {
         match self {
             Partial::One => t,
-            Partial::MinusOne => b.neg(t),
-            Partial::Mul(c) => b.mul(t, c),
-            Partial::Div(c) => b.div(t, c),
+            Partial::MinusOne => e.neg(t),
+            Partial::Mul(c) => e.mul(t, c),
+            Partial::Div(c) => e.div(t, c),
             Partial::NegMul(c) => {
-                let m = b.mul(t, c);
-                b.neg(m)
+                let m = e.mul(t, c);
+                e.neg(m)
             }
             Partial::NegDiv(c) => {
-                let d = b.div(t, c);
-                b.neg(d)
+                let d = e.div(t, c);
+                e.neg(d)
             }
-            Partial::Gate { cond, first: true } => b.select(cond, t, 0.0),
-            Partial::Gate { cond, first: false } => b.select(cond, 0.0, t),
+            Partial::Gate { cond, first } => {
+                let zero = e.lit(0.0);
+                if first {
+                    e.select(cond, t, zero)
+                } else {
+                    e.select(cond, zero, t)
+                }
+            }
             Partial::Sign(x) => {
-                let pos = b.fcmp(CmpPred::Gt, x, 0.0);
-                let kept = b.select(pos, t, 0.0);
-                let negative = b.fcmp(CmpPred::Lt, x, 0.0);
-                let flipped = b.neg(t);
-                b.select(negative, flipped, kept)
+                let zero = e.lit(0.0);
+                let pos = e.fcmp(CmpPred::Gt, x, zero);
+                let kept = e.select(pos, t, zero);
+                let negative = e.fcmp(CmpPred::Lt, x, zero);
+                let flipped = e.neg(t);
+                e.select(negative, flipped, kept)
             }
-            Partial::Convert => match b.ty(t) {
-                Type::F32 => b.fpromote(t),
-                _ => b.fdemote(t),
-            },
+            Partial::Convert => e.convert(t),
         }
     }
 
     /// Emit `acc + ∂y/∂x · t`, fusing the scaling into the accumulation where one
     /// instruction does both (`fma t, c, acc` for [`Partial::Mul`], `sub` for −1).
-    pub fn accumulate(self, b: &mut Builder, acc: Value, t: Value) -> Value {
+    pub fn accumulate<E: Emitter<Num = N>>(self, e: &mut E, acc: N, t: N) -> N {
         match self {
-            Partial::One => b.add(acc, t),
-            Partial::MinusOne => b.sub(acc, t),
-            Partial::Mul(c) => b.fma(t, c, acc),
+            Partial::One => e.add(acc, t),
+            Partial::MinusOne => e.sub(acc, t),
+            Partial::Mul(c) => e.fma(t, c, acc),
             Partial::NegMul(c) => {
-                let m = b.mul(t, c);
-                b.sub(acc, m)
+                let m = e.mul(t, c);
+                e.sub(acc, m)
             }
             Partial::NegDiv(c) => {
-                let d = b.div(t, c);
-                b.sub(acc, d)
+                let d = e.div(t, c);
+                e.sub(acc, d)
             }
             other => {
-                let scaled = other.apply(b, t);
-                b.add(acc, scaled)
+                let scaled = other.apply(e, t);
+                e.add(acc, scaled)
             }
         }
     }
+
+    /// `acc + ∂y/∂x · t` where a missing `acc` means "no term yet", so the first term is
+    /// exact ([`Partial::apply`]).
+    pub fn apply_to<E: Emitter<Num = N>>(self, e: &mut E, acc: Option<N>, t: N) -> N {
+        match acc {
+            None => self.apply(e, t),
+            Some(acc) => self.accumulate(e, acc, t),
+        }
+    }
+}
+
+/// The value a tangent or adjoint line produced. Tangents and adjoints are values, and an
+/// emitter only folds operations whose operands are all literals, so scaling one never gives
+/// a literal.
+pub(crate) fn value_of(o: Operand) -> Value {
+    o.as_value()
+        .expect("a scaled tangent or adjoint is a value, never a literal")
 }
 
 /// Whether operand number `pos` (text order, as in [`InstData::operands`]) of `inst` carries
@@ -122,22 +275,21 @@ pub fn carries_derivative(inst: &InstData, pos: usize) -> bool {
     }
 }
 
-/// A literal operand's value, rounded to `ty`.
-fn literal(ty: Type, x: f64) -> Operand {
-    Operand::Const(ty.round(x))
-}
-
-/// `a² + b²` (at most one of them a literal).
-fn sum_of_squares(b: &mut Builder, ty: Type, x: Operand, y: Operand) -> Value {
-    match (x, y) {
-        (Operand::Value(x), Operand::Value(y)) => {
-            let y2 = b.mul(y, y);
-            b.fma(x, x, y2)
+/// `a² + b²`.
+fn sum_of_squares<E: Emitter>(e: &mut E, a: E::Num, b: E::Num) -> E::Num {
+    match (e.as_lit(a), e.as_lit(b)) {
+        (None, None) => {
+            let b2 = e.mul(b, b);
+            e.fma(a, a, b2)
         }
-        (Operand::Const(c), Operand::Value(v)) | (Operand::Value(v), Operand::Const(c)) => {
-            b.fma(v, v, literal(ty, c * c))
+        (Some(c), None) => {
+            let c2 = e.lit(c * c);
+            e.fma(b, b, c2)
         }
-        (Operand::Const(c), Operand::Const(d)) => b.constant(ty, c * c + d * d),
+        (_, Some(d)) => {
+            let d2 = e.lit(d * d);
+            e.fma(a, a, d2)
+        }
     }
 }
 
@@ -145,119 +297,128 @@ fn sum_of_squares(b: &mut Builder, ty: Type, x: Operand, y: Operand) -> Value {
 /// positions marked in `wanted`, and return them in position order. `inst` and `y` live in the
 /// function being built (operands already mapped). Positions with a zero derivative (or
 /// none) are left out, so the result may be shorter than the wanted set.
-pub fn partials(
-    b: &mut Builder,
+pub fn partials<E: Emitter>(
+    e: &mut E,
     inst: &InstData,
-    y: Value,
+    y: E::Num,
     wanted: &[bool; 3],
-) -> Vec<(usize, Partial)> {
-    let ty = b.ty(y);
+) -> Vec<(usize, Partial<E::Num>)> {
     let mut out = Vec::with_capacity(3);
     match *inst {
         InstData::Const { .. } | InstData::Fcmp { .. } => {}
-        InstData::Unary { op, arg: x } => {
+        InstData::Unary { op, arg } => {
             if !wanted[0] {
                 return out;
             }
+            let x = e.operand(arg.into());
+            let one = e.lit(1.0);
             let p = match op {
                 UnaryOp::Neg => Partial::MinusOne,
                 UnaryOp::Abs => Partial::Sign(x),
-                UnaryOp::Sqrt => Partial::Div(b.mul(y, 2.0).into()),
-                UnaryOp::Exp => Partial::Mul(y.into()),
-                UnaryOp::Log => Partial::Div(x.into()),
-                UnaryOp::Log1p => Partial::Div(b.add(x, 1.0).into()),
-                UnaryOp::Expm1 => Partial::Mul(b.add(y, 1.0).into()),
-                UnaryOp::Sin => Partial::Mul(b.unary(UnaryOp::Cos, x).into()),
-                UnaryOp::Cos => Partial::NegMul(b.unary(UnaryOp::Sin, x).into()),
-                UnaryOp::Tan => Partial::Mul(b.fma(y, y, 1.0).into()),
+                UnaryOp::Sqrt => {
+                    let two = e.lit(2.0);
+                    Partial::Div(e.mul(y, two))
+                }
+                UnaryOp::Exp => Partial::Mul(y),
+                UnaryOp::Log => Partial::Div(x),
+                UnaryOp::Log1p => Partial::Div(e.add(x, one)),
+                UnaryOp::Expm1 => Partial::Mul(e.add(y, one)),
+                UnaryOp::Sin => Partial::Mul(e.unary(UnaryOp::Cos, x)),
+                UnaryOp::Cos => Partial::NegMul(e.unary(UnaryOp::Sin, x)),
+                UnaryOp::Tan => Partial::Mul(e.fma(y, y, one)),
                 UnaryOp::Asin | UnaryOp::Acos => {
-                    let minus_x = b.neg(x);
-                    let one_minus_x2 = b.fma(minus_x, x, 1.0);
-                    let root = b.unary(UnaryOp::Sqrt, one_minus_x2);
+                    let minus_x = e.neg(x);
+                    let one_minus_x2 = e.fma(minus_x, x, one);
+                    let root = e.unary(UnaryOp::Sqrt, one_minus_x2);
                     if op == UnaryOp::Asin {
-                        Partial::Div(root.into())
+                        Partial::Div(root)
                     } else {
-                        Partial::NegDiv(root.into())
+                        Partial::NegDiv(root)
                     }
                 }
-                UnaryOp::Atan => Partial::Div(b.fma(x, x, 1.0).into()),
-                UnaryOp::Sinh => Partial::Mul(b.unary(UnaryOp::Cosh, x).into()),
-                UnaryOp::Cosh => Partial::Mul(b.unary(UnaryOp::Sinh, x).into()),
+                UnaryOp::Atan => Partial::Div(e.fma(x, x, one)),
+                UnaryOp::Sinh => Partial::Mul(e.unary(UnaryOp::Cosh, x)),
+                UnaryOp::Cosh => Partial::Mul(e.unary(UnaryOp::Sinh, x)),
                 UnaryOp::Tanh => {
-                    let minus_y = b.neg(y);
-                    Partial::Mul(b.fma(minus_y, y, 1.0).into())
+                    let minus_y = e.neg(y);
+                    Partial::Mul(e.fma(minus_y, y, one))
                 }
                 UnaryOp::Erf => {
-                    let minus_x = b.neg(x);
-                    let minus_x2 = b.mul(minus_x, x);
-                    let gauss = b.unary(UnaryOp::Exp, minus_x2);
-                    Partial::Mul(b.mul(gauss, std::f64::consts::FRAC_2_SQRT_PI).into())
+                    let minus_x = e.neg(x);
+                    let minus_x2 = e.mul(minus_x, x);
+                    let gauss = e.unary(UnaryOp::Exp, minus_x2);
+                    let c = e.lit(std::f64::consts::FRAC_2_SQRT_PI);
+                    Partial::Mul(e.mul(gauss, c))
                 }
                 UnaryOp::Floor | UnaryOp::Ceil => return out,
             };
             out.push((0, p));
         }
-        InstData::Binary { op, args: [l, r] } => match op {
-            BinaryOp::Add => out.extend([(0, Partial::One), (1, Partial::One)]),
-            BinaryOp::Sub => out.extend([(0, Partial::One), (1, Partial::MinusOne)]),
-            BinaryOp::Mul => out.extend([(0, Partial::Mul(r)), (1, Partial::Mul(l))]),
-            BinaryOp::Div => {
-                if wanted[0] {
-                    out.push((0, Partial::Div(r)));
+        InstData::Binary { op, args: [l, r] } => {
+            let (l, r) = (e.operand(l), e.operand(r));
+            match op {
+                BinaryOp::Add => out.extend([(0, Partial::One), (1, Partial::One)]),
+                BinaryOp::Sub => out.extend([(0, Partial::One), (1, Partial::MinusOne)]),
+                BinaryOp::Mul => out.extend([(0, Partial::Mul(r)), (1, Partial::Mul(l))]),
+                BinaryOp::Div => {
+                    if wanted[0] {
+                        out.push((0, Partial::Div(r)));
+                    }
+                    if wanted[1] {
+                        out.push((1, Partial::NegMul(e.div(y, r))));
+                    }
                 }
-                if wanted[1] {
-                    out.push((1, Partial::NegMul(b.div(y, r).into())));
+                BinaryOp::Pow => {
+                    if wanted[0] {
+                        let e_minus_1 = match e.as_lit(r) {
+                            Some(k) => e.lit(k - 1.0),
+                            None => {
+                                let one = e.lit(1.0);
+                                e.sub(r, one)
+                            }
+                        };
+                        let p = e.binary(BinaryOp::Pow, l, e_minus_1);
+                        out.push((0, Partial::Mul(e.mul(p, r))));
+                    }
+                    if wanted[1] {
+                        let coef = match e.as_lit(l) {
+                            // ±0 alike.
+                            Some(base) if base.abs() == 0.0 => e.lit(0.0),
+                            Some(base) => {
+                                let log = e.lit(base.ln());
+                                e.mul(y, log)
+                            }
+                            None => {
+                                let log = e.unary(UnaryOp::Log, l);
+                                let y_log = e.mul(y, log);
+                                let zero = e.lit(0.0);
+                                let at_zero = e.fcmp(CmpPred::Eq, l, zero);
+                                e.select(at_zero, zero, y_log)
+                            }
+                        };
+                        out.push((1, Partial::Mul(coef)));
+                    }
+                }
+                BinaryOp::Atan2 => {
+                    let r2 = sum_of_squares(e, l, r);
+                    if wanted[0] {
+                        out.push((0, Partial::Mul(e.div(r, r2))));
+                    }
+                    if wanted[1] {
+                        out.push((1, Partial::NegMul(e.div(l, r2))));
+                    }
+                }
+                BinaryOp::Min | BinaryOp::Max => {
+                    let cond = e.fcmp(CmpPred::Eq, y, l);
+                    out.extend([
+                        (0, Partial::Gate { cond, first: true }),
+                        (1, Partial::Gate { cond, first: false }),
+                    ]);
                 }
             }
-            BinaryOp::Pow => {
-                if wanted[0] {
-                    let coef = match r {
-                        Operand::Const(e) => {
-                            let base = l.as_value().expect("pow has a value operand");
-                            let p = b.binary(BinaryOp::Pow, base, literal(ty, e - 1.0));
-                            b.mul(p, literal(ty, e))
-                        }
-                        Operand::Value(e) => {
-                            let e_minus_1 = b.sub(e, 1.0);
-                            let p = b.binary(BinaryOp::Pow, l, e_minus_1);
-                            b.mul(p, e)
-                        }
-                    };
-                    out.push((0, Partial::Mul(coef.into())));
-                }
-                if wanted[1] {
-                    let coef = match l {
-                        // ±0 alike.
-                        Operand::Const(base) if base.abs() == 0.0 => literal(ty, 0.0),
-                        Operand::Const(base) => b.mul(y, literal(ty, base.ln())).into(),
-                        Operand::Value(base) => {
-                            let log = b.unary(UnaryOp::Log, base);
-                            let y_log = b.mul(y, log);
-                            let at_zero = b.fcmp(CmpPred::Eq, base, 0.0);
-                            b.select(at_zero, 0.0, y_log).into()
-                        }
-                    };
-                    out.push((1, Partial::Mul(coef)));
-                }
-            }
-            BinaryOp::Atan2 => {
-                let r2 = sum_of_squares(b, ty, l, r);
-                if wanted[0] {
-                    out.push((0, Partial::Mul(b.div(r, r2).into())));
-                }
-                if wanted[1] {
-                    out.push((1, Partial::NegMul(b.div(l, r2).into())));
-                }
-            }
-            BinaryOp::Min | BinaryOp::Max => {
-                let cond = b.fcmp(CmpPred::Eq, y, l);
-                out.extend([
-                    (0, Partial::Gate { cond, first: true }),
-                    (1, Partial::Gate { cond, first: false }),
-                ]);
-            }
-        },
+        }
         InstData::Fma { args: [x, z, _] } => {
+            let (x, z) = (e.operand(x), e.operand(z));
             out.extend([
                 (0, Partial::Mul(z)),
                 (1, Partial::Mul(x)),
@@ -266,16 +427,18 @@ pub fn partials(
         }
         InstData::Powi { arg, exp } => {
             if wanted[0] && exp != 0 {
+                let x = e.operand(arg.into());
+                let k = e.lit(f64::from(exp));
                 let p = match exp.checked_sub(1) {
                     Some(0) => Partial::One,
-                    Some(k) => {
-                        let pw = b.powi(arg, k);
-                        Partial::Mul(b.mul(pw, literal(ty, f64::from(exp))).into())
+                    Some(km1) => {
+                        let pw = e.powi(x, km1);
+                        Partial::Mul(e.mul(pw, k))
                     }
                     // k = i32::MIN, where k − 1 overflows: k·y/x.
                     None => {
-                        let ky = b.mul(y, literal(ty, f64::from(exp)));
-                        Partial::Mul(b.div(ky, arg).into())
+                        let ky = e.mul(y, k);
+                        Partial::Mul(e.div(ky, x))
                     }
                 };
                 out.push((0, p));

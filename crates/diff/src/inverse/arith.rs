@@ -9,7 +9,9 @@
 
 use std::collections::HashMap;
 
-use adjit_ir::{math, BinaryOp, Builder, CmpPred, Type, UnaryOp, Value};
+use adjit_ir::{math, BinaryOp, Builder, CmpPred, Operand, Type, UnaryOp, Value};
+
+use crate::rules::Emitter;
 
 /// An `f64` quantity during emission: a literal or a value of the new function.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,7 +78,17 @@ impl Arith {
         }
     }
 
+    /// `op(a, b)`, folded when both are literals; `1·x` and `(−1)·x` fold exactly.
     pub fn binary(&mut self, op: BinaryOp, a: Num, b: Num) -> Num {
+        match (op, a, b) {
+            (BinaryOp::Mul, Num::Lit(one), x @ Num::Val(_))
+            | (BinaryOp::Mul, x @ Num::Val(_), Num::Lit(one))
+                if one == 1.0 =>
+            {
+                return x;
+            }
+            _ => {}
+        }
         match (a, b) {
             (Num::Lit(x), Num::Lit(y)) => Num::Lit(math::binary_f64(op, x, y)),
             (Num::Lit(x), Num::Val(y)) => Num::Val(self.b.binary(op, x, y)),
@@ -145,26 +157,52 @@ impl Arith {
             Num::Val(v) => self.b.fcmp(pred, a, v),
         }
     }
+}
 
-    /// `acc + p·t`, where a missing `acc` means "no term yet" (so the first term is exact).
-    pub fn accumulate(&mut self, acc: Option<Num>, p: Num, t: Num) -> Num {
-        // `p·1 = p` and `p·(−1) = −p` exactly, for every `p`.
-        let (p, t) = match t {
-            Num::Lit(c) if c == 1.0 || c == -1.0 => (t, p),
-            _ => (p, t),
-        };
-        let term_only = |s: &mut Arith| match p {
-            Num::Lit(1.0) => t,
-            Num::Lit(-1.0) => s.neg(t),
-            _ => s.mul(p, t),
-        };
-        match acc {
-            None => term_only(self),
-            Some(acc) => match p {
-                Num::Lit(1.0) => self.add(acc, t),
-                Num::Lit(-1.0) => self.sub(acc, t),
-                _ => self.fma(p, t, acc),
-            },
+/// The rulebook's emitter for the inverse modes: all derivative arithmetic in `f64`, primal
+/// operands promoted once, literals folded with [`adjit_ir::math`].
+impl Emitter for Arith {
+    type Num = Num;
+
+    fn lit(&mut self, c: f64) -> Num {
+        Num::Lit(c)
+    }
+    fn as_lit(&self, n: Num) -> Option<f64> {
+        match n {
+            Num::Lit(c) => Some(c),
+            Num::Val(_) => None,
         }
+    }
+    fn operand(&mut self, o: Operand) -> Num {
+        match o {
+            Operand::Const(c) => Num::Lit(c),
+            Operand::Value(v) => Num::Val(self.f64_of(v)),
+        }
+    }
+    fn unary(&mut self, op: UnaryOp, x: Num) -> Num {
+        Arith::unary(self, op, x)
+    }
+    fn binary(&mut self, op: BinaryOp, a: Num, b: Num) -> Num {
+        Arith::binary(self, op, a, b)
+    }
+    fn fma(&mut self, a: Num, b: Num, c: Num) -> Num {
+        Arith::fma(self, a, b, c)
+    }
+    fn powi(&mut self, x: Num, k: i32) -> Num {
+        match x {
+            Num::Lit(c) => Num::Lit(math::powi_f64(c, k)),
+            Num::Val(v) => Num::Val(self.b.powi(v, k)),
+        }
+    }
+    fn fcmp(&mut self, pred: CmpPred, a: Num, b: Num) -> Value {
+        let a = self.value(a);
+        Arith::fcmp(self, pred, a, b)
+    }
+    fn select(&mut self, cond: Value, a: Num, b: Num) -> Num {
+        Arith::select(self, cond, a, b)
+    }
+    /// Everything is `f64` here: a conversion is the identity.
+    fn convert(&mut self, t: Num) -> Num {
+        t
     }
 }

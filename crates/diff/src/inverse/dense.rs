@@ -5,7 +5,8 @@
 //! The whole program is treated as a single lump (In = inputs that are not returned, Out =
 //! outputs that are not inputs, P = inputs returned as they are), without block splitting and
 //! without the `max_lump` limit. Structural singularity (no perfect matching) is still a
-//! compile-time error; `status` is 1 when a pivot is numerically singular.
+//! compile-time error; `status` is 1 when a pivot is numerically singular, −1 when the product
+//! is not finite.
 
 use std::collections::BTreeSet;
 

@@ -4,7 +4,8 @@
 //! lines: `ȳ_Out = A⁻ᵀ·x̄_In` (blocks in reverse order, pivoted LU on each transposed block), then
 //! `ȳ_P = x̄_P − Bᵀ·ȳ_Out` (one reverse sweep through the lump seeded with `ȳ_Out`). Only the
 //! current cut's adjoints are carried from lump to lump: there is no global tape. `status` is 0,
-//! or the 1-based index of the first lump with a numerically singular pivot.
+//! the 1-based index of the first lump with a numerically singular pivot, or −1 when the product
+//! is not finite.
 
 use std::collections::HashMap;
 
@@ -12,7 +13,7 @@ use adjit_ir::{Function, Value};
 
 use super::arith::{Arith, Num};
 use super::lump_derivatives::{
-    adjoint_sweep, jacobian_block, lump_partials, solve_at, status_from_flags,
+    adjoint_sweep, jacobian_block, lump_partials, solve_at, status_output,
 };
 use super::lumps::analyze;
 use super::reverse_inverse::{builder_with_params, checked_structures, copy_inst};
@@ -86,12 +87,15 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
     for &v in &analysis.order[emitted..] {
         copy_inst(&mut ar.b, func, &mut map, v);
     }
-    let status = status_from_flags(&mut ar, &flags);
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
+    let mut product = Vec::with_capacity(func.rets.len());
     for &r in &func.rets {
-        let t = state[&r];
-        rets.push(ar.to_type(t, func.ty(r)));
+        let t = ar.to_type(state[&r], func.ty(r));
+        product.push(Num::Val(ar.f64_of(t)));
+        rets.push(t);
     }
+    // Checked in the returned type: an f32 product can overflow where its f64 did not.
+    let status = status_output(&mut ar, &flags, &product);
     rets.push(status);
     Ok(ar.b.finish(&rets))
 }

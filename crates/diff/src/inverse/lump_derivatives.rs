@@ -15,12 +15,15 @@ use super::arith::{Arith, Num};
 use super::blocks::LumpBlocks;
 use super::lu;
 use super::lumps::Lump;
-use super::partials::{partials, Partial};
+use crate::rules::{carries_derivative, partials, Emitter, Partial};
 
-/// The partials of every instruction of a lump, keyed by instruction.
-pub type LumpPartials = HashMap<Value, Vec<(Value, Partial)>>;
+/// The partials of every instruction of a lump, keyed by instruction: for each active operand
+/// through which a derivative flows, the operand (a value of the source function) and ∂y/∂it.
+/// An operand used twice appears twice.
+pub type LumpPartials = HashMap<Value, Vec<(Value, Partial<Num>)>>;
 
-/// Emit the partials of every instruction of `lump`.
+/// Emit the partials of every instruction of `lump` with the rulebook ([`crate::rules`]), in
+/// `f64`. `map` sends values of `func` to values of the function being built.
 pub fn lump_partials(
     ar: &mut Arith,
     func: &Function,
@@ -30,7 +33,34 @@ pub fn lump_partials(
 ) -> LumpPartials {
     lump.insts
         .iter()
-        .map(|&v| (v, partials(ar, func, active, map, v)))
+        .map(|&v| (v, inst_partials(ar, func, active, map, v)))
+        .collect()
+}
+
+fn inst_partials(
+    ar: &mut Arith,
+    func: &Function,
+    active: &[bool],
+    map: &[Value],
+    v: Value,
+) -> Vec<(Value, Partial<Num>)> {
+    let Some(inst) = func.inst(v) else {
+        return Vec::new();
+    };
+    let operands = inst.operands();
+    let mut wanted = [false; 3];
+    for (pos, op) in operands.iter().enumerate() {
+        wanted[pos] =
+            carries_derivative(inst, pos) && op.as_value().is_some_and(|u| active[u.index()]);
+    }
+    if !wanted.contains(&true) {
+        return Vec::new();
+    }
+    let mapped = inst.map_values(|u| map[u.index()]);
+    let y = Num::Val(ar.f64_of(map[v.index()]));
+    partials(ar, &mapped, y, &wanted)
+        .into_iter()
+        .filter_map(|(pos, p)| Some((operands[pos].as_value()?, p)))
         .collect()
 }
 
@@ -47,7 +77,7 @@ pub fn tangent_sweep(
         let mut acc = None;
         for &(o, p) in &parts[&v] {
             if let Some(&t) = seeds.get(&o).or_else(|| tangents.get(&o)) {
-                acc = Some(p.apply(ar, acc, t));
+                acc = Some(p.apply_to(ar, acc, t));
             }
         }
         if let Some(t) = acc {
@@ -76,7 +106,7 @@ pub fn adjoint_sweep(
                 continue;
             }
             let acc = adjoints.get(&o).copied();
-            let sum = p.apply(ar, acc, a);
+            let sum = p.apply_to(ar, acc, a);
             adjoints.insert(o, sum);
         }
     }
@@ -187,10 +217,22 @@ pub fn solve_at(
     )
 }
 
-/// The `status` output from per-lump singular flags (`(lump index, flag)`): the smallest index
-/// whose flag is set, 0 if none.
-pub fn status_from_flags(ar: &mut Arith, flags: &[(usize, Num)]) -> Value {
+/// The `status` output: the smallest index of a lump whose singular-pivot flag is set (flags are
+/// `(lump index, flag)`); otherwise [`NOT_FINITE`] when an entry of the `product` is infinite or
+/// NaN (an ill-conditioned J that no pivot test caught, or a non-finite seed); otherwise 0.
+pub fn status_output(ar: &mut Arith, flags: &[(usize, Num)], product: &[Num]) -> Value {
     let mut status = Num::Lit(0.0);
+    for &p in product {
+        status = match p {
+            Num::Lit(c) if c.is_finite() => status,
+            Num::Lit(_) => Num::Lit(NOT_FINITE),
+            Num::Val(_) => {
+                let mag = ar.abs(p);
+                let finite = Emitter::fcmp(ar, CmpPred::Lt, mag, Num::Lit(f64::INFINITY));
+                ar.select(finite, status, Num::Lit(NOT_FINITE))
+            }
+        };
+    }
     let mut sorted: Vec<(usize, Num)> = flags.to_vec();
     sorted.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
     for (k, flag) in sorted {
@@ -205,3 +247,6 @@ pub fn status_from_flags(ar: &mut Arith, flags: &[(usize, Num)]) -> Value {
     }
     ar.value(status)
 }
+
+/// The `status` an inverse program returns when its product is not finite.
+pub const NOT_FINITE: f64 = -1.0;

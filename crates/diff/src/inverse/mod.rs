@@ -25,13 +25,13 @@ pub mod lump_derivatives;
 pub mod lumps;
 pub mod oracle;
 pub mod order;
-pub mod partials;
 pub mod reverse_inverse;
 
 pub use dense::dense_inverse;
 
 pub use dot::dot;
 pub use forward_inverse::forward_inverse;
+pub use lump_derivatives::NOT_FINITE;
 pub use lumps::{analyze, lumps_text, Analysis, Lump};
 pub use reverse_inverse::reverse_inverse;
 

@@ -4,7 +4,8 @@
 //! lumps are visited last to first: with the tangents `ẏ` of the closing cut known,
 //! `r = ẏ_Out − B·ẏ_P` (one forward sweep through the lump seeded on P), `ẋ_In = A⁻¹·r` (`A` from
 //! one forward direction per input, solved block by block with pivoted LU), and `ẋ_P = ẏ_P`.
-//! `status` is 0, or the 1-based index of the first lump with a numerically singular pivot.
+//! `status` is 0, the 1-based index of the first lump with a numerically singular pivot, or −1
+//! when the product is not finite.
 //! Assumes nothing beyond a verified function; errors for non-square or singular structure.
 
 use std::collections::HashMap;
@@ -14,7 +15,7 @@ use adjit_ir::{Builder, Function, Value, ValueDef};
 use super::arith::{Arith, Num};
 use super::blocks::{lump_blocks, LumpBlocks};
 use super::lump_derivatives::{
-    jacobian_block, lump_partials, solve_a, status_from_flags, tangent_sweep,
+    jacobian_block, lump_partials, solve_a, status_output, tangent_sweep,
 };
 use super::lumps::{analyze, Lump};
 use super::{label, InverseError, InverseOptions};
@@ -161,12 +162,15 @@ pub(crate) fn emit_reverse(
             state.insert(i, xi);
         }
     }
-    let status = status_from_flags(&mut ar, &flags);
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
+    let mut product = Vec::with_capacity(func.n_params);
     for p in func.params() {
-        let t = state[&p];
-        rets.push(ar.to_type(t, func.ty(p)));
+        let t = ar.to_type(state[&p], func.ty(p));
+        product.push(Num::Val(ar.f64_of(t)));
+        rets.push(t);
     }
+    // Checked in the returned type: an f32 product can overflow where its f64 did not.
+    let status = status_output(&mut ar, &flags, &product);
     rets.push(status);
     ar.b.finish(&rets)
 }
