@@ -7,10 +7,15 @@
 //! function looks non-smooth (forward and backward one-sided differences disagree by far more
 //! than curvature explains) is skipped for the finite-difference check only: the point is at
 //! a kink, where the derivative is a convention (see `adjit_diff::rules`).
+//!
+//! Square programs (n float inputs, n float outputs) also run the three inverse modes: a
+//! result must be finite and solve the system with jvp's J (`J·r = v`, or `Jᵀ·r = w` for
+//! forward-inverse) to a backward error of `rel`; otherwise the call must be an error that
+//! says the matrix is singular or the product not finite — never a silent inf/NaN.
 
 use adjit::ir::random::Rng;
 use adjit::ir::{interpret, Type};
-use adjit::Function;
+use adjit::{Engine, Function, InverseMode};
 
 /// Number of random directions per point.
 const DIRECTIONS: usize = 3;
@@ -91,6 +96,62 @@ pub fn check(func: &Function, x: &[f64]) -> Result<(), String> {
                 return Err(format!(
                     "@{} at {x:?}, direction {dir} {v:?}: output {j}: JVP {} but finite difference {d1} (tol {tol})",
                     func.name, jv[r]
+                ));
+            }
+        }
+    }
+    check_inverse(func, x, rel)
+}
+
+/// The inverse identities at `x` for a square all-float program (see the module docs).
+fn check_inverse(func: &Function, x: &[f64], rel: f64) -> Result<(), String> {
+    let n = func.n_params;
+    let square = func.param_types().iter().all(|t| t.is_float())
+        && func.ret_types.iter().all(|t| t.is_float())
+        && func.ret_types.len() == n;
+    if !square {
+        return Ok(());
+    }
+    let jacobian: Vec<Vec<f64>> = (0..n)
+        .map(|col| {
+            let mut e = vec![0.0; n];
+            e[col] = 1.0;
+            adjit::jvp(func, Engine::Interp, x, &e).map(|(_, jv)| jv)
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    // jacobian[col][row] = ∂y_row/∂x_col
+    let v: Vec<f64> = (0..n).map(|i| 1.0 - 0.25 * i as f64).collect();
+    for mode in [
+        InverseMode::Reverse,
+        InverseMode::Forward,
+        InverseMode::Dense,
+    ] {
+        let r = match adjit::inverse(func, Engine::Interp, mode, x, &v) {
+            Ok((_, r)) => r,
+            Err(e) => {
+                let text = e.to_string();
+                if text.contains("singular") || text.contains("not finite") {
+                    continue;
+                }
+                return Err(format!("@{} {mode:?} at {x:?}: {text}", func.name));
+            }
+        };
+        for row in 0..n {
+            let (mut sum, mut mag) = (0.0f64, v[row].abs());
+            for (col, rc) in r.iter().enumerate() {
+                let j = if mode == InverseMode::Forward {
+                    jacobian[row][col]
+                } else {
+                    jacobian[col][row]
+                };
+                sum += j * rc;
+                mag += (j * rc).abs();
+            }
+            if !sum.is_finite() || (sum - v[row]).abs() > rel * mag {
+                return Err(format!(
+                    "@{} {mode:?} at {x:?}: inverse product {r:?} gives row {row} = {sum}, expected {}",
+                    func.name, v[row]
                 ));
             }
         }

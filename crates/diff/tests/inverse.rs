@@ -2,8 +2,8 @@
 //! Jᵀ(J⁻ᵀ·w) = w, ⟨J⁻ᵀx̄, ẏ⟩ = ⟨x̄, J⁻¹ẏ⟩, agreement with the dense fallback, primal outputs
 //! untouched, and every singular case reported (compile-time errors, run-time status).
 //!
-//! `J·v` comes from an independent dual-number evaluator written here (no shared code with the
-//! transforms), so a wrong partial in the transforms cannot cancel out.
+//! `J·v` comes from `jvp`: one rulebook serves every mode, and the rules themselves are checked
+//! against finite differences in `tests/rules.rs`.
 
 use adjit_diff::inverse::examples::{coupling_network, fig2, lorenz_rk4, random_triangular};
 use adjit_diff::inverse::{
@@ -11,106 +11,14 @@ use adjit_diff::inverse::{
     InverseOptions,
 };
 use adjit_ir::random::Rng;
-use adjit_ir::{
-    interpret, verify, BinaryOp, Builder, Function, InstData, Interpreter, Operand, Type, UnaryOp,
-    ValueDef,
-};
+use adjit_ir::{interpret, verify, BinaryOp, Builder, Function, Type, UnaryOp};
 
-/// `J·v` at `x` by dual numbers (f64 arithmetic for tangents, primal from the interpreter).
-fn jvp_dual(func: &Function, x: &[f64], v: &[f64]) -> Vec<f64> {
-    let mut interp = Interpreter::default();
-    let mut out = vec![0.0; func.n_outputs()];
-    interp.run(func, x, &mut out).expect("primal runs");
-    let p = interp.values().to_vec();
-    let mut t = vec![0.0; func.n_values()];
-    for (i, data) in func.values.iter().enumerate() {
-        let inst = match &data.def {
-            ValueDef::Param => {
-                t[i] = v[i];
-                continue;
-            }
-            ValueDef::Inst(inst) => inst,
-        };
-        let val = |o: Operand| match o {
-            Operand::Value(w) => p[w.index()],
-            Operand::Const(c) => c,
-        };
-        let tan = |o: Operand| match o {
-            Operand::Value(w) => t[w.index()],
-            Operand::Const(_) => 0.0,
-        };
-        let y = p[i];
-        t[i] = match *inst {
-            InstData::Const { .. } | InstData::Fcmp { .. } => 0.0,
-            InstData::Unary { op, arg } => {
-                let (a, da) = (p[arg.index()], t[arg.index()]);
-                da * match op {
-                    UnaryOp::Neg => -1.0,
-                    UnaryOp::Abs => {
-                        if a < 0.0 {
-                            -1.0
-                        } else {
-                            1.0
-                        }
-                    }
-                    UnaryOp::Sqrt => 0.5 / y,
-                    UnaryOp::Exp => y,
-                    UnaryOp::Log => 1.0 / a,
-                    UnaryOp::Log1p => 1.0 / (1.0 + a),
-                    UnaryOp::Expm1 => y + 1.0,
-                    UnaryOp::Sin => a.cos(),
-                    UnaryOp::Cos => -a.sin(),
-                    UnaryOp::Tan => 1.0 / (a.cos() * a.cos()),
-                    UnaryOp::Asin => 1.0 / (1.0 - a * a).sqrt(),
-                    UnaryOp::Acos => -1.0 / (1.0 - a * a).sqrt(),
-                    UnaryOp::Atan => 1.0 / (1.0 + a * a),
-                    UnaryOp::Sinh => a.cosh(),
-                    UnaryOp::Cosh => a.sinh(),
-                    UnaryOp::Tanh => 1.0 / (a.cosh() * a.cosh()),
-                    UnaryOp::Erf => 2.0 / std::f64::consts::PI.sqrt() * (-a * a).exp(),
-                    UnaryOp::Floor | UnaryOp::Ceil => 0.0,
-                }
-            }
-            InstData::Binary { op, args: [a, b] } => {
-                let (va, vb, da, db) = (val(a), val(b), tan(a), tan(b));
-                match op {
-                    BinaryOp::Add => da + db,
-                    BinaryOp::Sub => da - db,
-                    BinaryOp::Mul => da * vb + va * db,
-                    BinaryOp::Div => (da * vb - va * db) / (vb * vb),
-                    BinaryOp::Pow => {
-                        let mut d = da * vb * va.powf(vb - 1.0);
-                        if db != 0.0 {
-                            d += db * y * va.ln();
-                        }
-                        d
-                    }
-                    BinaryOp::Atan2 => (da * vb - va * db) / (va * va + vb * vb),
-                    BinaryOp::Min | BinaryOp::Max => {
-                        if y == va {
-                            da
-                        } else {
-                            db
-                        }
-                    }
-                }
-            }
-            InstData::Fma { args: [a, b, c] } => tan(a) * val(b) + val(a) * tan(b) + tan(c),
-            InstData::Powi { arg, exp } => {
-                let a = p[arg.index()];
-                t[arg.index()] * f64::from(exp) * a.powi(exp - 1)
-            }
-            InstData::Select { cond, args: [a, b] } => {
-                if p[cond.index()] != 0.0 {
-                    tan(a)
-                } else {
-                    tan(b)
-                }
-            }
-            InstData::Fpromote { arg } | InstData::Fdemote { arg } => t[arg.index()],
-        };
-    }
-    func.rets.iter().map(|r| t[r.index()]).collect()
+/// `J·v` at `x` from forward mode: the rulebook every inverse mode reads, itself checked against
+/// finite differences (`tests/rules.rs`), so the inverse identities below test the inverse
+/// transforms against the J that jvp/vjp differentiate.
+fn jvp_product(func: &Function, x: &[f64], v: &[f64]) -> Vec<f64> {
+    let out = interpret(&adjit_diff::jvp(func), &[x, v].concat()).expect("jvp runs");
+    out[func.n_outputs()..].to_vec()
 }
 
 /// The dense Jacobian (rows = outputs) by `n` dual passes.
@@ -120,7 +28,7 @@ fn jacobian(func: &Function, x: &[f64]) -> Vec<Vec<f64>> {
         .map(|j| {
             let mut e = vec![0.0; n];
             e[j] = 1.0;
-            jvp_dual(func, x, &e)
+            jvp_product(func, x, &e)
         })
         .collect();
     (0..func.n_outputs())
@@ -191,7 +99,7 @@ fn check_identities(func: &Function, x: &[f64], seed: u64, tol: f64) {
     let y = interpret(func, x).expect("primal");
 
     // J⁻¹(J v) = v
-    let jv = jvp_dual(func, x, &v);
+    let jv = jvp_product(func, x, &v);
     let (y_rev, back, status) = run(&t.rev, x, &jv);
     assert_eq!(
         y_rev, y,
@@ -274,7 +182,7 @@ fn lorenz_rk4_f32_inverse_against_dense() {
     assert_eq!((s, sd), (0.0, 0.0));
     assert!(rel_err(&r, &d) < 1e-4, "{r:?} vs {d:?}");
     // The f32 product undoes the dual-number J·v (computed from the same f32 primal).
-    let jv = jvp_dual(&f, &x, &v);
+    let jv = jvp_product(&f, &x, &v);
     let (_, back, _) = run(&t.rev, &x, &jv);
     assert!(rel_err(&back, &v) < 1e-4, "{back:?}");
 }
@@ -333,7 +241,7 @@ fn random_ir_programs_match_dense_when_square() {
         let n = opts.n_params;
         let x = Rng::new(seed).vector(n, 0.2, 0.9);
         let v = Rng::new(seed + 1).vector(n, -1.0, 1.0);
-        let jv = jvp_dual(&f, &x, &v);
+        let jv = jvp_product(&f, &x, &v);
         let (_, back, status) = run(&rev, &x, &jv);
         let (_, _, dense_status) = run(&dense, &x, &jv);
         let j = jacobian(&f, &x);
