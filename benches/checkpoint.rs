@@ -19,7 +19,7 @@ use criterion::Criterion;
 
 /// The Lorenz system (σ = 10, ρ = 28, β = 8/3) integrated by `steps` RK4 steps of dt = 0.01.
 fn lorenz_rk4(steps: usize) -> Function {
-    adjit::diff::inverse::examples::lorenz_rk4(steps, 0.01, Type::F64)
+    adjit_testkit::lorenz_rk4(steps, 0.01, Type::F64)
 }
 
 struct Row {

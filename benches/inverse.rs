@@ -9,10 +9,10 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use adjit::diff::inverse::examples::{coupling_network, lorenz_rk4};
 use adjit::diff::inverse::{dense_inverse, forward_inverse, reverse_inverse, InverseOptions};
 use adjit::ir::{Function, Type};
 use adjit::jit::{CompiledFunction, JitOptions};
+use adjit_testkit::{coupling_network, lorenz_rk4};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 struct Row {

@@ -17,8 +17,8 @@
 use std::time::Instant;
 
 use adjit::checkpoint::CheckpointedGradient;
-use adjit::diff::inverse::examples::lorenz_rk4;
 use adjit::{Strategy, Type};
+use adjit_testkit::lorenz_rk4;
 
 const STEPS: usize = 2_000;
 const DT: f64 = 0.0005;

@@ -37,13 +37,16 @@ enum Runner {
 /// An inverse product compiled once and called many times.
 ///
 /// ```
-/// use adjit::{Engine, InverseMode};
 /// use adjit::inverse::CompiledInverse;
-/// let f = adjit::diff::inverse::examples::fig2();
-/// let inv = CompiledInverse::new(&f, InverseMode::Reverse, Engine::Interp, &Default::default()).unwrap();
-/// let (mut y, mut xdot) = (vec![0.0; 3], vec![0.0; 3]);
-/// inv.call(&[0.3, -1.2, 0.7], &[1.0, 0.0, 0.0], &mut y, &mut xdot).unwrap();
-/// assert_eq!(y[1], -1.2);
+/// use adjit::{Engine, InverseMode, Type};
+/// // Polar to Cartesian coordinates: J = [[cos t, −r sin t], [sin t, r cos t]].
+/// let f = adjit::trace_multi("polar", &[Type::F64; 2], |x| {
+///     vec![x[0] * x[1].cos(), x[0] * x[1].sin()]
+/// });
+/// let inv = CompiledInverse::new(&f, InverseMode::Reverse, Engine::Jit, &Default::default()).unwrap();
+/// let (mut y, mut xdot) = ([0.0; 2], [0.0; 2]);
+/// inv.call(&[2.0, 0.0], &[1.0, 1.0], &mut y, &mut xdot).unwrap();
+/// assert_eq!(xdot, [1.0, 0.5]); // J⁻¹·v
 /// ```
 pub struct CompiledInverse {
     mode: InverseMode,
@@ -204,9 +207,9 @@ pub fn dump_stage(func: &Function, stage: &str) -> Option<Result<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use adjit_diff::inverse::examples::lorenz_rk4;
-    use adjit_diff::inverse::examples::{coupling_network, fig2};
     use adjit_ir::{Builder, Type};
+    use adjit_testkit::lorenz_rk4;
+    use adjit_testkit::{coupling_network, fig2};
 
     const MODES: [InverseMode; 3] = [
         InverseMode::Reverse,

@@ -202,14 +202,17 @@ fn guide_snippet_3_runs() {
 #[test]
 fn guide_snippet_4_runs() {
     // guide-snippet-begin
-    // Inverse products of a square program, compiled once.
+    // Inverse products of a square program (polar → Cartesian, 2 → 2), compiled once.
     use adjit::inverse::CompiledInverse;
-    use adjit::{Engine, InverseMode};
-    let f = adjit::diff::inverse::examples::fig2();
+    use adjit::{Engine, InverseMode, Type};
+    let f = adjit::trace_multi("polar", &[Type::F64; 2], |x| {
+        vec![x[0] * x[1].cos(), x[0] * x[1].sin()]
+    });
     let inv =
         CompiledInverse::new(&f, InverseMode::Reverse, Engine::Jit, &Default::default()).unwrap();
-    let (mut y, mut xdot) = (vec![0.0; 3], vec![0.0; 3]);
-    inv.call(&[0.3, -1.2, 0.7], &[1.0, 0.0, 0.0], &mut y, &mut xdot)
-        .unwrap(); // xdot = J⁻¹·v
-                   // guide-snippet-end
+    let (mut y, mut xdot) = ([0.0; 2], [0.0; 2]);
+    inv.call(&[2.0, 0.0], &[1.0, 1.0], &mut y, &mut xdot)
+        .unwrap();
+    assert_eq!(xdot, [1.0, 0.5]); // J⁻¹·v
+                                  // guide-snippet-end
 }

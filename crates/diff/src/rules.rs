@@ -275,6 +275,20 @@ pub fn carries_derivative(inst: &InstData, pos: usize) -> bool {
     }
 }
 
+/// The distinct value operands of `inst` through which a derivative flows
+/// ([`carries_derivative`]), in text order.
+pub fn derivative_operands(inst: &InstData) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(3);
+    for (pos, op) in inst.operands().into_iter().enumerate() {
+        if let Operand::Value(v) = op {
+            if carries_derivative(inst, pos) && !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
 /// `a² + b²`.
 fn sum_of_squares<E: Emitter>(e: &mut E, a: E::Num, b: E::Num) -> E::Num {
     match (e.as_lit(a), e.as_lit(b)) {

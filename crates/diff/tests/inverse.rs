@@ -5,13 +5,13 @@
 //! `J·v` comes from `jvp`: one rulebook serves every mode, and the rules themselves are checked
 //! against finite differences in `tests/rules.rs`.
 
-use adjit_diff::inverse::examples::{coupling_network, fig2, lorenz_rk4, random_triangular};
 use adjit_diff::inverse::{
     analyze, dense_inverse, forward_inverse, lumps_text, reverse_inverse, InverseError,
     InverseOptions,
 };
 use adjit_ir::random::Rng;
 use adjit_ir::{interpret, verify, BinaryOp, Builder, Function, Type, UnaryOp};
+use adjit_testkit::{coupling_network, fig2, lorenz_rk4, random_triangular};
 
 /// `J·v` at `x` from forward mode: the rulebook every inverse mode reads, itself checked against
 /// finite differences (`tests/rules.rs`), so the inverse identities below test the inverse

@@ -97,10 +97,6 @@ impl Arith {
         }
     }
 
-    pub fn add(&mut self, a: Num, b: Num) -> Num {
-        self.binary(BinaryOp::Add, a, b)
-    }
-
     pub fn sub(&mut self, a: Num, b: Num) -> Num {
         self.binary(BinaryOp::Sub, a, b)
     }

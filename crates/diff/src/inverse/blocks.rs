@@ -12,8 +12,9 @@ use std::collections::HashMap;
 
 use adjit_ir::{Function, Value};
 
-use super::lumps::{derivative_operands, Lump};
+use super::lumps::Lump;
 use super::{label, InverseError};
+use crate::rules::derivative_operands;
 
 /// The structure of one lump's `A`.
 #[derive(Clone, Debug, PartialEq)]

@@ -14,7 +14,8 @@ use adjit_ir::{Function, Value};
 
 use super::blocks::LumpBlocks;
 use super::lumps::{check_square, check_structure, Lump};
-use super::reverse_inverse::{checked_structures, emit_reverse};
+use super::reverse_inverse::emit_reverse;
+use super::scaffold::checked_structures;
 use super::{InverseError, InverseOptions};
 
 /// `J⁻¹·ẏ` with a dense Jacobian. Same signature as [`super::reverse_inverse()`].

@@ -16,7 +16,7 @@ use super::lump_derivatives::{
     adjoint_sweep, jacobian_block, lump_partials, solve_at, status_output,
 };
 use super::lumps::analyze;
-use super::reverse_inverse::{builder_with_params, checked_structures, copy_inst};
+use super::scaffold::{builder_with_params, checked_structures, copy_inst};
 use super::{InverseError, InverseOptions};
 
 /// `J⁻ᵀ·x̄` by lumps, first to last. See the module docs for the signature.

@@ -2,65 +2,25 @@
 //!
 //! A value is *active* when a derivative can flow from an input to it and from it to an output:
 //! derivatives flow through float operands, except a `select`'s condition, and not out of
-//! `fcmp`, `floor`, `ceil` or `const`. Along an order of the instructions (see [`super::order`]),
+//! `fcmp`, `floor`, `ceil` or `const`. Along an order of the instructions (see [`super::greedy_order`]),
 //! an active value is live from its definition to its last use by an active instruction (outputs
 //! stay live to the end). Every output is a function of the live set at any cut, so a cut with
 //! fewer than `n` live values proves `J` singular; the cuts with exactly `n` live values split the
 //! program into lumps. This file only analyses; it emits no code and leaves passive values alone.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 
-use adjit_ir::{Function, InstData, UnaryOp, Value};
+use adjit_ir::{Function, Value};
 
-use super::{blocks, label, order, InverseError, InverseOptions};
+use super::{label, order, InverseError};
+use crate::rules::derivative_operands;
 
-/// The distinct operands of `inst` through which a derivative flows, in text order.
-pub fn derivative_operands(inst: &InstData) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(3);
-    let push = |v: Value| {
-        if !out.contains(&v) {
-            out.push(v)
-        }
-    };
-    match inst {
-        InstData::Const { .. } | InstData::Fcmp { .. } => {}
-        InstData::Unary {
-            op: UnaryOp::Floor | UnaryOp::Ceil,
-            ..
-        } => {}
-        InstData::Select { args, .. } => args.iter().filter_map(|a| a.as_value()).for_each(push),
-        other => other.for_each_value(push),
-    }
-    out
-}
-
-/// Which values are active: reachable from a float input and reaching an output, both along
-/// derivative-carrying operands. Indexed by value.
-pub fn activity(func: &Function) -> Vec<bool> {
-    let n_values = func.n_values();
-    let mut varied = vec![false; n_values];
-    for p in func.params() {
-        varied[p.index()] = func.ty(p).is_float();
-    }
-    let mut operands: Vec<Vec<Value>> = vec![Vec::new(); n_values];
-    for (v, inst) in func.insts() {
-        let ops = derivative_operands(inst);
-        varied[v.index()] = ops.iter().any(|o| varied[o.index()]);
-        operands[v.index()] = ops;
-    }
-    let mut useful = vec![false; n_values];
-    for r in &func.rets {
-        useful[r.index()] = func.ty(*r).is_float();
-    }
-    for i in (0..n_values).rev() {
-        if useful[i] && varied[i] {
-            for o in &operands[i] {
-                useful[o.index()] = true;
-            }
-        }
-    }
-    (0..n_values).map(|i| varied[i] && useful[i]).collect()
+/// Which values are active (see [`crate::activity()`]), indexed by value.
+pub(crate) fn active_flags(func: &Function) -> Vec<bool> {
+    let act = crate::activity(func);
+    (0..func.n_values())
+        .map(|i| act.is_active(Value::new(i)))
+        .collect()
 }
 
 /// One lump: the active instructions between two consecutive cuts of width `n`.
@@ -113,7 +73,7 @@ impl Analysis {
 }
 
 /// Check that `func` is a verified square program; returns `n`.
-pub fn check_square(func: &Function) -> Result<usize, InverseError> {
+pub(crate) fn check_square(func: &Function) -> Result<usize, InverseError> {
     adjit_ir::verify(func).map_err(|e| InverseError::NotVerified {
         func: func.name.clone(),
         message: e.to_string(),
@@ -149,8 +109,8 @@ fn remaining_uses(func: &Function, active: &[bool]) -> Vec<u32> {
 
 /// Errors that make `J` singular whatever the order: unused inputs, passive or duplicated
 /// outputs. Returns the activity.
-pub fn check_structure(func: &Function) -> Result<Vec<bool>, InverseError> {
-    let active = activity(func);
+pub(crate) fn check_structure(func: &Function) -> Result<Vec<bool>, InverseError> {
+    let active = active_flags(func);
     for p in func.params() {
         if !active[p.index()] {
             return Err(InverseError::UnusedInput {
@@ -180,12 +140,12 @@ pub fn check_structure(func: &Function) -> Result<Vec<bool>, InverseError> {
 }
 
 /// A cut of width `n`: its position in the order and the live set there.
-pub type Cut = (usize, BTreeSet<Value>);
+pub(crate) type Cut = (usize, BTreeSet<Value>);
 
 /// The live widths along `order` (length `order.len() + 1`) and the live set at every cut of
 /// width `n` (position, set). Stops with [`InverseError::NarrowCut`] at the first cut narrower
 /// than `n`.
-pub fn live_cuts(
+pub(crate) fn live_cuts(
     func: &Function,
     active: &[bool],
     order: &[Value],
@@ -227,8 +187,20 @@ pub fn live_cuts(
     Ok((widths, cuts))
 }
 
-/// The lump partition along a given topological `order` of all instructions.
+/// The lump partition of a square program along a given topological `order` of all its
+/// instructions (to study orders: [`analyze`] picks one itself). `order_name` labels it in dumps.
 pub fn analyze_order(
+    func: &Function,
+    order: Vec<Value>,
+    order_name: &'static str,
+) -> Result<Analysis, InverseError> {
+    check_square(func)?;
+    let active = check_structure(func)?;
+    partition(func, active, order, order_name)
+}
+
+/// [`analyze_order`] of a function already checked, with its activity.
+fn partition(
     func: &Function,
     active: Vec<bool>,
     order: Vec<Value>,
@@ -267,18 +239,18 @@ pub fn analyze_order(
     })
 }
 
-/// The lump partition of a square program. The order is the greedy one ([`order::greedy_order`])
+/// The lump partition of a square program. The order is the greedy one ([`super::greedy_order`])
 /// unless the program's own order gives a smaller largest lump (then that one).
 pub fn analyze(func: &Function) -> Result<Analysis, InverseError> {
     check_square(func)?;
     let active = check_structure(func)?;
-    let greedy = analyze_order(
+    let greedy = partition(
         func,
         active.clone(),
-        order::greedy_order(func, &active),
+        order::greedy_order_with(func, &active),
         "greedy",
     )?;
-    let program = analyze_order(
+    let program = partition(
         func,
         active,
         func.insts().map(|(v, _)| v).collect(),
@@ -290,67 +262,4 @@ pub fn analyze(func: &Function) -> Result<Analysis, InverseError> {
     } else {
         greedy
     })
-}
-
-/// A readable dump of the lump analysis: cuts, widths, and every lump with its In/Out/P sets,
-/// instruction count and diagonal block sizes.
-pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, InverseError> {
-    let analysis = analyze(func)?;
-    let printed = adjit_ir::text::printed_names(func);
-    let label = |v: Value| format!("%{}", printed[v.index()]);
-    let names = |vs: &[Value]| vs.iter().map(|&v| label(v)).collect::<Vec<_>>().join(", ");
-    let mut out = String::new();
-    let max_width = analysis.widths.iter().copied().max().unwrap_or(0);
-    let _ = writeln!(
-        out,
-        "lumps of @{}: n = {}, {} order, {} lump{}, largest l = {}, widest cut {}",
-        func.name,
-        analysis.n,
-        analysis.order_name,
-        analysis.lumps.len(),
-        if analysis.lumps.len() == 1 { "" } else { "s" },
-        analysis.largest_lump(),
-        max_width
-    );
-    for lump in &analysis.lumps {
-        let block_sizes = match blocks::lump_blocks(func, &analysis.active, lump) {
-            Ok(b) => {
-                let sizes = b
-                    .blocks
-                    .iter()
-                    .map(|b| b.len().to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                if b.largest() > opts.max_lump {
-                    format!(
-                        "{sizes}] (a block exceeds max_lump = {}: use the dense mode",
-                        opts.max_lump
-                    )
-                } else {
-                    sizes
-                }
-            }
-            Err(e) => format!("error: {e}"),
-        };
-        let widest = analysis.widths[lump.start..=lump.end]
-            .iter()
-            .max()
-            .copied()
-            .unwrap_or(0);
-        let _ = writeln!(
-            out,
-            "lump {}: l = {}, {} instructions ({}..{}), widest {}\n  In  {{{}}}\n  Out {{{}}}\n  P   {{{}}}\n  blocks [{}]",
-            lump.index,
-            lump.size(),
-            lump.insts.len(),
-            label(lump.insts[0]),
-            label(lump.insts[lump.insts.len() - 1]),
-            widest,
-            names(&lump.inputs),
-            names(&lump.outputs),
-            names(&lump.pass),
-            block_sizes
-        );
-    }
-    Ok(out)
 }

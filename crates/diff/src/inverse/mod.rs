@@ -14,25 +14,27 @@
 //! derivative arithmetic in `f64`, whatever the program's float type; tangent inputs and outputs
 //! have the types of the corresponding program inputs and outputs.
 
-pub mod arith;
-pub mod blocks;
-pub mod dense;
-pub mod dot;
-pub mod examples;
-pub mod forward_inverse;
-pub mod lu;
-pub mod lump_derivatives;
-pub mod lumps;
-pub mod oracle;
-pub mod order;
-pub mod reverse_inverse;
+// Analysis: which values are active, the order, the cuts, the lumps and their block structure.
+mod blocks;
+mod lumps;
+mod order;
+// Emission: f64 arithmetic, the rulebook's partials per lump, dense solves, the programs.
+mod arith;
+mod dense;
+mod forward_inverse;
+mod lu;
+mod lump_derivatives;
+mod reverse_inverse;
+mod scaffold;
+// Rendering of the analysis as text and Graphviz.
+mod render;
 
 pub use dense::dense_inverse;
-
-pub use dot::dot;
 pub use forward_inverse::forward_inverse;
 pub use lump_derivatives::NOT_FINITE;
-pub use lumps::{analyze, lumps_text, Analysis, Lump};
+pub use lumps::{analyze, analyze_order, Analysis, Lump};
+pub use order::greedy_order;
+pub use render::{dot, lumps_text};
 pub use reverse_inverse::reverse_inverse;
 
 use adjit_ir::{Function, Value};

@@ -9,11 +9,17 @@
 
 use adjit_ir::{Function, Value};
 
-use super::lumps::derivative_operands;
+use super::lumps::active_flags;
+use crate::rules::derivative_operands;
 
 /// A topological order of all instructions of `func` (parameters excluded), chosen greedily to
-/// keep the live active count low; `active` comes from [`super::lumps::activity`].
-pub fn greedy_order(func: &Function, active: &[bool]) -> Vec<Value> {
+/// keep the live active count low.
+pub fn greedy_order(func: &Function) -> Vec<Value> {
+    greedy_order_with(func, &active_flags(func))
+}
+
+/// [`greedy_order`] with the activity already computed.
+pub(crate) fn greedy_order_with(func: &Function, active: &[bool]) -> Vec<Value> {
     let n_values = func.n_values();
     let mut remaining = vec![0u32; n_values];
     let mut pending = vec![0u32; n_values];

@@ -1,15 +1,20 @@
-//! Graphviz (`dot`) rendering of a program with its lumps drawn as clusters.
+//! Rendering of the lump analysis: the readable `lumps` dump and a Graphviz (`dot`) picture of
+//! the program with its lumps drawn as clusters. Analysis only; nothing is emitted.
 //!
-//! Nodes are values (parameters as boxes, outputs with a double border, passive values grey),
+//! In the picture,
+//! nodes are values (parameters as boxes, outputs with a double border, passive values grey),
 //! edges go from operand to user. When the lump analysis succeeds each lump is a cluster
 //! labelled with its index and size `l`; otherwise (non-square or singular programs) the graph is
 //! drawn without clusters and the reason is a comment at the top. Never fails.
 
 use std::fmt::Write as _;
 
-use adjit_ir::{Function, InstData, Operand, ValueDef};
+use adjit_ir::{Function, InstData, Operand, Value, ValueDef};
 
-use super::lumps::{activity, analyze};
+use super::InverseError;
+
+use super::blocks;
+use super::lumps::{active_flags, analyze};
 use super::InverseOptions;
 
 fn escape(s: &str) -> String {
@@ -19,7 +24,7 @@ fn escape(s: &str) -> String {
 /// The Graphviz source of `func`, lumps as clusters when there are lumps.
 ///
 /// ```
-/// let f = adjit_diff::inverse::examples::fig2();
+/// let f = adjit_testkit::fig2();
 /// let text = adjit_diff::inverse::dot(&f, &Default::default());
 /// assert!(text.starts_with("digraph"));
 /// assert!(text.contains("subgraph cluster_lump2"));
@@ -30,7 +35,7 @@ pub fn dot(func: &Function, opts: &InverseOptions) -> String {
     let analysis = analyze(func);
     let active = match &analysis {
         Ok(a) => a.active.clone(),
-        Err(_) => activity(func),
+        Err(_) => active_flags(func),
     };
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&func.name));
@@ -96,4 +101,67 @@ pub fn dot(func: &Function, opts: &InverseOptions) -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// A readable dump of the lump analysis: cuts, widths, and every lump with its In/Out/P sets,
+/// instruction count and diagonal block sizes.
+pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, InverseError> {
+    let analysis = analyze(func)?;
+    let printed = adjit_ir::text::printed_names(func);
+    let label = |v: Value| format!("%{}", printed[v.index()]);
+    let names = |vs: &[Value]| vs.iter().map(|&v| label(v)).collect::<Vec<_>>().join(", ");
+    let mut out = String::new();
+    let max_width = analysis.widths.iter().copied().max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "lumps of @{}: n = {}, {} order, {} lump{}, largest l = {}, widest cut {}",
+        func.name,
+        analysis.n,
+        analysis.order_name,
+        analysis.lumps.len(),
+        if analysis.lumps.len() == 1 { "" } else { "s" },
+        analysis.largest_lump(),
+        max_width
+    );
+    for lump in &analysis.lumps {
+        let block_sizes = match blocks::lump_blocks(func, &analysis.active, lump) {
+            Ok(b) => {
+                let sizes = b
+                    .blocks
+                    .iter()
+                    .map(|b| b.len().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if b.largest() > opts.max_lump {
+                    format!(
+                        "{sizes}] (a block exceeds max_lump = {}: use the dense mode",
+                        opts.max_lump
+                    )
+                } else {
+                    sizes
+                }
+            }
+            Err(e) => format!("error: {e}"),
+        };
+        let widest = analysis.widths[lump.start..=lump.end]
+            .iter()
+            .max()
+            .copied()
+            .unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "lump {}: l = {}, {} instructions ({}..{}), widest {}\n  In  {{{}}}\n  Out {{{}}}\n  P   {{{}}}\n  blocks [{}]",
+            lump.index,
+            lump.size(),
+            lump.insts.len(),
+            label(lump.insts[0]),
+            label(lump.insts[lump.insts.len() - 1]),
+            widest,
+            names(&lump.inputs),
+            names(&lump.outputs),
+            names(&lump.pass),
+            block_sizes
+        );
+    }
+    Ok(out)
 }

@@ -14,7 +14,8 @@ use std::collections::HashMap;
 
 use adjit_ir::Function;
 
-use super::lumps::{check_square, check_structure, derivative_operands};
+use adjit_diff::inverse::analyze_order;
+use adjit_diff::rules::derivative_operands;
 
 /// The largest program (in instructions) the oracle accepts.
 pub const MAX_ORACLE_INSTS: usize = 16;
@@ -24,8 +25,10 @@ pub const MAX_ORACLE_INSTS: usize = 16;
 /// [`MAX_ORACLE_INSTS`] instructions (or more than 64 values), or some order has a cut narrower
 /// than `n` (then `J` is singular).
 pub fn optimal_largest_lump(func: &Function) -> Option<usize> {
-    let n = check_square(func).ok()?;
-    let active = check_structure(func).ok()?;
+    // Squareness, structure and activity; the program's own order having a narrow cut means J is
+    // singular, and then every order has one.
+    let analysis = analyze_order(func, func.insts().map(|(v, _)| v).collect(), "program").ok()?;
+    let (n, active) = (analysis.n, analysis.active);
     let m = func.n_insts();
     if m > MAX_ORACLE_INSTS || func.n_values() > 64 {
         return None;

@@ -1,0 +1,11 @@
+//! # adjit-testkit
+//!
+//! Programs that tests, benchmarks, examples and doc tests share. Dev-only: no library crate
+//! of adjit depends on it, so none of this is public API.
+//!
+//! Architecture invariant: this crate depends on `adjit-ir` only; it builds ordinary IR and
+//! never differentiates.
+
+mod programs;
+
+pub use programs::{coupling_network, fig2, lorenz_rk4, random_triangular};
