@@ -54,7 +54,7 @@ impl Arith {
     }
 
     /// `x` converted to type `ty` (`f64` values demoted for `f32`).
-    pub fn to_type(&mut self, x: Num, ty: Type) -> Value {
+    pub fn in_type(&mut self, x: Num, ty: Type) -> Value {
         let v = self.value(x);
         if ty == Type::F32 {
             self.b.fdemote(v)

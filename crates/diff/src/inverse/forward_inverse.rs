@@ -90,7 +90,7 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
     let mut product = Vec::with_capacity(func.rets.len());
     for &r in &func.rets {
-        let t = ar.to_type(state[&r], func.ty(r));
+        let t = ar.in_type(state[&r], func.ty(r));
         product.push(Num::Val(ar.f64_of(t)));
         rets.push(t);
     }

@@ -104,7 +104,7 @@ pub(crate) fn emit_reverse(
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
     let mut product = Vec::with_capacity(func.n_params);
     for p in func.params() {
-        let t = ar.to_type(state[&p], func.ty(p));
+        let t = ar.in_type(state[&p], func.ty(p));
         product.push(Num::Val(ar.f64_of(t)));
         rets.push(t);
     }
