@@ -9,10 +9,11 @@
 //! insists on exactly one float output. The pass relies on the derivative conventions of
 //! [`crate::rules`] (at kinks the "Hessian" is the derivative of the conventional gradient).
 
-use adjit_ir::{interpret, Function, InstData, InterpError, Value, ValueDef};
+use adjit_ir::{interpret, Function, InterpError, Value};
 
+use crate::derive::vjp_seeded_with_one;
 use crate::forward::jvp;
-use crate::reverse::vjp;
+use crate::layout::{Kind, Layout, Part};
 use crate::simplify::{dce, simplify};
 
 /// Why [`hessian`] could not compute a Hessian.
@@ -43,17 +44,19 @@ pub enum DiffError {
 /// assert_eq!(adjit_ir::interpret(&h, &[2.0, 0.5]).unwrap(), vec![8.0, 12.0, 6.0]);
 /// ```
 pub fn hvp(func: &Function) -> Function {
-    let n_float_y = func.ret_types.iter().filter(|t| t.is_float()).count();
-    let gradient = simplify(&seed_cotangents_with_one(&vjp(func), n_float_y));
+    let gradient = simplify(&vjp_seeded_with_one(func));
     let mut h = jvp(&gradient);
-    // jvp returns (y…, ∇…, ẏ…, H·v…): drop the tangents ẏ of the float outputs.
-    let n_grad = gradient.n_outputs() - func.n_outputs();
-    let keep = gradient.n_outputs();
-    let hv_start = h.rets.len() - n_grad;
-    debug_assert_eq!(hv_start, keep + n_float_y, "jvp layout");
-    let rets: Vec<Value> = h.rets[..keep]
+    // jvp(gradient) returns (y…, x̄…, ẏ…, H·v…): keep the gradient program's outputs and the
+    // tangents of its x̄ part (the last of its float outputs), dropping the tangents ẏ.
+    let n_grad = Layout::of(func, Kind::Gradient)
+        .output(Part::Gradient)
+        .len();
+    let outer = Layout::of(&gradient, Kind::Jvp(1));
+    let tangents = outer.output(Part::OutputTangent(0));
+    let hv = tangents.end - n_grad..tangents.end;
+    let rets: Vec<Value> = h.rets[outer.output(Part::Outputs)]
         .iter()
-        .chain(&h.rets[hv_start..])
+        .chain(&h.rets[hv])
         .copied()
         .collect();
     h.rets.clear();
@@ -63,34 +66,6 @@ pub fn hvp(func: &Function) -> Function {
     }
     h.name = format!("{}_hvp", func.name);
     simplify(&dce(&h))
-}
-
-/// `g(x…, ȳ…)`, a vjp whose last `n_seeds` parameters are the cotangents ȳ, with every
-/// cotangent replaced by `const 1.0`.
-fn seed_cotangents_with_one(g: &Function, n_seeds: usize) -> Function {
-    let n_x = g.n_params - n_seeds;
-    let mut out = Function::new(g.name.clone());
-    out.values.extend(g.values[..n_x].iter().cloned());
-    out.n_params = n_x;
-    let mut map: Vec<Value> = g.params().take(n_x).collect();
-    for p in g.params().skip(n_x) {
-        let ty = g.ty(p);
-        map.push(out.push_inst(ty, InstData::constant(ty, 1.0), None));
-    }
-    for data in &g.values[g.n_params..] {
-        if let ValueDef::Inst(inst) = &data.def {
-            let new = out.push_inst(
-                data.ty,
-                inst.map_values(|u| map[u.index()]),
-                data.name.clone(),
-            );
-            map.push(new);
-        }
-    }
-    for &r in &g.rets {
-        out.push_ret(map[r.index()]);
-    }
-    out
 }
 
 /// The dense Hessian of a function with exactly one float output at `x` (one value per
@@ -113,6 +88,7 @@ pub fn hessian(func: &Function, x: &[f64]) -> Result<Vec<Vec<f64>>, DiffError> {
     }
     let n = func.param_types().iter().filter(|t| t.is_float()).count();
     let h = hvp(func);
+    let layout = Layout::of(func, Kind::Hvp);
     let mut rows = vec![vec![0.0; n]; n];
     let mut input = x.to_vec();
     input.resize(x.len() + n, 0.0);
@@ -122,7 +98,7 @@ pub fn hessian(func: &Function, x: &[f64]) -> Result<Vec<Vec<f64>>, DiffError> {
             .enumerate()
             .for_each(|(k, v)| *v = f64::from(u8::from(k == j)));
         let out = interpret(&h, &input)?;
-        let hv = &out[out.len() - n..];
+        let hv = &out[layout.output(Part::HessianVector)];
         for (row, &value) in rows.iter_mut().zip(hv) {
             row[j] = value;
         }

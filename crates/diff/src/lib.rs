@@ -8,8 +8,10 @@
 
 // Forward and reverse mode, activity analysis, simplification, Hessians.
 pub mod activity;
+pub mod derive;
 pub mod forward;
 pub mod hessian;
+pub mod layout;
 pub mod reverse;
 pub mod rules;
 pub mod simplify;
@@ -21,7 +23,9 @@ pub mod checkpoint;
 pub mod inverse;
 
 pub use activity::{activity, Activity};
+pub use derive::{derive, DeriveError, Derived, Mode, UnknownName};
 pub use forward::{jvp, jvp_vector};
 pub use hessian::{hessian, hvp, DiffError};
+pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, TapeStats};
 pub use simplify::simplify;

@@ -30,7 +30,10 @@ fn modules(dir: &Path, prefix: &str, out: &mut BTreeMap<String, String>) {
         if path.is_dir() {
             modules(&path, &name, out);
         } else if path.extension().is_some_and(|e| e == "rs") && stem != "mod" && stem != "lib" {
-            out.insert(name, std::fs::read_to_string(&path).expect("a readable file"));
+            out.insert(
+                name,
+                std::fs::read_to_string(&path).expect("a readable file"),
+            );
         }
     }
 }
@@ -82,7 +85,11 @@ fn references(module: &str, text: &str, all: &BTreeMap<String, String>) -> BTree
 #[test]
 fn diff_modules_form_a_dag() {
     let mut all = BTreeMap::new();
-    modules(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), "", &mut all);
+    modules(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        "",
+        &mut all,
+    );
     assert!(all.contains_key("inverse::lumps"), "the walk found {all:?}");
     let graph: BTreeMap<&String, BTreeSet<String>> = all
         .iter()

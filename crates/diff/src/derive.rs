@@ -1,0 +1,201 @@
+//! Derived programs with their layouts: [`derive`] applies one [`Mode`]'s transforms, simplifies
+//! the result and returns it with its [`Layout`], so that compile-once objects, the CLI and the
+//! tests read named parts instead of offsets.
+//!
+//! It also holds [`vjp_seeded_with_one`], the one place where a VJP's cotangent parameters
+//! become the constant 1 (the gradient of a scalar function, and the inner program of an HVP).
+
+use std::fmt;
+use std::str::FromStr;
+
+use adjit_ir::{Function, InstData, Value, ValueDef};
+
+use crate::layout::{Kind, Layout, Part};
+use crate::simplify::simplify;
+
+/// Which program to derive from a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// The function itself: `(x) -> (y)`.
+    #[default]
+    Primal,
+    /// Forward mode: `(x, ẋ) -> (y, ẏ)`.
+    Jvp,
+    /// Forward mode with `k` directions: `(x, ẋ₁ … ẋₖ) -> (y, ẏ₁ … ẏₖ)`.
+    JvpVector(usize),
+    /// Reverse mode with a tape: `(x, ȳ) -> (y, x̄)`.
+    Vjp,
+    /// Value and gradient of a scalar function: `(x) -> (y, ∇y)`.
+    Gradient,
+    /// Hessian-vector product of a scalar function: `(x, v) -> (y, ∇y, H·v)`.
+    Hvp,
+}
+
+impl Mode {
+    /// The modes that have a name of their own (`JvpVector` is spelled `jvpK`).
+    pub const NAMED: [Mode; 5] = [
+        Mode::Primal,
+        Mode::Jvp,
+        Mode::Vjp,
+        Mode::Gradient,
+        Mode::Hvp,
+    ];
+
+    /// The layout kind of the program this mode derives.
+    pub fn kind(self) -> Kind {
+        match self {
+            Mode::Primal => Kind::Primal,
+            Mode::Jvp => Kind::Jvp(1),
+            Mode::JvpVector(k) => Kind::Jvp(k),
+            Mode::Vjp => Kind::Vjp,
+            Mode::Gradient => Kind::Gradient,
+            Mode::Hvp => Kind::Hvp,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mode::Primal => f.write_str("primal"),
+            Mode::Jvp => f.write_str("jvp"),
+            Mode::JvpVector(k) => write!(f, "jvp{k}"),
+            Mode::Vjp => f.write_str("vjp"),
+            Mode::Gradient => f.write_str("gradient"),
+            Mode::Hvp => f.write_str("hvp"),
+        }
+    }
+}
+
+/// A name that is not one of a fixed set (a mode, a stage, …).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{name}`: expected {expected}")]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub name: String,
+    pub expected: String,
+}
+
+impl FromStr for Mode {
+    type Err = UnknownName;
+
+    /// `primal`, `jvp`, `vjp`, `gradient`, `hvp`, or `jvpK` for `K ≥ 1` directions.
+    fn from_str(s: &str) -> Result<Mode, UnknownName> {
+        if let Some(m) = Mode::NAMED.iter().find(|m| m.to_string() == s) {
+            return Ok(*m);
+        }
+        match s.strip_prefix("jvp").map(str::parse::<usize>) {
+            Some(Ok(k)) if k >= 1 => Ok(Mode::JvpVector(k)),
+            _ => Err(UnknownName {
+                what: "mode",
+                name: s.to_string(),
+                expected: "primal, jvp, jvpK (K directions), vjp, gradient or hvp".into(),
+            }),
+        }
+    }
+}
+
+/// Why a mode cannot be derived from a function.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DeriveError {
+    /// The gradient and the HVP need exactly one float output.
+    #[error("{mode} needs a function with one float output; @{func} returns ({outputs})")]
+    NotScalar {
+        mode: Mode,
+        func: String,
+        outputs: String,
+    },
+    #[error("a vector JVP needs at least one direction")]
+    NoDirections,
+}
+
+/// A derived program and the layout of its inputs and outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Derived {
+    pub func: Function,
+    pub layout: Layout,
+}
+
+/// The simplified program of `mode` applied to the verified `func`, with its layout.
+///
+/// ```
+/// use adjit_diff::{derive, layout::Part, Mode};
+/// let f = adjit_ir::trace::trace(2, |x| x[0] * x[1]);
+/// let g = derive(&f, Mode::Gradient).unwrap();
+/// let out = adjit_ir::interpret(&g.func, &[3.0, 5.0]).unwrap();
+/// assert_eq!(&out[g.layout.output(Part::Gradient)], &[5.0, 3.0]);
+/// ```
+pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
+    let derived = match mode {
+        Mode::Primal => func.clone(),
+        Mode::Jvp => crate::jvp(func),
+        Mode::JvpVector(0) => return Err(DeriveError::NoDirections),
+        Mode::JvpVector(k) => crate::jvp_vector(func, k),
+        Mode::Vjp => crate::vjp(func),
+        Mode::Gradient => {
+            scalar_output(func, mode)?;
+            let mut g = vjp_seeded_with_one(func);
+            g.name = format!("{}_grad", func.name);
+            g
+        }
+        Mode::Hvp => {
+            scalar_output(func, mode)?;
+            crate::hvp(func)
+        }
+    };
+    Ok(Derived {
+        func: simplify(&derived),
+        layout: Layout::of(func, mode.kind()),
+    })
+}
+
+fn scalar_output(func: &Function, mode: Mode) -> Result<(), DeriveError> {
+    if func.ret_types.len() == 1 && func.ret_types[0].is_float() {
+        return Ok(());
+    }
+    Err(DeriveError::NotScalar {
+        mode,
+        func: func.name.clone(),
+        outputs: func
+            .ret_types
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// `vjp(func)` with every cotangent ȳ the constant 1, so the simplifier can remove the
+/// multiplications by the seed: `(x…) -> (y…, x̄…)` (not simplified). For several float
+/// outputs this is the gradient of their sum.
+pub fn vjp_seeded_with_one(func: &Function) -> Function {
+    let n_seeds = Layout::of(func, Kind::Vjp).input(Part::Cotangent).len();
+    seed_last_params_with_one(&crate::vjp(func), n_seeds)
+}
+
+/// `g` with its last `n_seeds` parameters replaced by `const 1.0`.
+fn seed_last_params_with_one(g: &Function, n_seeds: usize) -> Function {
+    let n_x = g.n_params - n_seeds;
+    let mut out = Function::new(g.name.clone());
+    out.values.extend(g.values[..n_x].iter().cloned());
+    out.n_params = n_x;
+    let mut map: Vec<Value> = g.params().take(n_x).collect();
+    for p in g.params().skip(n_x) {
+        let ty = g.ty(p);
+        map.push(out.push_inst(ty, InstData::constant(ty, 1.0), None));
+    }
+    for data in &g.values[g.n_params..] {
+        if let ValueDef::Inst(inst) = &data.def {
+            let new = out.push_inst(
+                data.ty,
+                inst.map_values(|u| map[u.index()]),
+                data.name.clone(),
+            );
+            map.push(new);
+        }
+    }
+    for &r in &g.rets {
+        out.push_ret(map[r.index()]);
+    }
+    out
+}

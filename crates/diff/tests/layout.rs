@@ -1,0 +1,150 @@
+//! Every layout matches the program its transform builds: lengths and types of every part, on
+//! random programs (f64, f32, with a `bool` input and output) and every mode. A layout that
+//! drifted from its transform would make the compile-once objects read the wrong slots.
+
+use adjit_diff::inverse::{dense_inverse, forward_inverse, reverse_inverse};
+use adjit_diff::layout::{Kind, Layout, Part};
+use adjit_diff::{derive, Mode};
+use adjit_ir::random::{random_function, RandomOptions};
+use adjit_ir::{interpret, Builder, Function, Type};
+
+/// The type each slot of `part` must have, from the primal signature.
+fn part_types(f: &Function, part: Part) -> Vec<Type> {
+    let float_params: Vec<Type> = f
+        .param_types()
+        .into_iter()
+        .filter(|t| t.is_float())
+        .collect();
+    let float_rets: Vec<Type> = f
+        .ret_types
+        .iter()
+        .copied()
+        .filter(|t| t.is_float())
+        .collect();
+    match part {
+        Part::Inputs => f.param_types(),
+        Part::Outputs => f.ret_types.clone(),
+        Part::Tangent(_) | Part::Vector | Part::Gradient | Part::HessianVector => float_params,
+        Part::Cotangent | Part::OutputTangent(_) => float_rets,
+        Part::Product => f.param_types(),
+        Part::Status => vec![Type::F64],
+    }
+}
+
+fn check(f: &Function, derived: &Function, layout: &Layout, what: &str) {
+    let params = derived.param_types();
+    assert_eq!(layout.n_inputs(), params.len(), "{what}: inputs {layout}");
+    assert_eq!(
+        layout.n_outputs(),
+        derived.ret_types.len(),
+        "{what}: outputs {layout}"
+    );
+    for &(part, _) in layout.input_parts() {
+        let expected = part_types(f, part);
+        // J⁻¹·v takes v in the outputs' types (and returns the inputs'); J⁻ᵀ·v the reverse.
+        let reverse_vector = what.contains("reverse-inverse") || what.contains("dense-inverse");
+        let expected = if reverse_vector && part == Part::Vector {
+            f.ret_types.clone()
+        } else {
+            expected
+        };
+        assert_eq!(
+            params[layout.input(part)],
+            expected[..],
+            "{what}: input {part:?}"
+        );
+    }
+    for &(part, _) in layout.output_parts() {
+        let expected = part_types(f, part);
+        let forward_product = what.contains("forward") && part == Part::Product;
+        let expected = if forward_product {
+            f.ret_types.clone()
+        } else {
+            expected
+        };
+        assert_eq!(
+            derived.ret_types[layout.output(part)],
+            expected[..],
+            "{what}: output {part:?}"
+        );
+    }
+}
+
+/// A program with a `bool` input and a `bool` output beside floats.
+fn with_bools() -> Function {
+    let mut b = Builder::new("mixed");
+    let x = b.param(Type::F64, "x");
+    let c = b.param(Type::Bool, "c");
+    let y = b.param(Type::F64, "y");
+    let s = b.select(c, x, y);
+    let p = b.mul(s, x);
+    let gt = b.fcmp(adjit_ir::CmpPred::Gt, x, y);
+    b.finish(&[gt, p])
+}
+
+#[test]
+fn layouts_match_the_derived_programs() {
+    let mut programs = vec![with_bools()];
+    for seed in 0..40 {
+        let ty = if seed % 4 == 3 { Type::F32 } else { Type::F64 };
+        let opts = RandomOptions {
+            n_params: 1 + seed as usize % 4,
+            n_outputs: 1 + seed as usize % 3,
+            n_insts: 30,
+            ty,
+            ..RandomOptions::default()
+        };
+        programs.push(random_function(seed, &opts));
+    }
+    for f in &programs {
+        let modes = [Mode::Primal, Mode::Jvp, Mode::JvpVector(3), Mode::Vjp];
+        for mode in modes {
+            let d = derive(f, mode).unwrap();
+            check(f, &d.func, &d.layout, &format!("@{} {mode}", f.name));
+        }
+        if f.ret_types.len() == 1 {
+            for mode in [Mode::Gradient, Mode::Hvp] {
+                let d = derive(f, mode).unwrap();
+                check(f, &d.func, &d.layout, &format!("@{} {mode}", f.name));
+            }
+        }
+        let square =
+            f.param_types().iter().all(|t| t.is_float()) && f.ret_types.len() == f.n_params;
+        if square {
+            let layout = Layout::of(f, Kind::Inverse);
+            let opts = Default::default();
+            if let Ok(p) = reverse_inverse(f, &opts) {
+                check(f, &p, &layout, &format!("@{} reverse-inverse", f.name));
+            }
+            if let Ok(p) = forward_inverse(f, &opts) {
+                check(f, &p, &layout, &format!("@{} forward-inverse", f.name));
+            }
+            if let Ok(p) = dense_inverse(f, &opts) {
+                check(f, &p, &layout, &format!("@{} dense-inverse", f.name));
+            }
+        }
+    }
+}
+
+#[test]
+fn named_parts_hold_what_they_say() {
+    // f(x, y) = x²·y: ∇ = (2xy, x²), H = [[2y, 2x], [2x, 0]].
+    let f = adjit_ir::trace::trace(2, |x| x[0] * x[0] * x[1]);
+    let g = derive(&f, Mode::Gradient).unwrap();
+    let out = interpret(&g.func, &[3.0, 5.0]).unwrap();
+    assert_eq!(&out[g.layout.output(Part::Outputs)], &[45.0]);
+    assert_eq!(&out[g.layout.output(Part::Gradient)], &[30.0, 9.0]);
+    let h = derive(&f, Mode::Hvp).unwrap();
+    let mut input = vec![0.0; h.layout.n_inputs()];
+    input[h.layout.input(Part::Inputs)].copy_from_slice(&[3.0, 5.0]);
+    input[h.layout.input(Part::Vector)].copy_from_slice(&[1.0, 0.0]);
+    let out = interpret(&h.func, &input).unwrap();
+    assert_eq!(&out[h.layout.output(Part::HessianVector)], &[10.0, 6.0]);
+    let j = derive(&f, Mode::JvpVector(2)).unwrap();
+    assert_eq!(j.layout.input(Part::Tangent(1)), 4..6);
+    assert_eq!(j.layout.describe_inputs(), "x (2) ++ ẋ1 (2) ++ ẋ2 (2)");
+    assert_eq!(
+        derive(&f, Mode::Jvp).unwrap().layout.to_string(),
+        "(x (2) ++ ẋ (2)) -> (y (1) ++ ẏ (1))"
+    );
+}
