@@ -497,20 +497,28 @@ fn invalid_utf8_is_a_located_error() {
     };
     check(
         b"func @f() -> () {\n    ret \xff\n}\n",
-        "2:9: error: invalid UTF-8: byte 0xFF is not part of any character (the text format is UTF-8)",
+        "2:9: error: invalid UTF-8: byte 0xFF is not part of any character",
     );
     // Columns count characters of the valid prefix; every line end counts once.
     check(
         &["; é\r; \r\n; ∞ ".as_bytes(), b"\xC3\x28\n"].concat(),
-        "3:5: error: invalid UTF-8: byte 0xC3 is not part of any character (the text format is UTF-8)",
+        "3:5: error: invalid UTF-8: byte 0xC3 is not part of any character",
     );
     check(
         b"; latin-1: caf\xe9\n",
-        "1:15: error: invalid UTF-8: byte 0xE9 is not part of any character (the text format is UTF-8)",
+        "1:15: error: invalid UTF-8: byte 0xE9 is not part of any character",
     );
     check(
         b"\xEF\xBB\xBF; ok\n; \xE2\x82",
-        "2:3: error: invalid UTF-8: the file ends inside a character (bytes 0xE2 0x82)",
+        "2:3: error: invalid UTF-8: the text ends inside a character (bytes 0xE2 0x82)",
+    );
+    check(
+        b"\xF0\x9F\x98A",
+        "1:1: error: invalid UTF-8: bytes 0xF0 0x9F 0x98 do not form a character",
+    );
+    check(
+        b"\n\r\xC3",
+        "3:1: error: invalid UTF-8: the text ends inside a character (byte 0xC3)",
     );
     let text = "\u{FEFF}func @f(%x: f64) -> f64 {\r\n    ret %x\r\n}\r\n";
     assert_eq!(decode_source(text.as_bytes()), Ok(text));

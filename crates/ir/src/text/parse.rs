@@ -88,8 +88,7 @@ pub fn parse(src: &str) -> Result<Vec<Function>, ParseErrors> {
 /// assert_eq!(decode_source(b"; ok\n"), Ok("; ok\n"));
 /// assert_eq!(
 ///     decode_source(b"; ok\n; caf\xe9\n").unwrap_err().to_string(),
-///     "2:6: error: invalid UTF-8: byte 0xE9 is not part of any character \
-///      (the text format is UTF-8)"
+///     "2:6: error: invalid UTF-8: byte 0xE9 is not part of any character"
 /// );
 /// ```
 pub fn decode_source(bytes: &[u8]) -> Result<&str, ParseError> {
@@ -115,18 +114,17 @@ pub fn decode_source(bytes: &[u8]) -> Result<&str, ParseError> {
         .iter()
         .map(|b| format!("0x{b:02X}"))
         .collect();
+    let plural = if bad.len() == 1 { "" } else { "s" };
     let message = match (error.error_len(), bad.as_slice()) {
         (None, _) => format!(
-            "invalid UTF-8: the file ends inside a character (bytes {})",
+            "invalid UTF-8: the text ends inside a character (byte{plural} {})",
             bad.join(" ")
         ),
         (Some(_), [one]) => {
-            format!(
-                "invalid UTF-8: byte {one} is not part of any character (the text format is UTF-8)"
-            )
+            format!("invalid UTF-8: byte {one} is not part of any character")
         }
         (Some(_), _) => format!(
-            "invalid UTF-8: bytes {} do not form a character (the text format is UTF-8)",
+            "invalid UTF-8: bytes {} do not form a character",
             bad.join(" ")
         ),
     };
