@@ -2,10 +2,16 @@
 //! input), and the length checks against the chosen function.
 //!
 //! Numbers are separated by commas and/or whitespace; `#` starts a comment running to the end
-//! of the line; empty entries (`1,,2`) are skipped. Each number is parsed by Rust's `f64` parser, so `nan`, `inf` and `1e-3` work.
+//! of the line. Every comma sits between two numbers (a comma may end a line of a file, the
+//! next number following on a later line): an empty entry (`1,,2`, `,1`, `1,`) is an error at
+//! its column, as is a number too large for `f64` (`1e400`), which Rust's parser would
+//! silently turn into infinity. `inf`, `-inf`, `nan` (in any case) and `1e-3` are numbers.
+//! Files are read like `.ir` files: UTF-8 (a bad byte is reported at its line and column), an
+//! optional byte order mark, lines ended by `\n`, `\r\n` or `\r`.
 
 use std::io::Read;
 
+use adjit::ir::text::{decode_source, escape_invisible, source_lines};
 use adjit::{Function, Type};
 
 use crate::CliError;
@@ -14,21 +20,32 @@ use crate::CliError;
 pub fn read_vector(flag: &str, arg: &str) -> Result<Vec<f64>, CliError> {
     match arg.strip_prefix('@') {
         Some(path) => {
-            let text = if path == "-" {
-                let mut text = String::new();
-                std::io::stdin().read_to_string(&mut text).map_err(|e| {
+            let bytes = if path == "-" {
+                let mut bytes = Vec::new();
+                std::io::stdin().read_to_end(&mut bytes).map_err(|e| {
                     CliError::input(format!("{flag} @-: cannot read standard input: {e}"))
                 })?;
-                text
+                bytes
             } else {
-                std::fs::read_to_string(path)
+                std::fs::read(path)
                     .map_err(|e| CliError::input(format!("{flag} @{path}: cannot read: {e}")))?
             };
-            parse_numbers(&text).map_err(|e| {
-                CliError::input(format!("{flag} @{path}: line {}: {}", e.line, e.message))
-            })
+            let at = |line: usize, col: usize, message: &str| {
+                CliError::input(format!(
+                    "{flag} @{path}: line {line}, column {col}: {message}"
+                ))
+            };
+            let text = decode_source(&bytes).map_err(|e| at(e.line, e.col, &e.message))?;
+            parse_numbers(text).map_err(|e| at(e.line, e.col, &e.message))
         }
-        None => parse_numbers(arg).map_err(|e| CliError::input(format!("{flag}: {}", e.message))),
+        None => parse_numbers(arg).map_err(|e| {
+            let place = if e.line == 1 {
+                format!("column {}", e.col)
+            } else {
+                format!("line {}, column {}", e.line, e.col)
+            };
+            CliError::input(format!("{flag}: {place}: {}", e.message))
+        }),
     }
 }
 
@@ -37,27 +54,81 @@ pub fn read_vector(flag: &str, arg: &str) -> Result<Vec<f64>, CliError> {
 pub struct NumberError {
     /// 1-based line of the offending token.
     pub line: usize,
+    /// 1-based column of the offending token, in characters.
+    pub col: usize,
     pub message: String,
 }
 
 /// Parse numbers separated by commas and/or whitespace, with `#` comments.
 pub fn parse_numbers(text: &str) -> Result<Vec<f64>, NumberError> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    // Where the last comma was, while no number has followed it.
+    let mut open_comma: Option<(usize, usize)> = None;
+    for (i, line) in source_lines(text).enumerate() {
         let line_no = i + 1;
         let content = line.split('#').next().unwrap_or("");
-        let words = content
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|w| !w.is_empty());
-        for word in words {
-            let x = word.parse::<f64>().map_err(|_| NumberError {
-                line: line_no,
-                message: format!("`{word}` is not a number"),
-            })?;
-            out.push(x);
+        let mut word_start: Option<(usize, usize)> = None; // (byte, column)
+                                                           // One step past the end closes the last word.
+        let chars = content.char_indices().map(Some).chain([None]);
+        for (col0, c) in chars.enumerate() {
+            let col = col0 + 1;
+            let is_separator = c.is_none_or(|(_, c)| c == ',' || c.is_whitespace());
+            if !is_separator {
+                if word_start.is_none() {
+                    word_start = c.map(|(byte, _)| (byte, col));
+                }
+                continue;
+            }
+            if let Some((start, word_col)) = word_start.take() {
+                let end = c.map_or(content.len(), |(byte, _)| byte);
+                let x = parse_number(&content[start..end]).map_err(|message| NumberError {
+                    line: line_no,
+                    col: word_col,
+                    message,
+                })?;
+                out.push(x);
+                open_comma = None;
+            }
+            if let Some((_, ',')) = c {
+                let why = if open_comma.is_some() {
+                    "two commas with no number between them"
+                } else if out.is_empty() {
+                    "a comma before the first number"
+                } else {
+                    open_comma = Some((line_no, col));
+                    continue;
+                };
+                return Err(NumberError {
+                    line: line_no,
+                    col,
+                    message: format!("empty entry ({why})"),
+                });
+            }
         }
     }
-    Ok(out)
+    match open_comma {
+        Some((line, col)) => Err(NumberError {
+            line,
+            col,
+            message: "empty entry (a comma after the last number)".into(),
+        }),
+        None => Ok(out),
+    }
+}
+
+/// One number: what Rust's `f64` parser reads, except that a finite number too large for
+/// `f64` is an error rather than infinity (as for literals in `.ir` files).
+fn parse_number(word: &str) -> Result<f64, String> {
+    let x = word
+        .parse::<f64>()
+        .map_err(|_| format!("`{}` is not a number", escape_invisible(word)))?;
+    let magnitude = word.trim_start_matches(['+', '-']);
+    let spells_infinity =
+        magnitude.eq_ignore_ascii_case("inf") || magnitude.eq_ignore_ascii_case("infinity");
+    if x.is_infinite() && !spells_infinity {
+        return Err(format!("`{word}` is out of range for f64"));
+    }
+    Ok(x)
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -139,15 +210,67 @@ mod tests {
         assert_eq!(&special[1..], &[f64::INFINITY, f64::NEG_INFINITY, 1e-3]);
     }
 
+    /// `Ok(numbers)` as text, or `LINE:COL: MESSAGE`.
+    fn check(text: &str, expected: &str) {
+        let actual = match parse_numbers(text) {
+            Ok(xs) => format!("{xs:?}"),
+            Err(e) => format!("{}:{}: {}", e.line, e.col, e.message),
+        };
+        assert_eq!(actual, expected, "{text:?}");
+    }
+
     #[test]
     fn bad_numbers_say_where() {
-        let e = parse_numbers("1\n2, x3").unwrap_err();
-        assert_eq!(
-            e,
-            NumberError {
-                line: 2,
-                message: "`x3` is not a number".into()
-            }
+        check("1\n2, x3", "2:4: `x3` is not a number");
+        check("1 ∞ 2", "1:3: `∞` is not a number");
+        check(
+            "1,\u{200B}2",
+            "1:3: `U+200B (zero width space)2` is not a number",
+        );
+        check("1e400", "1:1: `1e400` is out of range for f64");
+        check("2, -1e309", "1:4: `-1e309` is out of range for f64");
+        check("1e-400, INF, -Infinity", "[0.0, inf, -inf]");
+    }
+
+    #[test]
+    fn every_comma_sits_between_two_numbers() {
+        check(
+            "1,,2",
+            "1:3: empty entry (two commas with no number between them)",
+        );
+        check(
+            "1,,2,3",
+            "1:3: empty entry (two commas with no number between them)",
+        );
+        check(
+            "1 , , 2",
+            "1:5: empty entry (two commas with no number between them)",
+        );
+        check(",1", "1:1: empty entry (a comma before the first number)");
+        check(
+            "# x\n  ,1",
+            "2:3: empty entry (a comma before the first number)",
+        );
+        check("1,2,", "1:4: empty entry (a comma after the last number)");
+        check(
+            "1,2, # done\n\n",
+            "1:4: empty entry (a comma after the last number)",
+        );
+        check(",,,", "1:1: empty entry (a comma before the first number)");
+        check("1,\n2,\r3", "[1.0, 2.0, 3.0]");
+        check(
+            "1,\n,2",
+            "2:1: empty entry (two commas with no number between them)",
+        );
+    }
+
+    #[test]
+    fn line_ends_and_byte_order_marks() {
+        // A CR-only file: the comment ends at the CR instead of swallowing the numbers.
+        check("# point\r1.5 # x\r-2\r", "[1.5, -2.0]");
+        check(
+            "\u{FEFF}1\r\n2 # two\r\n3 x\r\n",
+            "3:3: `x` is not a number",
         );
     }
 

@@ -178,6 +178,31 @@ fn check_bad_file_shows_line_and_column_and_exits_1() {
 }
 
 #[test]
+fn check_reads_every_line_end_and_a_byte_order_mark() {
+    // CR-only line ends after a comment used to read as one comment line: "ok (0 functions)".
+    let cr = temp_file(
+        "cr_only.ir",
+        "; old Mac line ends\rfunc @f(%x: f64) -> f64 {\r    ret %x\r}\r",
+    );
+    let bom = temp_file(
+        "bom.ir",
+        "\u{FEFF}; saved with a byte order mark\r\nfunc @f(%x: f64) -> f64 {\r\n    ret %x\r\n}\r\n",
+    );
+    assert_eq!(
+        adjit(&["check", &cr, &bom]).ok(),
+        format!("{cr}: ok (1 function)\n{bom}: ok (1 function)\n")
+    );
+    let bad = temp_file(
+        "cr_only_bad.ir",
+        "; comment\rfunc @f(%x: f64) -> f64 {\r    %y = sine %x\r    ret %y\r}\r",
+    );
+    assert_eq!(
+        adjit(&["check", &bad]).fails(1),
+        format!("{bad}:3:10: error: unknown opcode 'sine' (did you mean 'sin'?)\n")
+    );
+}
+
+#[test]
 fn check_reports_verifier_errors_with_the_file_name() {
     let bad = temp_file(
         "check_verify.ir",
@@ -282,17 +307,158 @@ fn bad_vectors_are_explained() {
         "error: --at has 3 numbers, @rosenbrock takes 2 inputs\n"
     );
     let word = adjit(&["eval", &rosen, "--at", "1,two", "--engine", "interp"]);
-    assert_eq!(word.fails(1), "error: --at: `two` is not a number\n");
+    assert_eq!(
+        word.fails(1),
+        "error: --at: column 3: `two` is not a number\n"
+    );
     let in_file = temp_file("bad_point.txt", "1\n2 x\n");
     let run = adjit(&["eval", &rosen, "--at", &format!("@{in_file}")]);
     assert_eq!(
         run.fails(1),
-        format!("error: --at @{in_file}: line 2: `x` is not a number\n")
+        format!("error: --at @{in_file}: line 2, column 3: `x` is not a number\n")
     );
     let missing = adjit(&["eval", &rosen, "--at", "@/no/such/vector.txt"]);
     assert!(missing
         .fails(1)
         .starts_with("error: --at @/no/such/vector.txt: cannot read"));
+}
+
+#[test]
+fn empty_vector_entries_are_errors_at_their_place() {
+    let rosen = example("rosenbrock.ir");
+    let cases = [
+        (
+            "1,,2",
+            "column 3: empty entry (two commas with no number between them)",
+        ),
+        (
+            "1,,2,3",
+            "column 3: empty entry (two commas with no number between them)",
+        ),
+        (
+            "1, ,2",
+            "column 4: empty entry (two commas with no number between them)",
+        ),
+        (
+            ",1,2",
+            "column 1: empty entry (a comma before the first number)",
+        ),
+        (
+            "1,2,",
+            "column 4: empty entry (a comma after the last number)",
+        ),
+        (
+            ",",
+            "column 1: empty entry (a comma before the first number)",
+        ),
+    ];
+    for (at, message) in cases {
+        let run = adjit(&["eval", &rosen, "--at", at, "--engine", "interp"]);
+        assert_eq!(
+            run.fails(1),
+            format!("error: --at: {message}\n"),
+            "--at {at:?}"
+        );
+    }
+    // In a file, a comma may end a line: the next number follows it.
+    let file = temp_file("commas.txt", "1,\n2\n");
+    let ok = adjit(&[
+        "eval",
+        &rosen,
+        "--at",
+        &format!("@{file}"),
+        "--engine",
+        "interp",
+    ]);
+    assert_eq!(ok.ok(), "outputs: 100\n");
+    let file = temp_file("empty_entry.txt", "1,\n, 2\n");
+    let run = adjit(&["eval", &rosen, "--at", &format!("@{file}")]);
+    assert_eq!(
+        run.fails(1),
+        format!(
+            "error: --at @{file}: line 2, column 1: empty entry (two commas with no number between them)\n"
+        )
+    );
+}
+
+#[test]
+fn vector_numbers_out_of_range_are_errors_not_infinity() {
+    let rosen = example("rosenbrock.ir");
+    let run = adjit(&["eval", &rosen, "--at", "1e400,1", "--engine", "interp"]);
+    assert_eq!(
+        run.fails(1),
+        "error: --at: column 1: `1e400` is out of range for f64\n"
+    );
+    let run = adjit(&["eval", &rosen, "--at", "1, -1e400", "--engine", "interp"]);
+    assert_eq!(
+        run.fails(1),
+        "error: --at: column 4: `-1e400` is out of range for f64\n"
+    );
+    // Infinity and NaN spelled out stay accepted, and so does a number that underflows to 0.
+    let run = adjit(&[
+        "eval",
+        &rosen,
+        "--at",
+        "inf,1e-400",
+        "--engine",
+        "interp",
+        "--json",
+    ]);
+    assert_eq!(
+        json_vectors(run.ok()),
+        [("outputs".to_string(), vec![f64::INFINITY])]
+    );
+    let run = adjit(&[
+        "eval", &rosen, "--at", "-inf,nan", "--engine", "interp", "--json",
+    ]);
+    assert!(json_vectors(run.ok())[0].1[0].is_nan());
+}
+
+#[test]
+fn a_write_error_on_standard_output_is_reported() {
+    // Linux (and most Unixes) have /dev/full, where every write fails with ENOSPC.
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("no /dev/full here: skipped");
+        return;
+    };
+    let rosen = example("rosenbrock.ir");
+    let out = Command::new(env!("CARGO_BIN_EXE_adjit"))
+        .args(["eval", &rosen, "--at", "1,2", "--engine", "interp"])
+        .stdout(full)
+        .output()
+        .expect("run adjit");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("error: writing output: No space left on device"),
+        "stderr: {stderr}"
+    );
+    // Help text goes to standard output as well.
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_adjit"))
+        .arg("--help")
+        .stdout(full)
+        .output()
+        .expect("run adjit");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.starts_with("error: writing output: No space left on device"),
+        "stderr: {stderr}"
+    );
+    // A closed pipe is not an error: the reader stopped on purpose.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_adjit"))
+        .args(["dump", &rosen, "--stage", "ir"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run adjit");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for adjit");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
 }
 
 #[test]

@@ -3,11 +3,14 @@
 //! insertions, deletions, swaps, duplications and truncations, and random token soup is added.
 //! For every input, parse → verify → print must not panic, and every function that verifies
 //! must print to text that parses back to the identical function, printing being a fixpoint.
+//! Byte-level mutations (invalid UTF-8, line ends, byte order marks) go through
+//! `text::decode_source` first, as a file read from disk does.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use adjit_ir::random::{random_function, RandomOptions, Rng};
+use adjit_ir::text::decode_source;
 use adjit_ir::{parse, verify};
 
 /// Tokens worth inserting: every keyword, opcode, type and punctuation of the format, and
@@ -98,6 +101,9 @@ const TOKENS: &[&str] = &[
     ".",
     "$",
     "\r\n",
+    "\r",
+    "\u{FEFF}",
+    "\u{200B}",
 ];
 
 /// Files larger than this (the `ir/bench/` programs, up to 1.5 MB) are left out: mutating them
@@ -328,4 +334,93 @@ fn pathological_inputs_do_not_panic() {
     for input in &inputs {
         check(input);
     }
+}
+
+/// `src` with every line end replaced by `end`.
+fn with_line_ends(src: &str, end: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    for line in adjit_ir::text::source_lines(src) {
+        out.push_str(line);
+        out.push_str(end);
+    }
+    out
+}
+
+/// Decode `bytes` as a file is decoded, then parse, verify and print. A refusal must be a
+/// located `invalid UTF-8` error; text that decodes goes through [`check`].
+fn check_bytes(bytes: &[u8]) -> usize {
+    match decode_source(bytes) {
+        Ok(text) => check(text),
+        Err(e) => {
+            assert!(
+                e.line >= 1 && e.col >= 1 && e.message.starts_with("invalid UTF-8"),
+                "{e}"
+            );
+            let n_line_ends = bytes.iter().filter(|&&b| b == b'\n' || b == b'\r').count();
+            assert!(e.line <= n_line_ends + 1, "{e}: past the last line");
+            0
+        }
+    }
+}
+
+#[test]
+fn line_ends_and_byte_order_marks_do_not_change_the_functions() {
+    let (seeds, _) = corpus_sources();
+    for seed in &seeds {
+        let expected = parse(seed).unwrap_or_else(|e| panic!("{e}\n{seed}"));
+        for end in ["\n", "\r\n", "\r"] {
+            for bom in ["", "\u{FEFF}"] {
+                let variant = format!("{bom}{}", with_line_ends(seed, end));
+                let text = decode_source(variant.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(
+                    parse(text).as_ref(),
+                    Ok(&expected),
+                    "{end:?} {bom:?}\n{seed}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mutated_bytes_never_panic() {
+    let (mut seeds, broken) = corpus_sources();
+    seeds.extend(broken);
+    let mut rng = Rng::new(0xb17e5);
+    let mut n_refused = 0;
+    for round in 0..5_000 {
+        let seed = &seeds[rng.below(seeds.len())];
+        let ends = ["\n", "\r\n", "\r"][rng.below(3)];
+        let mut bytes = with_line_ends(seed, ends).into_bytes();
+        if rng.chance(0.2) {
+            bytes.splice(0..0, "\u{FEFF}".bytes());
+        }
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(bytes.len() + 1);
+            match rng.below(4) {
+                // Any byte, most often one that cannot stand alone in UTF-8.
+                0 => bytes.insert(at, rng.below(256) as u8),
+                1 => bytes.insert(at, 0x80 + rng.below(128) as u8),
+                // A character cut short: the first bytes of a multi-byte one.
+                2 => {
+                    let cut = &"∞".as_bytes()[..1 + rng.below(2)];
+                    bytes.splice(at..at, cut.iter().copied());
+                }
+                _ => bytes.truncate(at),
+            }
+        }
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let n = check_bytes(&bytes);
+            n == 0 && decode_source(&bytes).is_err()
+        }));
+        match result {
+            Ok(refused) => n_refused += usize::from(refused),
+            Err(_) => panic!("byte input {round} panicked:\n{bytes:?}"),
+        }
+    }
+    // Most mutations break the encoding; the rest must still have been parsed.
+    assert!(
+        (1_000..5_000).contains(&n_refused),
+        "{n_refused} of 5000 refused"
+    );
 }

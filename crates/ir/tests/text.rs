@@ -304,7 +304,8 @@ fn literal_bits_survive_the_round_trip() {
 fn parse_function_wants_exactly_one() {
     let one = "func @f() -> () {\n    ret\n}\n";
     assert!(adjit_ir::parse_function(one).is_ok());
-    let err = adjit_ir::parse_function(&format!("{one}{one}")).unwrap_err();
+    let other = "func @g() -> () {\n    ret\n}\n";
+    let err = adjit_ir::parse_function(&format!("{one}{other}")).unwrap_err();
     assert_eq!(
         err.to_string(),
         "1:1: error: expected exactly one function, found 2"
@@ -403,4 +404,126 @@ fn random_literal_bits_round_trip() {
             x.to_bits()
         );
     }
+}
+
+#[test]
+fn cr_crlf_and_lf_all_end_lines() {
+    // Old Mac line ends (CR only) after a comment used to hide the whole file in the comment.
+    let cr = "; header\rfunc @f(%x: f64) -> f64 {\r    %a = neg %x\r    ret %a\r}\r";
+    let f = &check_round_trip(cr, "cr only")[0];
+    assert_eq!(f.name, "f");
+    // The three line ends mixed in one file: line numbers count each of them once.
+    check_errors(
+        "; a\r; b\r\n; c\nfunc @f(%x: f64) -> f64 {\r    %a = neg %x $\r\n\r    ret %a\n\r}\r",
+        &["5:17: error: unexpected character '$'"],
+    );
+    // "\n\r" is two line ends (LF, then CR), with an empty line between.
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n\r    %a = neg %x $\n    ret %a\n}\n",
+        &["3:17: error: unexpected character '$'"],
+    );
+    // A final line end does not start one more line.
+    check_errors(
+        "func @f(%x: f64) -> f64 {\r    ret %x\r",
+        &["3:1: error: expected '}' to close function @f, found end of file"],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\r    ret %x",
+        &["3:1: error: expected '}' to close function @f, found end of file"],
+    );
+}
+
+#[test]
+fn a_leading_byte_order_mark_is_skipped() {
+    let src =
+        "\u{FEFF}; saved by an editor that marks UTF-8\nfunc @f(%x: f64) -> f64 {\n    ret %x\n}\n";
+    assert_eq!(check_round_trip(src, "bom")[0].name, "f");
+    let src = "\u{FEFF}func @f(%x: f64) -> f64 {\n    ret %x\n}\n";
+    assert_eq!(check_round_trip(src, "bom before func")[0].name, "f");
+    // Columns on the first line do not count the mark.
+    check_errors(
+        "\u{FEFF}func @f(%x: f64) -> f64 { $\n    ret %x\n}\n",
+        &["1:27: error: unexpected character '$'"],
+    );
+}
+
+#[test]
+fn invisible_characters_are_named_not_printed() {
+    // A byte order mark anywhere but at the start (two files concatenated, say).
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %x\u{FEFF}\n    ret %a\n}\n",
+        &["2:16: error: unexpected character U+FEFF (byte order mark)"],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    ret %x\n}\n\u{FEFF}func @g(%x: f64) -> f64 {\n    ret %x\n}\n",
+        &["4:1: error: unexpected character U+FEFF (byte order mark)"],
+    );
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %x\u{200B}\n    %b = neg %\u{0}\n    %c = neg %\t\n    %d = neg %x\u{301}\n    ret %a\n}\n",
+        &[
+            "2:16: error: unexpected character U+200B (zero width space)",
+            "3:14: error: expected a value name after '%' (letters, digits, '_', '.'), found U+0000 (NUL)",
+            "4:14: error: expected a value name after '%' (letters, digits, '_', '.'), found U+0009 (tab)",
+            "5:16: error: unexpected character U+0301",
+        ],
+    );
+}
+
+#[test]
+fn a_function_defined_twice_is_an_error_at_both_places() {
+    check_errors(
+        "func @f() -> () {\n    ret\n}\n; again\nfunc  @f(%x: f64) -> f64 {\n    ret %x\n}\nfunc @g() -> () {\n    ret\n}\nfunc @f() -> () {\n    ret\n}\n",
+        &[
+            "5:7: error: function @f is defined twice: first at 1:6",
+            "11:6: error: function @f is defined twice: first at 1:6",
+        ],
+    );
+    // Also when the first definition has errors of its own.
+    check_errors(
+        "func @f(%x: f64) -> f64 {\n    %a = neg %y\n    ret %a\n}\nfunc @f(%x: f64) -> f64 {\n    ret %x\n}\n",
+        &[
+            "2:14: error: undefined value %y",
+            "5:6: error: function @f is defined twice: first at 1:6",
+        ],
+    );
+}
+
+#[test]
+fn invalid_utf8_is_a_located_error() {
+    use adjit_ir::text::decode_source;
+    let check = |bytes: &[u8], expected: &str| {
+        let err = decode_source(bytes).expect_err("invalid UTF-8 must be refused");
+        assert_eq!(err.to_string(), expected, "{bytes:?}");
+    };
+    check(
+        b"func @f() -> () {\n    ret \xff\n}\n",
+        "2:9: error: invalid UTF-8: byte 0xFF is not part of any character",
+    );
+    // Columns count characters of the valid prefix; every line end counts once.
+    check(
+        &["; é\r; \r\n; ∞ ".as_bytes(), b"\xC3\x28\n"].concat(),
+        "3:5: error: invalid UTF-8: byte 0xC3 is not part of any character",
+    );
+    check(
+        b"; latin-1: caf\xe9\n",
+        "1:15: error: invalid UTF-8: byte 0xE9 is not part of any character",
+    );
+    check(
+        b"\xEF\xBB\xBF; ok\n; \xE2\x82",
+        "2:3: error: invalid UTF-8: the text ends inside a character (bytes 0xE2 0x82)",
+    );
+    check(
+        b"\xF0\x9F\x98A",
+        "1:1: error: invalid UTF-8: bytes 0xF0 0x9F 0x98 do not form a character",
+    );
+    check(
+        b"\n\r\xC3",
+        "3:1: error: invalid UTF-8: the text ends inside a character (byte 0xC3)",
+    );
+    let text = "\u{FEFF}func @f(%x: f64) -> f64 {\r\n    ret %x\r\n}\r\n";
+    assert_eq!(decode_source(text.as_bytes()), Ok(text));
+    assert_eq!(
+        parse(decode_source(text.as_bytes()).unwrap()).unwrap()[0].name,
+        "f"
+    );
 }

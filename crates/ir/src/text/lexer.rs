@@ -7,6 +7,11 @@
 //! is rounded once, directly from its decimal or hexadecimal digits (never via `f64`).
 //! Nothing here allocates per character or recurses; any input, including NUL bytes and
 //! non-ASCII text, yields tokens or errors, never a panic.
+//!
+//! Lines end at `\n`, `\r\n` or a lone `\r` ([`source_lines`]), and a byte order mark at the
+//! very start of a source is skipped. A character that cannot be seen (a control character, a
+//! byte order mark elsewhere, a zero-width space) is named in messages as `U+XXXX`, never
+//! printed raw ([`escape_invisible`]).
 
 use std::fmt;
 
@@ -57,6 +62,33 @@ pub(crate) struct LexError {
 
 fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+/// The lines of a source, as the parser and every error position count them: a leading byte
+/// order mark (U+FEFF) is skipped, a line ends at `\n`, `\r\n` or a lone `\r` (the line end is
+/// not part of the line), and a line end at the end of the source does not start another line.
+///
+/// ```
+/// use adjit_ir::text::source_lines;
+/// let lines: Vec<&str> = source_lines("\u{FEFF}a\rb\r\nc\n\nd\n").collect();
+/// assert_eq!(lines, ["a", "b", "c", "", "d"]);
+/// ```
+pub fn source_lines(src: &str) -> impl Iterator<Item = &str> {
+    let mut rest = src.strip_prefix('\u{FEFF}').unwrap_or(src);
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, next) = match rest.find(['\n', '\r']) {
+            None => (rest, ""),
+            Some(i) => {
+                let end_len = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
+                (&rest[..i], &rest[i + end_len..])
+            }
+        };
+        rest = next;
+        Some(line)
+    })
 }
 
 /// The part of `line` before its `;` comment.
@@ -178,9 +210,61 @@ pub(crate) fn lex_line(line: &str) -> Result<Vec<Spanned>, LexError> {
 fn describe_char(c: Option<char>) -> String {
     match c {
         None => "end of line".into(),
-        Some(c) if c.is_control() || c.is_whitespace() => format!("{:?}", c),
+        Some(c) if is_invisible(c) => invisible_name(c),
         Some(c) => format!("'{c}'"),
     }
+}
+
+/// Whether `c` would be invisible, or garble the message, if printed as is: control and
+/// format characters, combining marks, unassigned and private-use code points, every space but
+/// the ASCII one, and the Hangul fillers that render as blanks. The test is the standard
+/// library's own (`char::escape_debug` escapes exactly the non-printable characters), plus the
+/// spaces and fillers it leaves alone.
+pub(crate) fn is_invisible(c: char) -> bool {
+    if c == ' ' {
+        return false;
+    }
+    let escaped = !matches!(c, '\'' | '"' | '\\') && c.escape_debug().nth(1).is_some();
+    escaped || c.is_whitespace() || matches!(c, '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}')
+}
+
+/// `U+XXXX`, with a name for the characters most likely to turn up by accident.
+fn invisible_name(c: char) -> String {
+    let name = match c {
+        '\u{0}' => "NUL",
+        '\t' => "tab",
+        '\n' => "line feed",
+        '\r' => "carriage return",
+        '\u{A0}' => "no-break space",
+        '\u{AD}' => "soft hyphen",
+        '\u{200B}' => "zero width space",
+        '\u{200C}' => "zero width non-joiner",
+        '\u{200D}' => "zero width joiner",
+        '\u{2060}' => "word joiner",
+        '\u{FEFF}' => "byte order mark",
+        _ => return format!("U+{:04X}", u32::from(c)),
+    };
+    format!("U+{:04X} ({name})", u32::from(c))
+}
+
+/// `text` with every invisible character (see the module notes) replaced by its `U+XXXX`
+/// name, for quoting user text in messages.
+///
+/// ```
+/// use adjit_ir::text::escape_invisible;
+/// assert_eq!(escape_invisible("\u{FEFF}1.5"), "U+FEFF (byte order mark)1.5");
+/// assert_eq!(escape_invisible("café ∞"), "café ∞");
+/// ```
+pub fn escape_invisible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_invisible(c) {
+            out.push_str(&invisible_name(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Why a literal could not be read.

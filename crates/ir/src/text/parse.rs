@@ -8,11 +8,14 @@
 //! Semantic problems are left to [`crate::verify`]: a forward reference becomes an operand
 //! pointing forward, a redefinition two values with one name, a type mismatch an instruction
 //! whose stored type is a plausible guess. Only a name defined nowhere in the function is a
-//! parse error. Nothing here recurses or panics, whatever the input.
+//! parse error; so is a second function of the same name, since callers pick functions by
+//! name. Nothing here recurses or panics, whatever the input.
 
 use std::collections::{HashMap, HashSet};
 
-use super::lexer::{lex_line, parse_literal, strip_comment, Spanned, Tok};
+use super::lexer::{
+    is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
+};
 use crate::function::{Function, InstData, Operand, Value};
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
@@ -53,7 +56,7 @@ pub struct ParseErrors {
 pub fn parse(src: &str) -> Result<Vec<Function>, ParseErrors> {
     let mut parser = Parser::default();
     let mut n_lines = 0;
-    for (i, line) in src.lines().enumerate() {
+    for (i, line) in source_lines(src).enumerate() {
         n_lines = i + 1;
         parser.line(i + 1, line);
     }
@@ -74,6 +77,58 @@ pub fn parse(src: &str) -> Result<Vec<Function>, ParseErrors> {
         errors.sort_by_key(|e| (e.line, e.col));
         Err(ParseErrors { errors })
     }
+}
+
+/// The text of a source read as bytes (a file), or a located error at the first byte that is
+/// not UTF-8. Line and column count as [`parse`] does (lines end at `\n`, `\r\n` or `\r`, a
+/// leading byte order mark takes no column), so the position is where an editor shows it.
+///
+/// ```
+/// use adjit_ir::text::decode_source;
+/// assert_eq!(decode_source(b"; ok\n"), Ok("; ok\n"));
+/// assert_eq!(
+///     decode_source(b"; ok\n; caf\xe9\n").unwrap_err().to_string(),
+///     "2:6: error: invalid UTF-8: byte 0xE9 is not part of any character"
+/// );
+/// ```
+pub fn decode_source(bytes: &[u8]) -> Result<&str, ParseError> {
+    let error = match std::str::from_utf8(bytes) {
+        Ok(text) => return Ok(text),
+        Err(e) => e,
+    };
+    let valid = error.valid_up_to();
+    // The prefix is valid UTF-8 by definition of `valid_up_to`; the fallback is never taken.
+    let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+    let (mut n_lines, mut last) = (0, "");
+    for line in source_lines(prefix) {
+        n_lines += 1;
+        last = line;
+    }
+    let (line, col) = if n_lines == 0 || prefix.ends_with(['\n', '\r']) {
+        (n_lines + 1, 1)
+    } else {
+        (n_lines, last.chars().count() + 1)
+    };
+    let bad_len = error.error_len().unwrap_or(bytes.len() - valid);
+    let bad: Vec<String> = bytes[valid..valid + bad_len]
+        .iter()
+        .map(|b| format!("0x{b:02X}"))
+        .collect();
+    let plural = if bad.len() == 1 { "" } else { "s" };
+    let message = match (error.error_len(), bad.as_slice()) {
+        (None, _) => format!(
+            "invalid UTF-8: the text ends inside a character (byte{plural} {})",
+            bad.join(" ")
+        ),
+        (Some(_), [one]) => {
+            format!("invalid UTF-8: byte {one} is not part of any character")
+        }
+        (Some(_), _) => format!(
+            "invalid UTF-8: bytes {} do not form a character",
+            bad.join(" ")
+        ),
+    };
+    Err(ParseError { line, col, message })
 }
 
 /// Parse a source holding exactly one function.
@@ -127,6 +182,10 @@ struct PendingFunc {
     params: Vec<(String, Type)>,
     ret_types: Vec<Type>,
     insts: Vec<RawInst>,
+    /// Column of the `@name` in the header (on `line`).
+    name_col: usize,
+    /// Line of the header.
+    line: usize,
     /// `ret` operands: name, line, column.
     rets: Option<Vec<(String, usize, usize)>>,
     /// Names defined on lines that had errors: uses of them are not reported again.
@@ -149,6 +208,8 @@ struct Parser {
     funcs: Vec<Function>,
     errors: Vec<ParseError>,
     current: Option<PendingFunc>,
+    /// Every function name seen in a header so far, with its line and column.
+    defined: HashMap<String, (usize, usize)>,
 }
 
 /// Tokens of one line with a read position; `end_col` is where "end of line" is reported.
@@ -309,7 +370,12 @@ impl Parser {
             Ok(toks) => (toks, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        let first_word = code.split_whitespace().next();
+        // An invisible character before the first word (a byte order mark where two files
+        // were joined) is the lexing error, not a reason to lose the function structure.
+        let first_word = code
+            .split_whitespace()
+            .next()
+            .map(|w| w.trim_start_matches(is_invisible));
         if let Some(e) = lex_error {
             // Still track the structure so one bad character costs one error.
             if first_word == Some("func") {
@@ -354,10 +420,17 @@ impl Parser {
                 );
                 return;
             }
-            let mut func = PendingFunc::default();
+            let mut func = PendingFunc {
+                line: line_no,
+                ..PendingFunc::default()
+            };
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
+            let twice = self.redefinition(&func);
             self.current = Some(func);
+            if let Some((col, message)) = twice {
+                self.error(line_no, col, message);
+            }
             if let Err((col, message)) = result {
                 self.error(line_no, col, message);
             }
@@ -376,6 +449,28 @@ impl Parser {
                 }
             }
             self.error(line_no, col, message);
+        }
+    }
+
+    /// The error for a header naming a function that an earlier header named, or `None`
+    /// (and the name is recorded).
+    fn redefinition(&mut self, func: &PendingFunc) -> Option<(usize, String)> {
+        if func.name.is_empty() {
+            return None;
+        }
+        match self.defined.get(&func.name) {
+            Some(&(line, col)) => Some((
+                func.name_col,
+                format!(
+                    "function @{} is defined twice: first at {line}:{col}",
+                    func.name
+                ),
+            )),
+            None => {
+                self.defined
+                    .insert(func.name.clone(), (func.line, func.name_col));
+                None
+            }
         }
     }
 
@@ -587,9 +682,10 @@ fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
     match cur.peek() {
         Some(Spanned {
             tok: Tok::Func(name),
-            ..
+            col,
         }) => {
             func.name = name.clone();
+            func.name_col = *col;
             cur.next();
         }
         _ => return cur.fail("a function name ('@name') after 'func'"),
