@@ -75,7 +75,7 @@ fn run_program(c: &mut Criterion, name: &str, func: &Function, x: &[f64]) {
         predicted: 1.0,
         stages: 1,
         compile_ms: tape_compile_ms,
-        workspace_bytes: tape.code().workspace_bytes() as u64,
+        workspace_bytes: tape.code().map_or(0, |c| c.workspace_bytes() as u64),
     }];
     for strategy in strategies {
         let label = match strategy {
@@ -85,7 +85,7 @@ fn run_program(c: &mut Criterion, name: &str, func: &Function, x: &[f64]) {
             Strategy::Tape => "tape".into(),
         };
         let start = Instant::now();
-        let mut g = match CheckpointedGradient::new(func, strategy) {
+        let g = match CheckpointedGradient::new(func, strategy) {
             Ok(g) => g,
             Err(e) => {
                 println!("{name} {label}: {e}");

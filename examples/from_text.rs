@@ -12,26 +12,26 @@ fn main() {
     }
 }
 
-fn run() -> Result<(), adjit::Error> {
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args
         .next()
         .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/ir/examples/seed001.ir").into());
     let funcs = adjit::load(Path::new(&path))?;
-    let func = &funcs[0];
+    let func = funcs.first().ok_or("the file defines no function")?;
     let x: Vec<f64> = match args.next() {
         Some(list) => list
             .split(',')
             .map(|s| {
                 s.trim()
                     .parse()
-                    .map_err(|_| adjit::Error::Usage(format!("`{s}` is not a number")))
+                    .map_err(|_| format!("`{s}` is not a number"))
             })
             .collect::<Result<_, _>>()?,
         None => (0..func.n_params).map(|i| 2.0 + i as f64).collect(),
     };
 
-    for stage in ["ir", "jvp", "vjp"] {
+    for stage in [adjit::Stage::Ir, adjit::Stage::Jvp, adjit::Stage::Vjp] {
         println!("==== {stage}");
         print!(
             "{}",
@@ -40,10 +40,10 @@ fn run() -> Result<(), adjit::Error> {
     }
     println!("==== clif (vjp)");
     let options = adjit::DumpOptions {
-        mode: Some("vjp".into()),
+        mode: adjit::Mode::Vjp,
         ..Default::default()
     };
-    print!("{}", adjit::dump(func, "clif", &options)?);
+    print!("{}", adjit::dump(func, adjit::Stage::Clif, &options)?);
 
     println!("==== evaluation at {x:?}");
     let y_interp = adjit::eval(func, adjit::Engine::Interp, &x)?;

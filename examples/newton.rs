@@ -27,9 +27,9 @@
 
 use std::time::Instant;
 
-use adjit::diff::inverse::{analyze, InverseOptions};
+use adjit::diff::inverse::analyze;
 use adjit::inverse::CompiledInverse;
-use adjit::{Compiled, Engine, InverseMode, Mode, Type};
+use adjit::{Compiled, InverseMode, Mode, Type};
 
 const N: usize = 32;
 
@@ -105,11 +105,10 @@ fn main() -> Result<(), adjit::Error> {
 
     let start = Instant::now();
     let residual = Compiled::new(&system, Mode::Primal)?;
-    let opts = InverseOptions::default();
-    let reverse = CompiledInverse::new(&system, InverseMode::Reverse, Engine::Jit, &opts)?;
+    let reverse = CompiledInverse::new(&system, InverseMode::Reverse)?;
     let reverse_ms = start.elapsed().as_secs_f64() * 1e3;
     let start = Instant::now();
-    let dense = CompiledInverse::new(&system, InverseMode::Dense, Engine::Jit, &opts)?;
+    let dense = CompiledInverse::new(&system, InverseMode::Dense)?;
     let dense_ms = start.elapsed().as_secs_f64() * 1e3;
     println!(
         "compiled: reverse-inverse {} instructions in {reverse_ms:.0} ms, \

@@ -59,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut reference: Option<(Vec<f64>, f64)> = None;
     for strategy in strategies {
         let start = Instant::now();
-        let mut grad = CheckpointedGradient::new(&lorenz, strategy)?;
+        let grad = CheckpointedGradient::new(&lorenz, strategy)?;
         let compile_ms = start.elapsed().as_secs_f64() * 1e3;
         let (mut y, mut g) = ([0.0; 3], [0.0; 3]);
         grad.call(&x0, &w, &mut y, &mut g)?;

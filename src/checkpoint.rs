@@ -1,17 +1,22 @@
-//! Checkpointed gradients as native code: a [`adjit_diff::checkpoint::Plan`] whose stage
-//! functions and stage reverses are simplified and JIT-compiled once, then driven by the
-//! plan's executor on every call.
+//! Checkpointed gradients: a [`adjit_diff::checkpoint::Plan`] whose stage functions and stage
+//! reverses are simplified and prepared once on an engine (native code by default), then driven
+//! by the plan's executor on every call.
 //!
 //! Generated code is O(program size): one forward and one reverse function per stage.
 //! `simplify` preserves every output bit for bit, and the stage reverses accumulate adjoints in
 //! the whole-function `vjp`'s order, so a checkpointed gradient equals the taped one bit for bit
-//! (checked in the tests below). A call allocates nothing.
+//! (checked in the tests below). Calls take `&self`: each concurrent caller borrows a set of
+//! executor buffers from a pool (allocated on first use), so steady-state calls allocate nothing.
 
-use adjit_diff::checkpoint::{self, Executor, Plan, ReverseBuffers, StageRunner};
+use std::sync::Mutex;
+
+use adjit_diff::checkpoint::{self, ExecBuffers, Executor, Plan, StageProgram, StageRunner};
+use adjit_diff::layout::{Kind, Layout};
 use adjit_ir::Function;
-use adjit_jit::{CompiledFunction, JitError, JitOptions};
 
-use crate::{Error, Result, Strategy};
+use crate::compile::{bool_params, check_bools, check_parts, signature_of};
+use crate::runner::Runner;
+use crate::{Error, Options, Result, Strategy};
 
 fn make_plan(func: &Function, strategy: Strategy) -> Result<Plan> {
     adjit_ir::verify(func)?;
@@ -32,63 +37,47 @@ pub struct CheckpointStats {
     pub executed_insts: u64,
     pub stages: usize,
     pub snapshots: usize,
-    /// Measured: the largest native workspace (spilled values) of one compiled stage program;
-    /// the executor's buffers come on top (see `peak_bytes`).
+    /// Measured: the largest native workspace (spilled values) of one compiled stage program
+    /// (0 on the interpreter); the executor's buffers come on top (see `peak_bytes`).
     pub workspace_bytes: u64,
 }
 
-/// Compiled stage programs, run by the executor.
-struct JitStages {
-    forward: Vec<CompiledFunction>,
-    reverse: Vec<CompiledFunction>,
-    buffers: ReverseBuffers,
+/// The prepared stage programs, run by the executor.
+struct Stages {
+    forward: Vec<Runner>,
+    reverse: Vec<Runner>,
 }
 
-impl StageRunner for JitStages {
-    type Error = JitError;
+impl StageRunner for &Stages {
+    type Error = Error;
 
-    fn forward(
-        &mut self,
-        stage: usize,
-        state_in: &[f64],
-        state_out: &mut [f64],
-    ) -> Result<(), JitError> {
-        self.forward[stage].call(state_in, state_out)
-    }
-
-    fn reverse(
-        &mut self,
-        stage: usize,
-        state_in: &[f64],
-        adjoint_out: &[f64],
-        state_out: &mut [f64],
-        adjoint_in: &mut [f64],
-    ) -> Result<(), JitError> {
-        let code = &self.reverse[stage];
-        self.buffers.run(
-            state_in,
-            adjoint_out,
-            state_out,
-            adjoint_in,
-            |inputs, outputs| code.call(inputs, outputs),
-        )
+    fn run(&mut self, program: StageProgram, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
+        match program {
+            StageProgram::Forward(k) => self.forward[k].run(inputs, outputs),
+            StageProgram::Reverse(k) => self.reverse[k].run(inputs, outputs),
+        }
     }
 }
 
-/// Value and `Jᵀ·w` of a function under a memory [`Strategy`], as native code.
+/// Value and `Jᵀ·w` of a function under a memory [`Strategy`], compiled once and callable
+/// from many threads.
 ///
 /// ```
 /// use adjit::checkpoint::CheckpointedGradient;
 /// let f = adjit::trace(2, |x| (x[0] * x[1]).sin() * x[0]);
-/// let mut g = CheckpointedGradient::new(&f, adjit::Strategy::Checkpoint { snapshots: 2 }).unwrap();
+/// let g = CheckpointedGradient::new(&f, adjit::Strategy::Checkpoint { snapshots: 2 }).unwrap();
 /// let (mut y, mut grad) = ([0.0], [0.0; 2]);
 /// g.call(&[0.5, 2.0], &[1.0], &mut y, &mut grad).unwrap();
 /// assert!((y[0] - 1.0f64.sin() * 0.5).abs() < 1e-15);
 /// assert!((grad[1] - 1.0f64.cos() * 0.25).abs() < 1e-15); // ∂/∂x₁ = cos(x₀x₁)·x₀²
 /// ```
 pub struct CheckpointedGradient {
+    func: Function,
+    layout: Layout,
+    bools: Vec<usize>,
     executor: Executor,
-    stages: JitStages,
+    stages: Stages,
+    pool: Mutex<Vec<ExecBuffers>>,
     stats: CheckpointStats,
 }
 
@@ -103,14 +92,15 @@ impl std::fmt::Debug for CheckpointedGradient {
 impl CheckpointedGradient {
     /// Plan `func` under `strategy`, simplify and compile every stage and stage reverse.
     pub fn new(func: &Function, strategy: Strategy) -> Result<CheckpointedGradient> {
-        CheckpointedGradient::with_options(func, strategy, &JitOptions::default())
+        CheckpointedGradient::with_options(func, strategy, &Options::default())
     }
 
-    /// [`CheckpointedGradient::new`] with explicit code-generation options.
+    /// [`CheckpointedGradient::new`] on the engine and with the code-generation options of
+    /// `opts`.
     pub fn with_options(
         func: &Function,
         strategy: Strategy,
-        opts: &JitOptions,
+        opts: &Options,
     ) -> Result<CheckpointedGradient> {
         let plan = make_plan(func, strategy)?;
         let part = &plan.partition;
@@ -123,23 +113,18 @@ impl CheckpointedGradient {
             let rev = adjit_diff::simplify(rev);
             forward_insts.push(stage.n_insts() as u64);
             executed_insts += rev.n_insts() as u64;
-            forward.push(adjit_jit::compile(&stage, opts)?);
-            reverse.push(adjit_jit::compile(&rev, opts)?);
+            forward.push(Runner::new(&stage, opts)?);
+            reverse.push(Runner::new(&rev, opts)?);
         }
         for action in &plan.actions {
             if let checkpoint::Action::Advance { from, to } = *action {
                 executed_insts += forward_insts[from..to].iter().sum::<u64>();
             }
         }
-        let widest = reverse
-            .iter()
-            .map(|r| r.n_inputs().max(r.n_outputs()))
-            .max()
-            .unwrap_or(0);
         let workspace_bytes = forward
             .iter()
             .chain(&reverse)
-            .map(|code| code.workspace_bytes() as u64)
+            .filter_map(|r| r.code().map(|code| code.workspace_bytes() as u64))
             .max()
             .unwrap_or(0);
         let stats = CheckpointStats {
@@ -151,26 +136,65 @@ impl CheckpointedGradient {
             stages: part.n_stages(),
             snapshots: plan.snapshots,
         };
+        let executor = Executor::new(func, &plan);
         Ok(CheckpointedGradient {
-            executor: Executor::new(func, &plan),
-            stages: JitStages {
-                forward,
-                reverse,
-                buffers: ReverseBuffers::with_width(widest),
-            },
+            func: signature_of(func),
+            layout: Layout::of(func, Kind::Vjp),
+            bools: bool_params(func),
+            pool: Mutex::new(vec![executor.buffers()]),
+            executor,
+            stages: Stages { forward, reverse },
             stats,
         })
     }
 
     /// `y = f(x)` (one per output) and `grad = Jᵀ·w` (`w`: one per float output; `grad`: one
-    /// per float input).
-    pub fn call(&mut self, x: &[f64], w: &[f64], y: &mut [f64], grad: &mut [f64]) -> Result<()> {
-        self.executor
-            .run(&mut self.stages, x, w, y, grad)
+    /// per float input): the parts `x`, `ȳ`, `y`, `x̄` of the VJP layout.
+    pub fn call(&self, x: &[f64], w: &[f64], y: &mut [f64], grad: &mut [f64]) -> Result<()> {
+        let name = &self.func.name;
+        check_parts(
+            name,
+            &self.layout,
+            self.layout.input_parts(),
+            [x.len(), w.len()].into_iter(),
+        )?;
+        check_parts(
+            name,
+            &self.layout,
+            self.layout.output_parts(),
+            [y.len(), grad.len()].into_iter(),
+        )?;
+        check_bools(&self.func, &self.bools, x)?;
+        // A poisoned pool only means another caller panicked: the buffers hold no invariant.
+        let taken = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut bufs = taken.unwrap_or_else(|| self.executor.buffers());
+        let result = self
+            .executor
+            .run(&mut bufs, &mut &self.stages, x, w, y, grad)
             .map_err(|e| match e {
-                checkpoint::ExecError::Length { .. } => Error::Usage(e.to_string()),
-                checkpoint::ExecError::Stage { source, .. } => Error::Jit(source),
-            })
+                checkpoint::ExecError::Stage { source, .. } => source,
+                checkpoint::ExecError::Length {
+                    part,
+                    expected,
+                    got,
+                } => Error::Length {
+                    func: name.clone(),
+                    part,
+                    expected,
+                    got,
+                    layout: self.layout.to_string(),
+                },
+            });
+        self.pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(bufs);
+        result
+    }
+
+    /// The layout of the VJP this object computes: `(x, ȳ) -> (y, x̄)`.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     pub fn stats(&self) -> CheckpointStats {
@@ -187,6 +211,7 @@ pub fn schedule_text(func: &Function, strategy: Strategy) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use adjit_diff::layout::Part;
     use adjit_ir::random::{random_function, RandomOptions, Rng};
 
     const STRATEGIES: [Strategy; 5] = [
@@ -220,7 +245,7 @@ mod tests {
             let mut expected = vec![0.0; tape.n_outputs()];
             tape.call(&inputs, &mut expected).unwrap();
             for strategy in STRATEGIES {
-                let mut g = CheckpointedGradient::new(&func, strategy).unwrap();
+                let g = CheckpointedGradient::new(&func, strategy).unwrap();
                 let mut y = vec![0.0; func.n_outputs()];
                 let mut grad = vec![0.0; func.n_params];
                 for _ in 0..2 {
@@ -257,11 +282,22 @@ mod tests {
             err.to_string().contains("smallest that works needs"),
             "{err}"
         );
-        let mut g = CheckpointedGradient::new(&func, Strategy::Uniform).unwrap();
+        let g = CheckpointedGradient::new(&func, Strategy::Uniform).unwrap();
         let mut y = vec![0.0; func.n_outputs()];
         let mut grad = vec![0.0; func.n_params];
         let err = g.call(&[1.0], &[1.0, 1.0], &mut y, &mut grad).unwrap_err();
-        assert!(matches!(err, Error::Usage(_)), "{err}");
+        assert!(
+            matches!(
+                err,
+                Error::Length {
+                    part: Part::Inputs,
+                    expected: 3,
+                    got: 1,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]

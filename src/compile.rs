@@ -1,169 +1,198 @@
-//! Compile once, call many times: derived programs as native code.
+//! Compile once, call many times: derived programs as runnable objects.
 //!
-//! [`derive`] builds the (simplified) IR of a [`Mode`]; [`Compiled`] JIT-compiles it and checks
-//! buffer lengths on every call; [`Gradient`] is the common special case of a scalar function's
-//! value and gradient, with the cotangent 1 folded into the code.
+//! [`derive`] builds the simplified IR of a [`Mode`] with its [`Layout`]; [`Compiled`] prepares
+//! it on an engine and checks every call against the layout; [`Gradient`] is the common special
+//! case of a scalar function's value and gradient, with the cotangent 1 folded into the code.
 
-use adjit_ir::{Builder, Function, Type, Value, ValueDef};
-use adjit_jit::{CompiledFunction, JitOptions};
+use adjit_diff::layout::{Layout, Part};
+use adjit_diff::{Derived, Mode};
+use adjit_ir::{Function, Type};
+use adjit_jit::CompiledFunction;
 
-use crate::{Error, Result};
+use crate::runner::Runner;
+use crate::{Error, Options, Result};
 
-/// Which program to derive from a function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// The function itself: `(x) -> (y)`.
-    #[default]
-    Primal,
-    /// Forward mode: `(x, ẋ) -> (y, ẏ)`.
-    Jvp,
-    /// Forward mode with `k` directions: `(x, ẋ₁ … ẋₖ) -> (y, ẏ₁ … ẏₖ)`.
-    JvpVector(usize),
-    /// Reverse mode with a tape: `(x, ȳ) -> (y, x̄)`.
-    Vjp,
-    /// Value and gradient of a scalar function: `(x) -> (y, ∇y)`.
-    Gradient,
-    /// Hessian-vector product of a scalar function: `(x, v) -> (y, ∇y, H·v)`.
-    Hvp,
-}
-
-impl std::str::FromStr for Mode {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Mode> {
-        match s {
-            "primal" => Ok(Mode::Primal),
-            "jvp" => Ok(Mode::Jvp),
-            "vjp" => Ok(Mode::Vjp),
-            "gradient" => Ok(Mode::Gradient),
-            "hvp" => Ok(Mode::Hvp),
-            _ => Err(Error::Usage(format!(
-                "unknown mode `{s}`: expected primal, jvp, vjp, gradient or hvp"
-            ))),
-        }
-    }
-}
-
-/// The simplified IR of `mode` applied to `func` (which must verify).
-pub fn derive(func: &Function, mode: Mode) -> Result<Function> {
+/// The simplified program of `mode` applied to `func` (which must verify), with its layout.
+pub fn derive(func: &Function, mode: Mode) -> Result<Derived> {
     adjit_ir::verify(func)?;
-    let derived = match mode {
-        Mode::Primal => return Ok(adjit_diff::simplify(func)),
-        Mode::Jvp => adjit_diff::jvp(func),
-        Mode::JvpVector(k) => adjit_diff::jvp_vector(func, k),
-        Mode::Vjp => adjit_diff::vjp(func),
-        Mode::Gradient => gradient_function(func)?,
-        Mode::Hvp => {
-            scalar_output(func, "hvp")?;
-            adjit_diff::hvp(func)
+    Ok(adjit_diff::derive(func, mode)?)
+}
+
+/// Check that every `bool` input of `func` in `x` holds 0 or 1 (NaN and 0.5 are not booleans).
+pub(crate) fn check_bools(func: &Function, bools: &[usize], x: &[f64]) -> Result<()> {
+    for &i in bools {
+        let value = x[i];
+        if value != 0.0 && value != 1.0 {
+            return Err(Error::NotBool {
+                func: func.name.clone(),
+                index: i,
+                name: adjit_ir::text::printed_names(func)[i].clone(),
+                value,
+            });
         }
-    };
-    Ok(adjit_diff::simplify(&derived))
+    }
+    Ok(())
 }
 
-fn scalar_output(func: &Function, what: &str) -> Result<()> {
-    if func.ret_types.len() == 1 && func.ret_types[0].is_float() {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "{what} needs a function with one float output; @{} returns ({})",
-            func.name,
-            func.ret_types
-                .iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))
-    }
+/// Positions of the `bool` parameters of `func`.
+pub(crate) fn bool_params(func: &Function) -> Vec<usize> {
+    func.param_types()
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| **t == Type::Bool)
+        .map(|(i, _)| i)
+        .collect()
 }
 
-/// `vjp(f)` with its cotangent parameter replaced by the constant 1, so the simplifier can
-/// remove the multiplications by the seed: `(x) -> (y, ∇y)`.
-fn gradient_function(func: &Function) -> Result<Function> {
-    scalar_output(func, "a gradient")?;
-    let vjp = adjit_diff::vjp(func);
-    let n = func.n_params;
-    let mut b = Builder::new(format!("{}_grad", func.name));
-    let mut map: Vec<Value> = Vec::with_capacity(vjp.n_values());
-    for p in vjp.params() {
-        let data = vjp.data(p);
-        let v = if p.index() < n {
-            match &data.name {
-                Some(name) => b.param(data.ty, name),
-                None => b.param_unnamed(data.ty),
-            }
-        } else {
-            map.push(Value::new(0)); // placeholder, replaced below
-            continue;
-        };
-        map.push(v);
+/// Check the lengths of a call's slices against the parts of `layout` (`parts`, in order).
+pub(crate) fn check_parts(
+    func: &str,
+    layout: &Layout,
+    parts: &[(Part, usize)],
+    lens: impl ExactSizeIterator<Item = usize>,
+) -> Result<()> {
+    if parts.len() != lens.len() {
+        return Err(Error::Parts {
+            func: func.to_string(),
+            expected: parts.len(),
+            got: lens.len(),
+            layout: layout.to_string(),
+        });
     }
-    for p in vjp.params().skip(n) {
-        map[p.index()] = b.constant(vjp.ty(p), 1.0);
-    }
-    for (v, data) in vjp.values.iter().enumerate().skip(vjp.n_params) {
-        let ValueDef::Inst(inst) = &data.def else {
-            continue;
-        };
-        let new = b.inst(inst.map_values(|u| map[u.index()]));
-        if let Some(name) = &data.name {
-            b.set_name(new, name.clone());
+    for (&(part, expected), got) in parts.iter().zip(lens) {
+        if expected != got {
+            return Err(Error::Length {
+                func: func.to_string(),
+                part,
+                expected,
+                got,
+                layout: layout.to_string(),
+            });
         }
-        debug_assert_eq!(map.len(), v);
-        map.push(new);
     }
-    let rets: Vec<Value> = vjp.rets.iter().map(|r| map[r.index()]).collect();
-    Ok(b.finish(&rets))
+    Ok(())
 }
 
-/// A derived program compiled to native code.
+/// A derived program, prepared once on an engine ([`Options::engine`]).
 ///
 /// ```
 /// let f = adjit::trace(2, |x| x[0] * x[1].sin());
 /// let jvp = adjit::Compiled::new(&f, adjit::Mode::Jvp).unwrap();
-/// let mut out = [0.0; 2];
-/// jvp.call(&[2.0, 0.5, 1.0, 0.0], &mut out).unwrap(); // x = (2, 0.5), ẋ = (1, 0)
-/// assert_eq!(out[1], 0.5f64.sin());
+/// let (mut y, mut dy) = ([0.0], [0.0]);
+/// // x = (2, 0.5), ẋ = (1, 0): the parts of the layout, in order.
+/// jvp.call_parts(&[&[2.0, 0.5], &[1.0, 0.0]], &mut [&mut y, &mut dy]).unwrap();
+/// assert_eq!(dy[0], 0.5f64.sin());
+/// assert_eq!(jvp.layout().to_string(), "(x (2) ++ ẋ (2)) -> (y (1) ++ ẏ (1))");
 /// ```
 pub struct Compiled {
-    ir: Function,
-    code: CompiledFunction,
+    /// The user's function name, for messages.
+    func: Function,
+    derived: Derived,
+    bools: Vec<usize>,
+    runner: Runner,
 }
 
 impl Compiled {
-    /// Derive `mode` from `func`, simplify and JIT-compile it.
+    /// Derive `mode` from `func`, simplify it and JIT-compile it.
     pub fn new(func: &Function, mode: Mode) -> Result<Compiled> {
-        Compiled::with_options(func, mode, &JitOptions::default())
+        Compiled::with_options(func, mode, &Options::default())
     }
 
-    pub fn with_options(func: &Function, mode: Mode, opts: &JitOptions) -> Result<Compiled> {
-        let ir = derive(func, mode)?;
-        let code = adjit_jit::compile(&ir, opts)?;
-        Ok(Compiled { ir, code })
+    /// [`Compiled::new`] on the engine and with the code-generation options of `opts`.
+    pub fn with_options(func: &Function, mode: Mode, opts: &Options) -> Result<Compiled> {
+        let derived = derive(func, mode)?;
+        let runner = Runner::new(&derived.func, opts)?;
+        Ok(Compiled {
+            func: signature_of(func),
+            bools: bool_params(func),
+            derived,
+            runner,
+        })
     }
 
-    /// Evaluate at `inputs`, writing `outputs`; both lengths are checked.
+    /// Evaluate on the flat `inputs` (the layout's input parts, concatenated), writing the flat
+    /// `outputs`. Lengths are checked against the layout.
     pub fn call(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
-        Ok(self.code.call(inputs, outputs)?)
+        let layout = &self.derived.layout;
+        if inputs.len() != layout.n_inputs() || outputs.len() != layout.n_outputs() {
+            return Err(Error::Arity {
+                func: self.derived.func.name.clone(),
+                expected_inputs: layout.n_inputs(),
+                expected_outputs: layout.n_outputs(),
+                inputs: inputs.len(),
+                outputs: outputs.len(),
+                layout: layout.to_string(),
+            });
+        }
+        check_bools(&self.func, &self.bools, inputs)?;
+        self.runner.run(inputs, outputs)
     }
 
-    /// The compiled IR (after simplification).
+    /// Evaluate with one slice per part of the layout: `inputs` in the order of
+    /// [`Layout::input_parts`], `outputs` in the order of [`Layout::output_parts`]. A wrong
+    /// length names the part. Does not allocate after the first call on a thread.
+    pub fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        let layout = &self.derived.layout;
+        let name = &self.derived.func.name;
+        let in_lens = inputs.iter().map(|s| s.len());
+        check_parts(name, layout, layout.input_parts(), in_lens)?;
+        let out_lens = outputs.iter().map(|s| s.len());
+        check_parts(name, layout, layout.output_parts(), out_lens)?;
+        crate::scratch::with_scratch(
+            layout.n_inputs(),
+            layout.n_outputs(),
+            |flat_in, flat_out| {
+                let mut at = 0;
+                for part in inputs {
+                    flat_in[at..at + part.len()].copy_from_slice(part);
+                    at += part.len();
+                }
+                check_bools(&self.func, &self.bools, flat_in)?;
+                self.runner.run(flat_in, flat_out)?;
+                let mut at = 0;
+                for part in outputs.iter_mut() {
+                    let len = part.len();
+                    part.copy_from_slice(&flat_out[at..at + len]);
+                    at += len;
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// The derived IR that runs (after simplification).
     pub fn ir(&self) -> &Function {
-        &self.ir
+        &self.derived.func
     }
 
-    /// The native code handle (batched and multi-threaded calls live there).
-    pub fn code(&self) -> &CompiledFunction {
-        &self.code
+    /// Which input and output slots hold which part.
+    pub fn layout(&self) -> &Layout {
+        &self.derived.layout
+    }
+
+    /// The native code (batched and multi-threaded calls live there); `None` on the
+    /// interpreter.
+    pub fn code(&self) -> Option<&CompiledFunction> {
+        self.runner.code()
     }
 
     pub fn n_inputs(&self) -> usize {
-        self.code.n_inputs()
+        self.derived.layout.n_inputs()
     }
 
     pub fn n_outputs(&self) -> usize {
-        self.code.n_outputs()
+        self.derived.layout.n_outputs()
     }
+}
+
+/// The parameters and return types of `func` without its body: enough to name inputs in
+/// messages, without keeping a copy of a large program alive.
+pub(crate) fn signature_of(func: &Function) -> Function {
+    let mut sig = Function::new(func.name.clone());
+    for p in func.params() {
+        sig.add_param(func.ty(p), func.name_of(p).map(str::to_string));
+    }
+    sig
 }
 
 /// Value and gradient of a scalar function, compiled once and callable from many threads.
@@ -181,41 +210,27 @@ impl Compiled {
 /// ```
 pub struct Gradient {
     compiled: Compiled,
-    n: usize,
 }
 
 impl Gradient {
-    /// Compile the gradient of `func`, which must have one float output and only float inputs.
+    /// Compile the gradient of `func`, which must have exactly one float output.
     pub fn new(func: &Function) -> Result<Gradient> {
-        if let Some(p) = func.params().find(|&p| func.ty(p) == Type::Bool) {
-            return Err(Error::Usage(format!(
-                "a gradient needs float inputs; parameter {} of @{} is bool",
-                p.index(),
-                func.name
-            )));
-        }
-        let compiled = Compiled::new(func, Mode::Gradient)?;
+        Gradient::with_options(func, &Options::default())
+    }
+
+    /// [`Gradient::new`] on the engine and with the code-generation options of `opts`.
+    pub fn with_options(func: &Function, opts: &Options) -> Result<Gradient> {
         Ok(Gradient {
-            compiled,
-            n: func.n_params,
+            compiled: Compiled::with_options(func, Mode::Gradient, opts)?,
         })
     }
 
-    /// Writes `∇f(x)` to `grad` and returns `f(x)`. Does not allocate after the first call on a
-    /// thread.
+    /// Writes `∇f(x)` to `grad` (one entry per float input) and returns `f(x)`. Does not
+    /// allocate after the first call on a thread.
     pub fn call(&self, x: &[f64], grad: &mut [f64]) -> Result<f64> {
-        if grad.len() != self.n {
-            return Err(Error::Usage(format!(
-                "gradient buffer holds {} numbers, the function has {} inputs",
-                grad.len(),
-                self.n
-            )));
-        }
-        crate::scratch::with_scratch(0, self.n + 1, |_, out| {
-            self.compiled.call(x, out)?;
-            grad.copy_from_slice(&out[1..]);
-            Ok(out[0])
-        })
+        let mut y = [0.0];
+        self.compiled.call_parts(&[x], &mut [&mut y, grad])?;
+        Ok(y[0])
     }
 
     /// The compiled program `(x) -> (y, ∇y)`.

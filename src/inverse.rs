@@ -1,49 +1,46 @@
 //! Facade glue for the inverse modes: build the reverse-, forward- or dense-inverse program once
-//! ([`adjit_diff::inverse`]), run it many times on an engine, and turn its `status` output into an
-//! error that names the lump whose pivot was numerically singular, so callers never see silent
-//! inf/NaN. Also renders the `lumps`, `dot`, `reverse-inverse` and `forward-inverse` dump stages.
+//! ([`adjit_diff::inverse`]), prepare it on an engine, and turn its `status` output into an
+//! error that names the lump whose pivot was numerically singular (or says the product is not
+//! finite), so callers never see silent inf/NaN. Also renders the `lumps`, `dot`,
+//! `reverse-inverse` and `forward-inverse` dump stages.
 
 use adjit_diff::inverse::{
-    analyze, dense_inverse, forward_inverse, lumps_text, reverse_inverse, InverseError,
-    InverseOptions,
+    analyze, dense_inverse, forward_inverse, lumps_text, reverse_inverse, InverseOptions,
+    NOT_FINITE,
 };
-use adjit_ir::{Function, Interpreter};
+use adjit_diff::layout::{Kind, Layout, Part};
+use adjit_ir::Function;
 
-use crate::{Engine, Error, InverseMode, Result};
+use crate::compile::check_parts;
+use crate::runner::Runner;
+use crate::{Error, InverseMode, Options, Result};
 
-fn inverse_error(e: InverseError) -> Error {
-    Error::Inverse(e)
-}
-
-/// The transformed program for `mode`: `(x.., v..) → (y.., product.., status)`.
+/// The simplified program of `mode` for the verified square `func`:
+/// `(x.., v..) → (y.., product.., status)` (the [`Kind::Inverse`] layout).
 pub fn inverse_program(
     func: &Function,
     mode: InverseMode,
     opts: &InverseOptions,
 ) -> Result<Function> {
-    match mode {
+    let program = match mode {
         InverseMode::Reverse => reverse_inverse(func, opts),
         InverseMode::Forward => forward_inverse(func, opts),
         InverseMode::Dense => dense_inverse(func, opts),
-    }
-    .map_err(inverse_error)
+    }?;
+    // Simplified like every other compiled mode (IEEE-preserving rewrites only).
+    Ok(adjit_diff::simplify(&program))
 }
 
-enum Runner {
-    Interp,
-    Jit(Box<adjit_jit::CompiledFunction>),
-}
-
-/// An inverse product compiled once and called many times.
+/// An inverse product prepared once and called many times.
 ///
 /// ```
 /// use adjit::inverse::CompiledInverse;
-/// use adjit::{Engine, InverseMode, Type};
+/// use adjit::{InverseMode, Type};
 /// // Polar to Cartesian coordinates: J = [[cos t, −r sin t], [sin t, r cos t]].
 /// let f = adjit::trace_multi("polar", &[Type::F64; 2], |x| {
 ///     vec![x[0] * x[1].cos(), x[0] * x[1].sin()]
 /// });
-/// let inv = CompiledInverse::new(&f, InverseMode::Reverse, Engine::Jit, &Default::default()).unwrap();
+/// let inv = CompiledInverse::new(&f, InverseMode::Reverse).unwrap();
 /// let (mut y, mut xdot) = ([0.0; 2], [0.0; 2]);
 /// inv.call(&[2.0, 0.0], &[1.0, 1.0], &mut y, &mut xdot).unwrap();
 /// assert_eq!(xdot, [1.0, 0.5]); // J⁻¹·v
@@ -52,30 +49,34 @@ pub struct CompiledInverse {
     mode: InverseMode,
     /// The user's function name, for error messages.
     func_name: String,
-    n: usize,
+    layout: Layout,
     program: Function,
-    /// "lump k (%first..%last)" for every lump, to name it in errors.
+    /// "lump k (%first..%last, l = …)" for every lump, to name it in errors.
     lump_names: Vec<String>,
     pivot_tol: f64,
     runner: Runner,
 }
 
 impl CompiledInverse {
-    /// Build the `mode` program for the square program `func` and prepare it on `engine`.
-    pub fn new(
+    /// Build the `mode` program for the square program `func` and JIT-compile it.
+    pub fn new(func: &Function, mode: InverseMode) -> Result<CompiledInverse> {
+        CompiledInverse::with_options(func, mode, &Options::default())
+    }
+
+    /// [`CompiledInverse::new`] on the engine, with the code-generation and inverse options
+    /// (`max_lump`, `pivot_tol`) of `opts`.
+    pub fn with_options(
         func: &Function,
         mode: InverseMode,
-        engine: Engine,
-        opts: &InverseOptions,
+        opts: &Options,
     ) -> Result<CompiledInverse> {
-        // Simplified like every other compiled mode (IEEE-preserving rewrites only).
-        let program = adjit_diff::simplify(&inverse_program(func, mode, opts)?);
+        adjit_ir::verify(func)?;
+        let program = inverse_program(func, mode, &opts.inverse)?;
         let lump_names = match mode {
             InverseMode::Dense => vec!["the dense Jacobian".to_string()],
             _ => {
                 let names = adjit_ir::text::printed_names(func);
-                analyze(func)
-                    .map_err(inverse_error)?
+                analyze(func)?
                     .lumps
                     .iter()
                     .map(|l| {
@@ -90,27 +91,20 @@ impl CompiledInverse {
                     .collect()
             }
         };
-        let runner = match engine {
-            Engine::Interp => Runner::Interp,
-            Engine::Jit => Runner::Jit(Box::new(adjit_jit::compile(
-                &program,
-                &adjit_jit::JitOptions::default(),
-            )?)),
-        };
         Ok(CompiledInverse {
             mode,
             func_name: func.name.clone(),
-            n: func.n_params,
+            layout: Layout::of(func, Kind::Inverse),
+            runner: Runner::new(&program, opts)?,
             program,
             lump_names,
-            pivot_tol: opts.pivot_tol,
-            runner,
+            pivot_tol: opts.inverse.pivot_tol,
         })
     }
 
     /// Number of inputs (= outputs) of the square program.
     pub fn n(&self) -> usize {
-        self.n
+        self.layout.input(Part::Inputs).len()
     }
 
     /// The transformed (and simplified) program that runs.
@@ -118,95 +112,77 @@ impl CompiledInverse {
         &self.program
     }
 
+    /// `(x, v) -> (y, product, status)`.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
     /// `y = f(x)` and `out = J⁻¹·v` (reverse, dense) or `J⁻ᵀ·v` (forward). All slices have
-    /// length `n`. A numerically singular pivot is an error naming the lump.
+    /// length `n`. A numerically singular pivot or a non-finite product is an error.
     pub fn call(&self, x: &[f64], v: &[f64], y: &mut [f64], out: &mut [f64]) -> Result<()> {
-        let n = self.n;
-        for (what, len) in [
-            ("x", x.len()),
-            ("v", v.len()),
-            ("y", y.len()),
-            ("out", out.len()),
-        ] {
-            if len != n {
-                return Err(Error::Usage(format!(
-                    "inverse of @{}: `{what}` has {len} entries, expected {n}",
-                    self.program.name
-                )));
-            }
-        }
-        let status = crate::scratch::with_scratch(2 * n, 2 * n + 1, |input, result| {
-            input[..n].copy_from_slice(x);
-            input[n..].copy_from_slice(v);
-            match &self.runner {
-                Runner::Interp => Interpreter::default().run(&self.program, input, result)?,
-                Runner::Jit(code) => code.call(input, result)?,
-            }
-            y.copy_from_slice(&result[..n]);
-            out.copy_from_slice(&result[n..2 * n]);
-            Ok::<f64, Error>(result[2 * n])
-        })?;
-        if status == adjit_diff::inverse::NOT_FINITE {
-            return Err(Error::SingularLump(format!(
-                "{} of @{}: the product is not finite (inf or NaN): J is singular or too \
-                 ill-conditioned at this point, or the vector is not finite; try the dense mode \
-                 or another point",
-                self.mode.name(),
-                self.func_name,
-            )));
+        let layout = &self.layout;
+        let name = &self.program.name;
+        check_parts(
+            name,
+            layout,
+            layout.input_parts(),
+            [x.len(), v.len()].into_iter(),
+        )?;
+        check_parts(
+            name,
+            layout,
+            &layout.output_parts()[..2],
+            [y.len(), out.len()].into_iter(),
+        )?;
+        let status = crate::scratch::with_scratch(
+            layout.n_inputs(),
+            layout.n_outputs(),
+            |input, result| {
+                input[layout.input(Part::Inputs)].copy_from_slice(x);
+                input[layout.input(Part::Vector)].copy_from_slice(v);
+                self.runner.run(input, result)?;
+                y.copy_from_slice(&result[layout.output(Part::Outputs)]);
+                out.copy_from_slice(&result[layout.output(Part::Product)]);
+                Ok::<f64, Error>(result[layout.output(Part::Status).start])
+            },
+        )?;
+        if status == NOT_FINITE {
+            return Err(Error::NotFinite {
+                mode: self.mode,
+                func: self.func_name.clone(),
+            });
         }
         if status != 0.0 {
             let k = status as usize;
-            let name = self
-                .lump_names
-                .get(k.wrapping_sub(1))
-                .cloned()
-                .unwrap_or_else(|| format!("lump {k}"));
-            return Err(Error::SingularLump(format!(
-                "{} of @{}: {name} has a numerically singular pivot (|pivot| ≤ {:e}·scale): \
-                 J is singular or too ill-conditioned there",
-                self.mode.name(),
-                self.func_name,
-                self.pivot_tol
-            )));
+            return Err(Error::Singular {
+                mode: self.mode,
+                func: self.func_name.clone(),
+                lump: self
+                    .lump_names
+                    .get(k.wrapping_sub(1))
+                    .cloned()
+                    .unwrap_or_else(|| format!("lump {k}")),
+                pivot_tol: self.pivot_tol,
+            });
         }
         Ok(())
     }
 }
 
-/// One-shot inverse product: `(f(x), J⁻¹·v)` for `Reverse`/`Dense`, `(f(x), J⁻ᵀ·v)` for `Forward`.
-pub fn inverse_product(
-    func: &Function,
-    mode: InverseMode,
-    engine: Engine,
-    x: &[f64],
-    v: &[f64],
-) -> Result<(Vec<f64>, Vec<f64>)> {
-    let inv = CompiledInverse::new(func, mode, engine, &InverseOptions::default())?;
-    let (mut y, mut out) = (vec![0.0; inv.n()], vec![0.0; inv.n()]);
-    inv.call(x, v, &mut y, &mut out)?;
-    Ok((y, out))
-}
-
-/// The inverse-mode dump stages: `lumps`, `dot`, `reverse-inverse`, `forward-inverse`
-/// (`None` for any other stage name).
-pub fn dump_stage(func: &Function, stage: &str) -> Option<Result<String>> {
+/// The text of an inverse-mode dump stage of the verified `func`.
+pub(crate) fn dump_lumps(func: &Function, graph: bool) -> Result<String> {
     let opts = InverseOptions::default();
-    Some(match stage {
-        "lumps" => lumps_text(func, &opts).map_err(inverse_error),
-        "dot" => Ok(adjit_diff::inverse::dot(func, &opts)),
-        // Simplified, like the jvp/vjp stages and like the program CompiledInverse runs.
-        "reverse-inverse" => inverse_program(func, InverseMode::Reverse, &opts)
-            .map(|f| adjit_diff::simplify(&f).to_string()),
-        "forward-inverse" => inverse_program(func, InverseMode::Forward, &opts)
-            .map(|f| adjit_diff::simplify(&f).to_string()),
-        _ => return None,
-    })
+    if graph {
+        Ok(adjit_diff::inverse::dot(func, &opts))
+    } else {
+        Ok(lumps_text(func, &opts)?)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Engine;
     use adjit_ir::{Builder, Type};
     use adjit_testkit::lorenz_rk4;
     use adjit_testkit::{coupling_network, fig2};
@@ -231,8 +207,8 @@ mod tests {
         for (f, x) in &programs {
             let v: Vec<f64> = (0..x.len()).map(|i| 0.5 - 0.13 * i as f64).collect();
             for mode in MODES {
-                let (yi, pi) = inverse_product(f, mode, Engine::Interp, x, &v).unwrap();
-                let (yj, pj) = inverse_product(f, mode, Engine::Jit, x, &v).unwrap();
+                let (yi, pi) = crate::inverse(f, Engine::Interp, mode, x, &v).unwrap();
+                let (yj, pj) = crate::inverse(f, Engine::Jit, mode, x, &v).unwrap();
                 assert_eq!(yi, yj, "@{} {mode:?}: primal", f.name);
                 for (a, b) in pi.iter().zip(&pj) {
                     // Same IR, same operations: only libm-vs-native transcendentals may differ.
@@ -261,8 +237,8 @@ mod tests {
             InverseMode::Forward,
             InverseMode::Dense,
         ] {
-            assert!(inverse_product(&f, mode, Engine::Interp, &[1.0, 2.0], &[1.0, 1.0]).is_ok());
-            let e = inverse_product(&f, mode, Engine::Interp, &[1.0, 0.0], &[1.0, 1.0])
+            assert!(crate::inverse(&f, Engine::Interp, mode, &[1.0, 2.0], &[1.0, 1.0]).is_ok());
+            let e = crate::inverse(&f, Engine::Interp, mode, &[1.0, 0.0], &[1.0, 1.0])
                 .unwrap_err()
                 .to_string();
             let expected = if mode == InverseMode::Dense {
@@ -279,14 +255,14 @@ mod tests {
         let f = coupling_network(8, 3, 4, 1);
         let x: Vec<f64> = (0..8).map(|i| 0.1 * i as f64 - 0.3).collect();
         let v: Vec<f64> = (0..8).map(|i| 1.0 - 0.2 * i as f64).collect();
-        let (y, r) = inverse_product(&f, InverseMode::Reverse, Engine::Interp, &x, &v).unwrap();
-        let (yd, d) = inverse_product(&f, InverseMode::Dense, Engine::Interp, &x, &v).unwrap();
+        let (y, r) = crate::inverse(&f, Engine::Interp, InverseMode::Reverse, &x, &v).unwrap();
+        let (yd, d) = crate::inverse(&f, Engine::Interp, InverseMode::Dense, &x, &v).unwrap();
         assert_eq!(y, yd);
         for (a, b) in r.iter().zip(&d) {
             assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
         }
         // ⟨J⁻ᵀ w, v⟩ = ⟨w, J⁻¹ v⟩ with w = v.
-        let (_, fw) = inverse_product(&f, InverseMode::Forward, Engine::Interp, &x, &v).unwrap();
+        let (_, fw) = crate::inverse(&f, Engine::Interp, InverseMode::Forward, &x, &v).unwrap();
         let lhs: f64 = fw.iter().zip(&v).map(|(a, b)| a * b).sum();
         let rhs: f64 = v.iter().zip(&r).map(|(a, b)| a * b).sum();
         assert!(
@@ -298,12 +274,16 @@ mod tests {
     #[test]
     fn dump_stages_render() {
         let f = fig2();
-        for stage in ["lumps", "dot", "reverse-inverse", "forward-inverse"] {
-            let text = dump_stage(&f, stage).expect("an inverse stage").unwrap();
+        for stage in [
+            crate::Stage::Lumps,
+            crate::Stage::Dot,
+            crate::Stage::ReverseInverse,
+            crate::Stage::ForwardInverse,
+        ] {
+            let text = crate::dump(&f, stage, &Default::default()).unwrap();
             assert!(!text.is_empty());
         }
-        assert!(dump_stage(&f, "ir").is_none());
-        let printed = dump_stage(&f, "reverse-inverse").unwrap().unwrap();
+        let printed = crate::dump(&f, crate::Stage::ReverseInverse, &Default::default()).unwrap();
         let parsed = adjit_ir::parse(&printed).expect("the printed program parses");
         assert_eq!(parsed.len(), 1);
     }

@@ -4,26 +4,32 @@
 //! public API: it re-exports the IR ([`ir`]), the transforms ([`diff`]) and the Cranelift
 //! backend ([`jit`]), and offers one-call entry points used by the `adjit` CLI and the tests.
 
-mod bench;
 pub mod checkpoint;
 mod compile;
 pub mod inverse;
-pub mod plot;
+mod runner;
 mod scratch;
+mod timing;
 
+use std::fmt;
 use std::path::Path;
+use std::str::FromStr;
 
 pub use adjit_diff as diff;
 pub use adjit_diff::checkpoint::Strategy;
+pub use adjit_diff::inverse::InverseOptions;
+pub use adjit_diff::layout::{Layout, Part};
+pub use adjit_diff::{Derived, Mode, UnknownName};
 pub use adjit_ir as ir;
 pub use adjit_ir::trace::{trace, trace_multi};
 pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
-pub use bench::{bench, time_per_call, BenchMeasurement, BenchMode};
-pub use compile::{derive, Compiled, Gradient, Mode};
+pub use compile::{derive, Compiled, Gradient};
+pub use timing::time_per_call;
 
-/// Everything that can go wrong in a facade call.
+/// Everything that can go wrong in a facade call. Messages speak of arguments and layout parts
+/// (`x`, `ẋ`, `ȳ`, …), never of command-line flags; the CLI adds its flag names.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{path}: {message}")]
@@ -37,64 +43,202 @@ pub enum Error {
     Interp(#[from] adjit_ir::InterpError),
     #[error(transparent)]
     Jit(#[from] adjit_jit::JitError),
+    /// The mode cannot be derived (e.g. a gradient of a function with two outputs).
+    #[error(transparent)]
+    Derive(#[from] adjit_diff::DeriveError),
     #[error(transparent)]
     Diff(#[from] adjit_diff::DiffError),
     /// The program cannot be inverted (not square, a narrow cut, a structurally singular or
     /// oversized lump).
     #[error(transparent)]
     Inverse(#[from] adjit_diff::inverse::InverseError),
-    /// A numerically singular pivot at run time, naming the lump.
-    #[error("{0}")]
-    SingularLump(String),
+    /// A numerically singular pivot at run time.
+    #[error("{mode} of @{func}: {lump} has a numerically singular pivot (|pivot| ≤ {pivot_tol:e}·scale): J is singular or too ill-conditioned there; try the dense mode or another point")]
+    Singular {
+        mode: InverseMode,
+        func: String,
+        /// The lump, as `lump 2 (%a..%b, l = 3)`, or `the dense Jacobian`.
+        lump: String,
+        pivot_tol: f64,
+    },
+    /// An inverse product that is infinite or NaN although no pivot test failed.
+    #[error("{mode} of @{func}: the product is not finite (inf or NaN): J is singular or too ill-conditioned at this point, or the vector is not finite; try the dense mode or another point")]
+    NotFinite { mode: InverseMode, func: String },
     /// No checkpointing plan fits (e.g. a byte budget below the smallest that works).
     #[error(transparent)]
     Checkpoint(#[from] adjit_diff::checkpoint::CheckpointError),
-    #[error("{0}")]
-    Usage(String),
+    /// A buffer or vector whose length does not match its part of the layout.
+    #[error("@{func}: {} has {got} numbers, expected {expected} (layout {layout})", part.symbol(false))]
+    Length {
+        func: String,
+        part: Part,
+        expected: usize,
+        got: usize,
+        /// The whole layout, e.g. `(x (2) ++ ẋ (2)) -> (y (1) ++ ẏ (1))`.
+        layout: String,
+    },
+    /// Flat buffers whose lengths do not match the layout.
+    #[error("@{func} takes {expected_inputs} inputs and returns {expected_outputs} outputs, got buffers of {inputs} and {outputs} (layout {layout})")]
+    Arity {
+        func: String,
+        expected_inputs: usize,
+        expected_outputs: usize,
+        inputs: usize,
+        outputs: usize,
+        layout: String,
+    },
+    /// A call with one slice per part that has too few or too many slices.
+    #[error("@{func}: expected {expected} slices, one per part, got {got} (layout {layout})")]
+    Parts {
+        func: String,
+        expected: usize,
+        got: usize,
+        layout: String,
+    },
+    /// A value for a `bool` input that is neither 0 nor 1.
+    #[error("@{func}: input {index} (%{name}) is a bool: give 0 or 1, not {value}")]
+    NotBool {
+        func: String,
+        index: usize,
+        name: String,
+        value: f64,
+    },
+    /// The object or mode needs float inputs only.
+    #[error("{what} needs float inputs; input {index} of @{func} is bool")]
+    BoolInput {
+        what: &'static str,
+        func: String,
+        index: usize,
+    },
+    #[error(transparent)]
+    UnknownName(#[from] UnknownName),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Which evaluator runs a function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Engine {
-    /// The reference interpreter.
-    Interp,
-    /// Native code from Cranelift.
-    #[default]
-    Jit,
+/// A fixed set of names (stages, engines, modes) with their spelling and parser.
+macro_rules! named {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($variant:ident => $text:literal, $help:literal),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $(#[doc = $help] $variant),*
+        }
+
+        impl $name {
+            /// Every variant, in order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// The spelling in messages and on the command line.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),*
+                }
+            }
+
+            /// One line saying what the variant is (command-line help).
+            pub fn help(self) -> &'static str {
+                match self {
+                    $($name::$variant => $help),*
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownName;
+
+            fn from_str(s: &str) -> std::result::Result<$name, UnknownName> {
+                $name::ALL.iter().copied().find(|v| v.name() == s).ok_or_else(|| UnknownName {
+                    what: $what,
+                    name: s.to_string(),
+                    expected: $name::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
+                })
+            }
+        }
+    };
 }
 
-/// Which inverse product to compute for a square program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InverseMode {
-    /// Reverse-inverse: J⁻¹·v.
-    Reverse,
-    /// Forward-inverse: J⁻ᵀ·w.
-    Forward,
-    /// Dense fallback: forward-mode Jacobian + LU, J⁻¹·v.
-    Dense,
+named! {
+    /// Which evaluator runs a function.
+    Engine, "engine" {
+        Jit => "jit", "Native code from Cranelift",
+        Interp => "interp", "The reference interpreter",
+    }
 }
 
-impl InverseMode {
-    /// The mode's name in `adjit bench` rows and messages: `reverse-inverse`,
-    /// `forward-inverse` or `dense-inverse`.
-    pub fn name(self) -> &'static str {
-        match self {
-            InverseMode::Reverse => "reverse-inverse",
-            InverseMode::Forward => "forward-inverse",
-            InverseMode::Dense => "dense-inverse",
+// The enum comes from `named!`, which does not take `#[default]`.
+#[allow(clippy::derivable_impls)]
+impl Default for Engine {
+    fn default() -> Engine {
+        Engine::Jit
+    }
+}
+
+named! {
+    /// Which inverse product to compute for a square program.
+    InverseMode, "inverse mode" {
+        Reverse => "reverse-inverse", "J⁻¹·v, lumps last to first (Pearlmutter & Siskind)",
+        Forward => "forward-inverse", "J⁻ᵀ·v, lumps first to last, no tape",
+        Dense => "dense-inverse", "J⁻¹·v by the dense Jacobian and one LU (the baseline)",
+    }
+}
+
+named! {
+    /// A stage of the pipeline that [`dump`] renders.
+    Stage, "stage" {
+        Ir => "ir", "The function as parsed",
+        Simplified => "simplified", "After constant folding, IEEE-exact identities, CSE and DCE",
+        Jvp => "jvp", "The simplified JVP program",
+        Vjp => "vjp", "The simplified VJP program",
+        Clif => "clif", "Cranelift IR of the program chosen by the mode",
+        Asm => "asm", "Machine code of the program chosen by the mode",
+        Schedule => "schedule", "The checkpointing schedule of the strategy",
+        Lumps => "lumps", "The lump analysis of a square program",
+        Dot => "dot", "Graphviz source with the lumps as clusters",
+        ReverseInverse => "reverse-inverse", "The simplified reverse-inverse program",
+        ForwardInverse => "forward-inverse", "The simplified forward-inverse program",
+    }
+}
+
+/// How the compile-once objects ([`Compiled`], [`Gradient`],
+/// [`checkpoint::CheckpointedGradient`], [`inverse::CompiledInverse`]) evaluate their programs.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Interpreter or native code (default).
+    pub engine: Engine,
+    /// Code generation, with [`Engine::Jit`].
+    pub jit: JitOptions,
+    /// Lump sizes and pivot tolerance, for the inverse modes.
+    pub inverse: InverseOptions,
+}
+
+impl Options {
+    /// The default options on `engine`.
+    pub fn on(engine: Engine) -> Options {
+        Options {
+            engine,
+            ..Options::default()
         }
     }
 }
 
-/// Parse and verify the `.ir` file at `path`; errors carry the file name.
+/// Parse and verify the `.ir` file at `path`; errors carry the file name and a place (invalid
+/// UTF-8 included).
 pub fn load(path: &Path) -> Result<Vec<Function>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-        path: path.display().to_string(),
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| Error::Io {
+        path: file.clone(),
         message: e.to_string(),
     })?;
-    load_str(&text, &path.display().to_string())
+    let text =
+        adjit_ir::text::decode_source(&bytes).map_err(|e| Error::Parse(format!("{file}:{e}")))?;
+    load_str(text, &file)
 }
 
 /// Parse and verify source text; `file` names it in error messages.
@@ -114,76 +258,43 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
     Ok(funcs)
 }
 
+/// Run a one-shot `mode` of `func` on `engine` with one slice per input part, returning the
+/// output parts.
+fn one_shot(
+    func: &Function,
+    mode: Mode,
+    engine: Engine,
+    inputs: &[&[f64]],
+) -> Result<Vec<Vec<f64>>> {
+    let compiled = Compiled::with_options(func, mode, &Options::on(engine))?;
+    let mut outputs: Vec<Vec<f64>> = compiled
+        .layout()
+        .output_parts()
+        .iter()
+        .map(|&(_, len)| vec![0.0; len])
+        .collect();
+    let mut slices: Vec<&mut [f64]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+    compiled.call_parts(inputs, &mut slices)?;
+    Ok(outputs)
+}
+
 /// Evaluate `func` at `x`.
 pub fn eval(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
-    adjit_ir::verify(func)?;
-    run_verified(func, engine, x)
+    let mut parts = one_shot(func, Mode::Primal, engine, &[x])?;
+    Ok(parts.swap_remove(0))
 }
 
-/// [`eval`] of a function already verified (user input checked by the caller, or the output of
-/// a pass), so one-shot derivative calls do not verify the derived program a second time.
-fn run_verified(func: &Function, engine: Engine, x: &[f64]) -> Result<Vec<f64>> {
-    match engine {
-        Engine::Interp => Ok(adjit_ir::interpret(func, x)?),
-        Engine::Jit => {
-            let code = adjit_jit::compile(func, &JitOptions::default())?;
-            let mut out = vec![0.0; func.n_outputs()];
-            code.call(x, &mut out)?;
-            Ok(out)
-        }
-    }
-}
-
-/// Number of float parameters (the tangent / adjoint slots of derived functions).
-fn float_params(func: &Function) -> usize {
-    func.param_types().iter().filter(|t| t.is_float()).count()
-}
-
-/// Number of float outputs (the cotangent / tangent-output slots of derived functions).
-fn float_outputs(func: &Function) -> usize {
-    func.ret_types.iter().filter(|t| t.is_float()).count()
-}
-
-/// Check that a user vector has the length a function needs.
-fn check_len(what: &str, got: &[f64], expected: usize, func: &Function, unit: &str) -> Result<()> {
-    if got.len() == expected {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "{what} has {} numbers, @{} takes {expected} {unit}",
-            got.len(),
-            func.name
-        )))
-    }
-}
-
-/// Evaluate a derived function on `primal ++ seed` and split its outputs after `n_primal`.
-fn run_split(
-    derived: &Function,
-    engine: Engine,
-    primal: &[f64],
-    seed: &[f64],
-    n_primal: usize,
-) -> Result<(Vec<f64>, Vec<f64>)> {
-    let mut input = Vec::with_capacity(primal.len() + seed.len());
-    input.extend_from_slice(primal);
-    input.extend_from_slice(seed);
-    let mut out = run_verified(derived, engine, &input)?;
-    let rest = out.split_off(n_primal.min(out.len()));
-    Ok((out, rest))
-}
-
-/// Forward mode: outputs `f(x)` and tangents `J·v` (`v` has one entry per float parameter; the
+/// Forward mode: outputs `f(x)` and tangents `J·v` (`v` has one entry per float input; the
 /// tangents one per float output).
 pub fn jvp(func: &Function, engine: Engine, x: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-    adjit_ir::verify(func)?;
-    check_len("--at", x, func.n_params, func, "inputs")?;
-    check_len("--tangent", v, float_params(func), func, "float inputs")?;
-    let derived = adjit_diff::simplify(&adjit_diff::jvp(func));
-    run_split(&derived, engine, x, v, func.n_outputs())
+    let mut parts = one_shot(func, Mode::Jvp, engine, &[x, v])?.into_iter();
+    Ok((
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    ))
 }
 
-/// Reverse mode: outputs `f(x)` and gradient `Jᵀ·w`.
+/// Reverse mode: outputs `f(x)` and gradient `Jᵀ·w` under a memory `strategy`.
 pub fn vjp(
     func: &Function,
     engine: Engine,
@@ -191,29 +302,20 @@ pub fn vjp(
     x: &[f64],
     w: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    adjit_ir::verify(func)?;
-    check_len("--at", x, func.n_params, func, "inputs")?;
-    check_len("--cotangent", w, float_outputs(func), func, "float outputs")?;
-    match strategy {
-        Strategy::Tape => {
-            let derived = adjit_diff::simplify(&adjit_diff::vjp(func));
-            run_split(&derived, engine, x, w, func.n_outputs())
-        }
-        other => {
-            let mut grad = checkpoint::CheckpointedGradient::new(func, other)?;
-            let mut y = vec![0.0; func.n_outputs()];
-            let mut g = vec![0.0; float_params(func)];
-            match engine {
-                Engine::Jit => grad.call(x, w, &mut y, &mut g)?,
-                Engine::Interp => {
-                    return Err(Error::Usage(
-                        "checkpointing strategies run compiled stages; use --engine jit".into(),
-                    ))
-                }
-            }
-            Ok((y, g))
-        }
+    if strategy == Strategy::Tape {
+        let mut parts = one_shot(func, Mode::Vjp, engine, &[x, w])?.into_iter();
+        return Ok((
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        ));
     }
+    let grad =
+        checkpoint::CheckpointedGradient::with_options(func, strategy, &Options::on(engine))?;
+    let layout = grad.layout();
+    let mut y = vec![0.0; layout.output(Part::Outputs).len()];
+    let mut g = vec![0.0; layout.output(Part::Gradient).len()];
+    grad.call(x, w, &mut y, &mut g)?;
+    Ok((y, g))
 }
 
 /// Inverse modes: outputs `f(x)` and `J⁻¹·v` (reverse, dense) or `J⁻ᵀ·v` (forward).
@@ -224,50 +326,55 @@ pub fn inverse(
     x: &[f64],
     v: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    adjit_ir::verify(func)?;
-    check_len("--at", x, func.n_params, func, "inputs")?;
-    inverse::inverse_product(func, mode, engine, x, v)
-}
-
-/// Render one stage of the pipeline as text. Stage names: `ir`, `simplified`, `jvp`, `vjp`,
-/// `clif`, `asm`, `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`.
-pub fn dump(func: &Function, stage: &str, options: &DumpOptions) -> Result<String> {
-    adjit_ir::verify(func)?;
-    match stage {
-        "ir" => Ok(func.to_string()),
-        "simplified" => Ok(adjit_diff::simplify(func).to_string()),
-        "jvp" => Ok(adjit_diff::simplify(&adjit_diff::jvp(func)).to_string()),
-        "vjp" => Ok(adjit_diff::simplify(&adjit_diff::vjp(func)).to_string()),
-        "schedule" => checkpoint::schedule_text(func, options.strategy),
-        "clif" | "asm" => {
-            let mode = match &options.mode {
-                Some(m) => m.parse()?,
-                None => Mode::Primal,
-            };
-            let derived = derive(func, mode)?;
-            let opts = JitOptions::default();
-            Ok(if stage == "clif" {
-                adjit_jit::clif_text(&derived, &opts)?
-            } else {
-                adjit_jit::asm_text(&derived, &opts)?
-            })
-        }
-        other => inverse::dump_stage(func, other).unwrap_or_else(|| {
-            Err(Error::Usage(format!(
-                "unknown stage `{other}`: expected ir, simplified, jvp, vjp, clif, asm, schedule, \
-                 lumps, dot, reverse-inverse or forward-inverse"
-            )))
-        }),
-    }
+    let inv = inverse::CompiledInverse::with_options(func, mode, &Options::on(engine))?;
+    let (mut y, mut out) = (vec![0.0; inv.n()], vec![0.0; inv.n()]);
+    inv.call(x, v, &mut y, &mut out)?;
+    Ok((y, out))
 }
 
 /// Options of [`dump`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct DumpOptions {
-    /// For `clif`/`asm`: which program to lower: `primal` (default), `jvp` or `vjp`.
-    pub mode: Option<String>,
-    /// For `schedule`: the strategy.
+    /// For [`Stage::Clif`] and [`Stage::Asm`]: which program to lower (default: the primal).
+    pub mode: Mode,
+    /// For [`Stage::Schedule`]: the strategy.
     pub strategy: Strategy,
+}
+
+/// Render one stage of the pipeline as text.
+pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<String> {
+    adjit_ir::verify(func)?;
+    match stage {
+        Stage::Ir => Ok(func.to_string()),
+        Stage::Simplified => Ok(adjit_diff::simplify(func).to_string()),
+        Stage::Jvp => Ok(derive(func, Mode::Jvp)?.func.to_string()),
+        Stage::Vjp => Ok(derive(func, Mode::Vjp)?.func.to_string()),
+        Stage::Schedule => checkpoint::schedule_text(func, options.strategy),
+        Stage::Clif | Stage::Asm => {
+            let derived = derive(func, options.mode)?;
+            let opts = JitOptions::default();
+            Ok(if stage == Stage::Clif {
+                adjit_jit::clif_text(&derived.func, &opts)?
+            } else {
+                adjit_jit::asm_text(&derived.func, &opts)?
+            })
+        }
+        Stage::Lumps => inverse::dump_lumps(func, false),
+        Stage::Dot => inverse::dump_lumps(func, true),
+        // Simplified, like the jvp/vjp stages and like the program CompiledInverse runs.
+        Stage::ReverseInverse => {
+            Ok(
+                inverse::inverse_program(func, InverseMode::Reverse, &Default::default())?
+                    .to_string(),
+            )
+        }
+        Stage::ForwardInverse => {
+            Ok(
+                inverse::inverse_program(func, InverseMode::Forward, &Default::default())?
+                    .to_string(),
+            )
+        }
+    }
 }
 
 /// Compile `mode` of `func` to a relocatable object file for `target` (a target triple such as
@@ -276,7 +383,7 @@ pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Resu
     let derived = derive(func, mode)?;
     let host = target_lexicon::Triple::host().to_string();
     Ok(adjit_jit::compile_object(
-        &derived,
+        &derived.func,
         target.unwrap_or(&host),
         &JitOptions::default(),
     )?)

@@ -54,8 +54,8 @@ fn every_entry_point_rejects_an_unverified_function() {
             adjit::inverse(&f, engine, InverseMode::Reverse, &[1.0], &[1.0]),
         );
     }
-    for stage in ["ir", "jvp", "vjp", "clif", "lumps", "dot", "schedule"] {
-        assert_verify_error(stage, adjit::dump(&f, stage, &Default::default()));
+    for &stage in adjit::Stage::ALL {
+        assert_verify_error(stage.name(), adjit::dump(&f, stage, &Default::default()));
     }
     for mode in [
         Mode::Primal,
@@ -68,8 +68,21 @@ fn every_entry_point_rejects_an_unverified_function() {
         assert_verify_error("compile_object", adjit::compile_object(&f, mode, None));
     }
     assert_verify_error("Gradient", adjit::Gradient::new(&f).map(|_| ()));
-    assert_verify_error(
-        "bench",
-        adjit::bench(&f, &[1.0], adjit::BenchMode::Primal, Strategy::Tape),
-    );
+    for engine in [Engine::Interp, Engine::Jit] {
+        let opts = adjit::Options::on(engine);
+        assert_verify_error(
+            "Compiled",
+            adjit::Compiled::with_options(&f, Mode::Jvp, &opts).map(|_| ()),
+        );
+        assert_verify_error(
+            "CheckpointedGradient",
+            adjit::checkpoint::CheckpointedGradient::with_options(&f, Strategy::Uniform, &opts)
+                .map(|_| ()),
+        );
+        assert_verify_error(
+            "CompiledInverse",
+            adjit::inverse::CompiledInverse::with_options(&f, InverseMode::Dense, &opts)
+                .map(|_| ()),
+        );
+    }
 }

@@ -164,7 +164,7 @@ fn compile_all(func: &Function) -> Vec<(InverseMode, Engine, CompiledInverse)> {
     let mut out = Vec::new();
     for mode in MODES {
         for engine in [Engine::Interp, Engine::Jit] {
-            let inv = CompiledInverse::new(func, mode, engine, &Default::default())
+            let inv = CompiledInverse::with_options(func, mode, &adjit::Options::on(engine))
                 .unwrap_or_else(|e| panic!("@{} {mode:?}: {e}", func.name));
             out.push((mode, engine, inv));
         }
@@ -204,7 +204,11 @@ fn unary_ops_agree_with_jvp_at_special_points() {
                     assert_eq!(jacobian(&f, &[ty.round(x)]), [[0.0]]);
                 }
                 for mode in MODES {
-                    let e = CompiledInverse::new(&f, mode, Engine::Interp, &Default::default());
+                    let e = CompiledInverse::with_options(
+                        &f,
+                        mode,
+                        &adjit::Options::on(Engine::Interp),
+                    );
                     assert!(
                         e.is_err_and(|e| e.to_string().contains("singular")),
                         "{op} {mode:?}"

@@ -286,7 +286,8 @@ fn check_dump(
     edits: &mut directives::Edits,
 ) -> Result<(), String> {
     let func = find(funcs, dump.func.as_deref())?;
-    let actual = adjit::dump(func, &dump.stage, &adjit::DumpOptions::default())
+    let stage: adjit::Stage = dump.stage.parse().map_err(|e| format!("dump: {e}"))?;
+    let actual = adjit::dump(func, stage, &adjit::DumpOptions::default())
         .map_err(|e| format!("dump {}: {e}", dump.stage))?;
     let actual: Vec<String> = actual.lines().map(|l| l.trim_end().to_string()).collect();
     if actual == dump.expected {

@@ -5,7 +5,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::str::FromStr;
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+use clap::{Args, Parser, Subcommand};
+
+use crate::measure::BenchMode;
 
 const VECTOR_HELP: &str =
     "Vectors (--at, --tangent, --cotangent, --vector) are numbers separated by commas \
@@ -121,8 +126,8 @@ JSON: {{\"outputs\": [...], \"result\": [...]}}"))]
         vector: String,
         /// Which inverse product: reverse-inverse (J⁻¹·v), forward-inverse (J⁻ᵀ·v) or the
         /// dense fallback (LU of the Jacobian, J⁻¹·v).
-        #[arg(long, value_enum, default_value_t = InverseModeArg::Reverse)]
-        mode: InverseModeArg,
+        #[arg(long, value_parser = inverse_mode_parser(), default_value = "reverse-inverse")]
+        mode: adjit::InverseMode,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -137,11 +142,11 @@ adjit dump f.ir --stage dot -o f.dot")]
         #[command(flatten)]
         target: FunctionArgs,
         /// The stage to print.
-        #[arg(long, value_enum)]
-        stage: Stage,
+        #[arg(long, value_parser = stage_parser())]
+        stage: adjit::Stage,
         /// For clif/asm: which program to lower.
-        #[arg(long, value_enum)]
-        mode: Option<ProgramMode>,
+        #[arg(long, value_parser = mode_parser())]
+        mode: Option<adjit::Mode>,
         /// For schedule: the checkpointing strategy (see `adjit vjp --help`).
         #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy)]
         strategy: Option<adjit::Strategy>,
@@ -176,11 +181,12 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
             value_enum,
             default_value = "primal,jvp,vjp"
         )]
-        modes: Vec<BenchModeArg>,
+        modes: Vec<BenchMode>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Also write an SVG bar chart of time per call.
+        /// Also write an SVG plot of time per call against peak memory (one point per row that
+        /// stores intermediates: compare strategies by it).
         #[arg(long, value_name = "OUT.svg")]
         plot: Option<PathBuf>,
     },
@@ -193,8 +199,8 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         #[command(flatten)]
         target: FunctionArgs,
         /// Which program to compile.
-        #[arg(long, value_enum, default_value_t = ProgramMode::Primal)]
-        mode: ProgramMode,
+        #[arg(long, value_parser = mode_parser(), default_value = "primal")]
+        mode: adjit::Mode,
         /// Target triple (default: the host).
         #[arg(long = "target", value_name = "TRIPLE")]
         triple: Option<String>,
@@ -222,8 +228,8 @@ pub struct PointArgs {
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
     pub at: String,
     /// Which evaluator runs the program.
-    #[arg(long, value_enum, default_value_t = EngineArg::Jit)]
-    pub engine: EngineArg,
+    #[arg(long, value_parser = engine_parser(), default_value = "jit")]
+    pub engine: adjit::Engine,
 }
 
 #[derive(Debug, Args)]
@@ -233,149 +239,77 @@ pub struct OutputArgs {
     pub json: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    /// Native code from Cranelift.
-    Jit,
-    /// The reference interpreter.
-    Interp,
-}
-
-impl From<EngineArg> for adjit::Engine {
-    fn from(e: EngineArg) -> adjit::Engine {
-        match e {
-            EngineArg::Jit => adjit::Engine::Jit,
-            EngineArg::Interp => adjit::Engine::Interp,
+/// A value parser for a library enum: its spellings (with help lines) as the possible values,
+/// plus `aliases` (`(alias, name)`), parsed by the library's `FromStr`. The library owns the
+/// names; nothing here repeats them.
+fn library_values<T>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+    help: fn(T) -> &'static str,
+    aliases: &'static [(&'static str, &'static str)],
+) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: Copy + Send + Sync + FromStr<Err = adjit::UnknownName> + 'static,
+{
+    let values = all.iter().map(move |&v| {
+        let mut value = PossibleValue::new(name(v)).help(help(v));
+        for (alias, target) in aliases {
+            if *target == name(v) {
+                value = value.alias(alias);
+            }
         }
-    }
+        value
+    });
+    PossibleValuesParser::new(values).try_map(move |text: String| {
+        let text = aliases
+            .iter()
+            .find(|(alias, _)| *alias == text)
+            .map_or(text.as_str(), |(_, target)| target);
+        text.parse::<T>()
+    })
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum InverseModeArg {
-    Reverse,
-    Forward,
-    Dense,
+pub fn engine_parser() -> impl clap::builder::TypedValueParser<Value = adjit::Engine> {
+    library_values(
+        adjit::Engine::ALL,
+        adjit::Engine::name,
+        adjit::Engine::help,
+        &[],
+    )
 }
 
-impl From<InverseModeArg> for adjit::InverseMode {
-    fn from(m: InverseModeArg) -> adjit::InverseMode {
-        match m {
-            InverseModeArg::Reverse => adjit::InverseMode::Reverse,
-            InverseModeArg::Forward => adjit::InverseMode::Forward,
-            InverseModeArg::Dense => adjit::InverseMode::Dense,
-        }
-    }
+pub fn stage_parser() -> impl clap::builder::TypedValueParser<Value = adjit::Stage> {
+    library_values(
+        adjit::Stage::ALL,
+        adjit::Stage::name,
+        adjit::Stage::help,
+        &[],
+    )
 }
 
-/// A program derived from the function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ProgramMode {
-    /// The function itself: (x) -> (y).
-    Primal,
-    /// Forward mode: (x, ẋ) -> (y, ẏ).
-    Jvp,
-    /// Reverse mode with a tape: (x, ȳ) -> (y, x̄).
-    Vjp,
-    /// Value and gradient of a one-output function: (x) -> (y, ∇y).
-    Gradient,
-    /// Hessian-vector product of a one-output function: (x, v) -> (y, ∇y, H·v).
-    Hvp,
+/// `--mode` of `inverse`: the library's names, and the short ones the command line has always
+/// taken (`reverse`, `forward`, `dense`).
+pub fn inverse_mode_parser() -> impl clap::builder::TypedValueParser<Value = adjit::InverseMode> {
+    library_values(
+        adjit::InverseMode::ALL,
+        adjit::InverseMode::name,
+        adjit::InverseMode::help,
+        &[
+            ("reverse", "reverse-inverse"),
+            ("forward", "forward-inverse"),
+            ("dense", "dense-inverse"),
+        ],
+    )
 }
 
-impl ProgramMode {
-    /// The facade's name for the mode (the same as the command-line spelling).
-    pub fn name(self) -> &'static str {
-        match self {
-            ProgramMode::Primal => "primal",
-            ProgramMode::Jvp => "jvp",
-            ProgramMode::Vjp => "vjp",
-            ProgramMode::Gradient => "gradient",
-            ProgramMode::Hvp => "hvp",
-        }
-    }
-}
-
-impl From<ProgramMode> for adjit::Mode {
-    fn from(m: ProgramMode) -> adjit::Mode {
-        match m {
-            ProgramMode::Primal => adjit::Mode::Primal,
-            ProgramMode::Jvp => adjit::Mode::Jvp,
-            ProgramMode::Vjp => adjit::Mode::Vjp,
-            ProgramMode::Gradient => adjit::Mode::Gradient,
-            ProgramMode::Hvp => adjit::Mode::Hvp,
-        }
-    }
-}
-
-/// What `bench` measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BenchModeArg {
-    Primal,
-    Jvp,
-    Vjp,
-    ReverseInverse,
-    ForwardInverse,
-    #[value(alias = "dense")]
-    DenseInverse,
-}
-
-impl From<BenchModeArg> for adjit::BenchMode {
-    fn from(m: BenchModeArg) -> adjit::BenchMode {
-        match m {
-            BenchModeArg::Primal => adjit::BenchMode::Primal,
-            BenchModeArg::Jvp => adjit::BenchMode::Jvp,
-            BenchModeArg::Vjp => adjit::BenchMode::Vjp,
-            BenchModeArg::ReverseInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Reverse),
-            BenchModeArg::ForwardInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Forward),
-            BenchModeArg::DenseInverse => adjit::BenchMode::Inverse(adjit::InverseMode::Dense),
-        }
-    }
-}
-
-/// Pipeline stages `dump` can print.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Stage {
-    /// The function as parsed.
-    Ir,
-    /// After constant folding, CSE and dead-code elimination.
-    Simplified,
-    /// The forward-mode (JVP) program.
-    Jvp,
-    /// The reverse-mode (VJP) program.
-    Vjp,
-    /// Cranelift IR of the program chosen by --mode.
-    Clif,
-    /// Machine code of the program chosen by --mode.
-    Asm,
-    /// The checkpointing schedule of --strategy.
-    Schedule,
-    /// The lumps of the inverse modes.
-    Lumps,
-    /// The computational graph in Graphviz format.
-    Dot,
-    /// The reverse-inverse (J⁻¹·v) program.
-    ReverseInverse,
-    /// The forward-inverse (J⁻ᵀ·v) program.
-    ForwardInverse,
-}
-
-impl Stage {
-    /// The facade's name for the stage (the same as the command-line spelling).
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Ir => "ir",
-            Stage::Simplified => "simplified",
-            Stage::Jvp => "jvp",
-            Stage::Vjp => "vjp",
-            Stage::Clif => "clif",
-            Stage::Asm => "asm",
-            Stage::Schedule => "schedule",
-            Stage::Lumps => "lumps",
-            Stage::Dot => "dot",
-            Stage::ReverseInverse => "reverse-inverse",
-            Stage::ForwardInverse => "forward-inverse",
-        }
-    }
+/// The named program modes (`primal`, `jvp`, `vjp`, `gradient`, `hvp`).
+pub fn mode_parser() -> impl clap::builder::TypedValueParser<Value = adjit::Mode> {
+    library_values(
+        &adjit::Mode::NAMED,
+        adjit::Mode::keyword,
+        adjit::Mode::help,
+        &[],
+    )
 }
 
 /// Parse `tape`, `checkpoint:S`, `bytes:N` or `uniform` (the library's `FromStr`).
@@ -409,22 +343,24 @@ mod tests {
     }
 
     #[test]
-    fn stage_names_match_the_command_line() {
-        for stage in Stage::value_variants() {
-            let spelled = stage.to_possible_value().unwrap();
-            assert_eq!(spelled.get_name(), stage.name());
+    fn library_names_parse_on_the_command_line() {
+        use clap::builder::TypedValueParser;
+        let cmd = clap::Command::new("t");
+        let parse = |p: &dyn Fn(&str) -> bool, text: &str| p(text);
+        let stage = |t: &str| stage_parser().parse_ref(&cmd, None, t.as_ref()).is_ok();
+        for s in adjit::Stage::ALL {
+            assert!(parse(&stage, s.name()), "{s}");
         }
-        for mode in BenchModeArg::value_variants() {
-            let facade_name = adjit::BenchMode::from(*mode).name();
-            assert_eq!(mode.to_possible_value().unwrap().get_name(), facade_name);
-        }
-        for mode in ProgramMode::value_variants() {
-            let spelled = mode.to_possible_value().unwrap();
-            assert_eq!(spelled.get_name(), mode.name());
-            assert_eq!(
-                mode.name().parse::<adjit::Mode>().unwrap(),
-                adjit::Mode::from(*mode)
-            );
+        assert!(!parse(&stage, "lump"));
+        let inverse = |t: &str| inverse_mode_parser().parse_ref(&cmd, None, t.as_ref()).ok();
+        assert_eq!(inverse("dense"), Some(adjit::InverseMode::Dense));
+        assert_eq!(
+            inverse("forward-inverse"),
+            Some(adjit::InverseMode::Forward)
+        );
+        let mode = |t: &str| mode_parser().parse_ref(&cmd, None, t.as_ref()).ok();
+        for m in adjit::Mode::NAMED {
+            assert_eq!(mode(&m.to_string()), Some(m));
         }
     }
 

@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
+use crate::measure::BenchMeasurement;
 use crate::output::{json_number, json_string};
-use adjit::BenchMeasurement;
 
 /// One measured (mode, strategy) pair.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,69 +99,20 @@ pub fn rows_table(rows: &[BenchRow]) -> String {
     out
 }
 
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A horizontal bar chart of nanoseconds per call, one bar per row, titled `title`.
+/// The `--plot` picture: time per call against peak memory, one labelled point per row (the
+/// trade-off a strategy is chosen by).
 pub fn rows_svg(title: &str, rows: &[BenchRow]) -> String {
-    const LABEL_W: f64 = 200.0;
-    const BAR_W: f64 = 420.0;
-    const ROW_H: f64 = 26.0;
-    const TOP: f64 = 40.0;
-    let width = LABEL_W + BAR_W + 110.0;
-    let height = TOP + ROW_H * rows.len() as f64 + 20.0;
-    let longest = rows
+    let points: Vec<(String, f64, f64)> = rows
         .iter()
-        .map(|r| r.measurement.ns_per_call)
-        .filter(|x| x.is_finite())
-        .fold(0.0f64, f64::max);
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         font-family=\"sans-serif\" font-size=\"13\">"
-    );
-    let _ = writeln!(svg, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");
-    let _ = writeln!(
-        svg,
-        "<text x=\"10\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{} — ns per call</text>",
-        xml_escape(title)
-    );
-    for (i, row) in rows.iter().enumerate() {
-        let y = TOP + ROW_H * i as f64;
-        let ns = row.measurement.ns_per_call;
-        let bar = if longest > 0.0 && ns.is_finite() && ns > 0.0 {
-            (ns / longest * BAR_W).max(1.0)
-        } else {
-            0.0
-        };
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.0}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            LABEL_W - 8.0,
-            y + 17.0,
-            xml_escape(&row.label())
-        );
-        let _ = writeln!(
-            svg,
-            "<rect x=\"{LABEL_W}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{:.1}\" fill=\"#4a7ab5\"/>",
-            y + 4.0,
-            ROW_H - 8.0
-        );
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\">{:.1}</text>",
-            LABEL_W + bar + 6.0,
-            y + 17.0,
-            ns
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
+        .map(|r| {
+            (
+                r.label(),
+                r.measurement.peak_bytes as f64,
+                r.measurement.ns_per_call,
+            )
+        })
+        .collect();
+    crate::plot::time_memory_svg(title, &points)
 }
 
 #[cfg(test)]
@@ -216,10 +167,14 @@ mod tests {
     }
 
     #[test]
-    fn svg_has_one_bar_per_row_scaled_to_the_slowest() {
+    fn svg_has_one_point_per_row_with_memory() {
         let svg = rows_svg("f <1>", &rows());
-        assert_eq!(svg.matches("fill=\"#4a7ab5\"").count(), 3);
-        assert!(svg.contains("width=\"420.0\""), "{svg}");
-        assert!(svg.contains("f &lt;1&gt;"));
+        // The primal row has no stored intermediates (0 bytes): no point on a log axis.
+        assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
+        assert!(
+            svg.contains("vjp checkpoint:2") || svg.contains("checkpoint:2"),
+            "{svg}"
+        );
+        assert!(svg.contains("f &lt;1&gt;"), "{svg}");
     }
 }

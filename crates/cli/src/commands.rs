@@ -6,14 +6,12 @@ use std::path::Path;
 
 use adjit::Function;
 
-use crate::args::{
-    strategy_name, BenchModeArg, Command, FunctionArgs, PointArgs, ProgramMode, Stage,
-};
+use crate::args::{strategy_name, Command, FunctionArgs, PointArgs};
 use crate::bench_report::{rows_json, rows_svg, rows_table, BenchRow};
+use crate::measure::BenchMode;
 use crate::output::{error_report, render_vectors};
 use crate::vectors::{expect_inputs, expect_outputs, read_vector};
 use crate::CliError;
-use adjit::BenchMode;
 
 /// What a command produced: text for standard output and standard error, and whether the run
 /// failed (for `check`, which reports failures itself and exits 1).
@@ -43,7 +41,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         } => {
             let func = load_function(&target)?;
             let x = read_point(&func, &point)?;
-            let y = adjit::eval(&func, point.engine.into(), &x)?;
+            let y = adjit::eval(&func, point.engine, &x)?;
             Ok(Outcome::ok(render_vectors(&[("outputs", &y)], output.json)))
         }
         Command::Jvp {
@@ -56,7 +54,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             let x = read_point(&func, &point)?;
             let v = read_vector("--tangent", &tangent)?;
             expect_inputs("--tangent", v.len(), &func, true)?;
-            let (y, dy) = adjit::jvp(&func, point.engine.into(), &x, &v)?;
+            let (y, dy) = adjit::jvp(&func, point.engine, &x, &v)?;
             Ok(Outcome::ok(render_vectors(
                 &[("outputs", &y), ("tangents", &dy)],
                 output.json,
@@ -86,7 +84,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                     )))
                 }
             };
-            let (y, grad) = adjit::vjp(&func, point.engine.into(), strategy, &x, &w)?;
+            let (y, grad) = adjit::vjp(&func, point.engine, strategy, &x, &w)?;
             Ok(Outcome::ok(render_vectors(
                 &[("outputs", &y), ("gradient", &grad)],
                 output.json,
@@ -111,7 +109,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             let x = read_point(&func, &point)?;
             let v = read_vector("--vector", &vector)?;
             expect_inputs("--vector", v.len(), &func, true)?;
-            let (y, result) = adjit::inverse(&func, point.engine.into(), mode.into(), &x, &v)?;
+            let (y, result) = adjit::inverse(&func, point.engine, mode, &x, &v)?;
             Ok(Outcome::ok(render_vectors(
                 &[("outputs", &y), ("result", &result)],
                 output.json,
@@ -164,7 +162,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             output,
         } => {
             let func = load_function(&target)?;
-            let code = adjit::compile_object(&func, mode.into(), triple.as_deref())?;
+            let code = adjit::compile_object(&func, mode, triple.as_deref())?;
             let header_path = output.with_extension("h");
             write_file(&output, &code.bytes)?;
             write_file(&header_path, code.header.as_bytes())?;
@@ -277,27 +275,27 @@ fn read_point(func: &Function, point: &PointArgs) -> Result<Vec<f64>, CliError> 
 
 fn dump(
     func: &Function,
-    stage: Stage,
-    mode: Option<ProgramMode>,
+    stage: adjit::Stage,
+    mode: Option<adjit::Mode>,
     strategy: Option<adjit::Strategy>,
 ) -> Result<String, CliError> {
     let options = adjit::DumpOptions {
-        mode: mode.map(|m| m.name().to_string()),
+        mode: mode.unwrap_or_default(),
         strategy: strategy.unwrap_or_default(),
     };
-    Ok(adjit::dump(func, stage.name(), &options)?)
+    Ok(adjit::dump(func, stage, &options)?)
 }
 
 fn bench(
     func: &Function,
     x: &[f64],
-    modes: &[BenchModeArg],
+    modes: &[BenchMode],
     strategies: &[adjit::Strategy],
     may_show_progress: bool,
 ) -> Result<Vec<BenchRow>, CliError> {
     let progress = may_show_progress && std::io::stderr().is_terminal();
     let mut plan: Vec<(BenchMode, Option<adjit::Strategy>)> = Vec::new();
-    for mode in modes.iter().map(|&m| BenchMode::from(m)) {
+    for &mode in modes {
         if mode == BenchMode::Vjp {
             plan.extend(strategies.iter().map(|&s| (mode, Some(s))));
         } else {
@@ -316,7 +314,7 @@ fn bench(
                 strategy_label.as_deref().unwrap_or("")
             ));
         }
-        let measured = adjit::bench(func, x, *mode, strategy.unwrap_or_default());
+        let measured = crate::measure::bench(func, x, *mode, strategy.unwrap_or_default());
         let measurement = match measured {
             Ok(m) => m,
             Err(e) => {

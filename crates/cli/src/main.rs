@@ -10,7 +10,9 @@
 mod args;
 mod bench_report;
 mod commands;
+mod measure;
 mod output;
+mod plot;
 mod vectors;
 
 use std::io::Write;

@@ -191,8 +191,7 @@ fn guide_snippet_3_runs() {
     // A checkpointed gradient: same answer as the tape, bounded memory; call() allocates nothing.
     use adjit::checkpoint::CheckpointedGradient;
     let f = adjit::trace(2, |x| (x[0] * x[1]).sin() * x[0]);
-    let mut g =
-        CheckpointedGradient::new(&f, adjit::Strategy::Checkpoint { snapshots: 2 }).unwrap();
+    let g = CheckpointedGradient::new(&f, adjit::Strategy::Checkpoint { snapshots: 2 }).unwrap();
     let (mut y, mut grad) = ([0.0], [0.0; 2]);
     g.call(&[0.5, 2.0], &[1.0], &mut y, &mut grad).unwrap(); // (x, w, y, Jᵀw)
     println!("{:?}", g.stats()); // peak_bytes, recomputed_ops, stages, snapshots, …
@@ -204,12 +203,11 @@ fn guide_snippet_4_runs() {
     // guide-snippet-begin
     // Inverse products of a square program (polar → Cartesian, 2 → 2), compiled once.
     use adjit::inverse::CompiledInverse;
-    use adjit::{Engine, InverseMode, Type};
+    use adjit::{InverseMode, Type};
     let f = adjit::trace_multi("polar", &[Type::F64; 2], |x| {
         vec![x[0] * x[1].cos(), x[0] * x[1].sin()]
     });
-    let inv =
-        CompiledInverse::new(&f, InverseMode::Reverse, Engine::Jit, &Default::default()).unwrap();
+    let inv = CompiledInverse::new(&f, InverseMode::Reverse).unwrap();
     let (mut y, mut xdot) = ([0.0; 2], [0.0; 2]);
     inv.call(&[2.0, 0.0], &[1.0, 1.0], &mut y, &mut xdot)
         .unwrap();

@@ -1,4 +1,4 @@
-//! Derived programs with their layouts: [`derive`] applies one [`Mode`]'s transforms, simplifies
+//! Derived programs with their layouts: [`derive()`] applies one [`Mode`]'s transforms, simplifies
 //! the result and returns it with its [`Layout`], so that compile-once objects, the CLI and the
 //! tests read named parts instead of offsets.
 //!
@@ -41,6 +41,18 @@ impl Mode {
         Mode::Hvp,
     ];
 
+    /// One line saying what the mode derives (command-line help).
+    pub fn help(self) -> &'static str {
+        match self {
+            Mode::Primal => "The function itself: (x) -> (y)",
+            Mode::Jvp => "Forward mode: (x, ẋ) -> (y, ẏ)",
+            Mode::JvpVector(_) => "Forward mode with K directions: (x, ẋ1 … ẋK) -> (y, ẏ1 … ẏK)",
+            Mode::Vjp => "Reverse mode with a tape: (x, ȳ) -> (y, x̄)",
+            Mode::Gradient => "Value and gradient of a one-output function: (x) -> (y, ∇y)",
+            Mode::Hvp => "Hessian-vector product of a one-output function: (x, v) -> (y, ∇y, H·v)",
+        }
+    }
+
     /// The layout kind of the program this mode derives.
     pub fn kind(self) -> Kind {
         match self {
@@ -54,15 +66,25 @@ impl Mode {
     }
 }
 
+impl Mode {
+    /// The mode's keyword: `primal`, `jvp`, `vjp`, `gradient` or `hvp` (`jvp` for a vector JVP
+    /// too, whose [`Display`](fmt::Display) adds the number of directions: `jvp4`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Mode::Primal => "primal",
+            Mode::Jvp | Mode::JvpVector(_) => "jvp",
+            Mode::Vjp => "vjp",
+            Mode::Gradient => "gradient",
+            Mode::Hvp => "hvp",
+        }
+    }
+}
+
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Mode::Primal => f.write_str("primal"),
-            Mode::Jvp => f.write_str("jvp"),
             Mode::JvpVector(k) => write!(f, "jvp{k}"),
-            Mode::Vjp => f.write_str("vjp"),
-            Mode::Gradient => f.write_str("gradient"),
-            Mode::Hvp => f.write_str("hvp"),
+            other => f.write_str(other.keyword()),
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use adjit_diff::checkpoint::{plan, Executor, InterpRunner, StageRunner, Strategy};
+use adjit_diff::checkpoint::{plan, Executor, InterpRunner, StageProgram, StageRunner, Strategy};
 use adjit_ir::random::{random_function, RandomOptions, Rng};
 
 struct Counting;
@@ -53,27 +53,17 @@ struct Arithmetic;
 impl StageRunner for Arithmetic {
     type Error = ();
 
-    fn forward(&mut self, stage: usize, state_in: &[f64], state_out: &mut [f64]) -> Result<(), ()> {
-        let total: f64 = state_in.iter().sum();
-        for (i, o) in state_out.iter_mut().enumerate() {
+    fn run(
+        &mut self,
+        program: StageProgram,
+        inputs: &[f64],
+        outputs: &mut [f64],
+    ) -> Result<(), ()> {
+        let (StageProgram::Forward(stage) | StageProgram::Reverse(stage)) = program;
+        let total: f64 = inputs.iter().sum();
+        for (i, o) in outputs.iter_mut().enumerate() {
             *o = total * 0.5 + (i + stage) as f64;
         }
-        Ok(())
-    }
-
-    fn reverse(
-        &mut self,
-        stage: usize,
-        state_in: &[f64],
-        adjoint_out: &[f64],
-        state_out: &mut [f64],
-        adjoint_in: &mut [f64],
-    ) -> Result<(), ()> {
-        let total: f64 = state_in.iter().chain(adjoint_out).sum();
-        state_out.iter_mut().for_each(|o| *o = total);
-        adjoint_in
-            .iter_mut()
-            .for_each(|a| *a = total + stage as f64);
         Ok(())
     }
 }
@@ -93,16 +83,17 @@ fn steady_state_executor_runs_do_not_allocate() {
         Strategy::Tape,
     ] {
         let p = plan(&func, strategy).unwrap();
-        let mut exec = Executor::new(&func, &p);
+        let exec = Executor::new(&func, &p);
+        let mut bufs = exec.buffers();
         let x = vec![0.25; func.n_params];
         let w = vec![1.0; func.n_outputs()];
         let mut y = vec![0.0; func.n_outputs()];
         let mut grad = vec![0.0; func.n_params];
-        exec.run(&mut Arithmetic, &x, &w, &mut y, &mut grad)
+        exec.run(&mut bufs, &mut Arithmetic, &x, &w, &mut y, &mut grad)
             .unwrap();
         let before = allocations();
         for _ in 0..5 {
-            exec.run(&mut Arithmetic, &x, &w, &mut y, &mut grad)
+            exec.run(&mut bufs, &mut Arithmetic, &x, &w, &mut y, &mut grad)
                 .unwrap();
         }
         let after = allocations();
@@ -125,17 +116,20 @@ fn steady_state_interpreter_calls_do_not_allocate() {
         Strategy::Tape,
     ] {
         let p = plan(&func, strategy).unwrap();
-        let mut exec = Executor::new(&func, &p);
+        let exec = Executor::new(&func, &p);
+        let mut bufs = exec.buffers();
         let mut runner = InterpRunner::new(&p.partition);
         let mut rng = Rng::new(1);
         let x = rng.vector(func.n_params, -2.0, 2.0);
         let w = rng.vector(func.n_outputs(), -1.0, 1.0);
         let mut y = vec![0.0; func.n_outputs()];
         let mut grad = vec![0.0; func.n_params];
-        exec.run(&mut runner, &x, &w, &mut y, &mut grad).unwrap(); // warm-up
+        exec.run(&mut bufs, &mut runner, &x, &w, &mut y, &mut grad)
+            .unwrap(); // warm-up
         let before = allocations();
         for _ in 0..5 {
-            exec.run(&mut runner, &x, &w, &mut y, &mut grad).unwrap();
+            exec.run(&mut bufs, &mut runner, &x, &w, &mut y, &mut grad)
+                .unwrap();
         }
         let after = allocations();
         assert_eq!(after - before, 0, "{strategy}: allocations in steady state");

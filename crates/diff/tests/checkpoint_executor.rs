@@ -2,7 +2,7 @@
 //! recording runner checks that every stage is reversed once, last to first, at exactly the
 //! state a plain forward pass reaches, and that adjoints are handed from stage to stage.
 
-use adjit_diff::checkpoint::{plan, Executor, StageRunner, Strategy};
+use adjit_diff::checkpoint::{plan, Executor, StageProgram, StageRunner, Strategy};
 use adjit_ir::random::{random_function, RandomOptions, Rng};
 use adjit_ir::{interpret, Function, InterpError};
 
@@ -23,26 +23,25 @@ fn bits(xs: &[f64]) -> Vec<u64> {
 impl StageRunner for Recorder {
     type Error = InterpError;
 
-    fn forward(
+    fn run(
         &mut self,
-        stage: usize,
-        state_in: &[f64],
-        state_out: &mut [f64],
+        program: StageProgram,
+        inputs: &[f64],
+        outputs: &mut [f64],
     ) -> Result<(), InterpError> {
-        self.forward_insts += self.stages[stage].n_insts() as u64;
-        let out = interpret(&self.stages[stage], state_in)?;
-        state_out.copy_from_slice(&out);
-        Ok(())
-    }
-
-    fn reverse(
-        &mut self,
-        stage: usize,
-        state_in: &[f64],
-        adjoint_out: &[f64],
-        state_out: &mut [f64],
-        adjoint_in: &mut [f64],
-    ) -> Result<(), InterpError> {
+        let stage = match program {
+            StageProgram::Forward(stage) => {
+                self.forward_insts += self.stages[stage].n_insts() as u64;
+                let out = interpret(&self.stages[stage], inputs)?;
+                outputs.copy_from_slice(&out);
+                return Ok(());
+            }
+            StageProgram::Reverse(stage) => stage,
+        };
+        // Reverse: inputs are state_in ++ adjoint_out, outputs state_out ++ adjoint_in.
+        let (state_in, adjoint_out) = inputs.split_at(self.stages[stage].n_params);
+        let n_adjoint_in = self.adjoint_slots[stage].len();
+        let (state_out, adjoint_in) = outputs.split_at_mut(outputs.len() - n_adjoint_in);
         self.forward_insts += self.stages[stage].n_insts() as u64;
         let out = interpret(&self.stages[stage], state_in)?;
         if stage + 1 == self.stages.len() {
@@ -78,14 +77,16 @@ fn check_replay(func: &Function, strategy: Strategy) {
         turns: Vec::new(),
         forward_insts: 0,
     };
-    let mut exec = Executor::new(func, &p);
+    let exec = Executor::new(func, &p);
+    let mut bufs = exec.buffers();
     let w: Vec<f64> = (0..func.n_outputs()).map(|i| 0.5 + i as f64).collect();
     let mut y = vec![0.0; func.n_outputs()];
     let mut grad = vec![0.0; func.n_params];
     for round in 0..2 {
         runner.turns.clear();
         runner.forward_insts = 0;
-        exec.run(&mut runner, &x, &w, &mut y, &mut grad).unwrap();
+        exec.run(&mut bufs, &mut runner, &x, &w, &mut y, &mut grad)
+            .unwrap();
         let order: Vec<usize> = runner.turns.iter().map(|t| t.0).collect();
         assert_eq!(
             order,
@@ -140,7 +141,8 @@ fn every_strategy_reverses_each_stage_once_at_the_right_state() {
 fn wrong_buffer_lengths_are_errors() {
     let func = random_function(1, &RandomOptions::default());
     let p = plan(&func, Strategy::Uniform).unwrap();
-    let mut exec = Executor::new(&func, &p);
+    let exec = Executor::new(&func, &p);
+    let mut bufs = exec.buffers();
     let mut runner = Recorder {
         stages: p.partition.stages.clone(),
         adjoint_slots: p.partition.adjoint_slots.clone(),
@@ -151,11 +153,13 @@ fn wrong_buffer_lengths_are_errors() {
     let mut grad = vec![0.0; func.n_params];
     let w = vec![1.0; func.n_outputs()];
     assert!(exec
-        .run(&mut runner, &[1.0], &w, &mut y, &mut grad)
+        .run(&mut bufs, &mut runner, &[1.0], &w, &mut y, &mut grad)
         .is_err());
     let x = vec![0.5; func.n_params];
     assert!(exec
-        .run(&mut runner, &x, &w[1..], &mut y, &mut grad)
+        .run(&mut bufs, &mut runner, &x, &w[1..], &mut y, &mut grad)
         .is_err());
-    assert!(exec.run(&mut runner, &x, &w, &mut y, &mut grad).is_ok());
+    assert!(exec
+        .run(&mut bufs, &mut runner, &x, &w, &mut y, &mut grad)
+        .is_ok());
 }

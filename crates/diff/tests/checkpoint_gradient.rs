@@ -24,11 +24,13 @@ fn checkpointed(func: &Function, strategy: Strategy, x: &[f64], w: &[f64]) -> (V
         verify(rev).unwrap_or_else(|e| panic!("after pass vjp of {}: {e}", stage.name));
     }
     let mut runner = InterpRunner::new(&p.partition);
-    let mut exec = Executor::new(func, &p);
+    let exec = Executor::new(func, &p);
+    let mut bufs = exec.buffers();
     let mut y = vec![0.0; func.n_outputs()];
     let n_float_params = func.param_types().iter().filter(|t| t.is_float()).count();
     let mut grad = vec![0.0; n_float_params];
-    exec.run(&mut runner, x, w, &mut y, &mut grad).unwrap();
+    exec.run(&mut bufs, &mut runner, x, w, &mut y, &mut grad)
+        .unwrap();
     (y, grad)
 }
 

@@ -30,7 +30,7 @@ use std::str::FromStr;
 
 use adjit_ir::Function;
 
-pub use executor::{ExecError, Executor, ReverseBuffers, StageRunner};
+pub use executor::{ExecBuffers, ExecError, Executor, StageProgram, StageRunner};
 pub use interp_runner::InterpRunner;
 pub use revolve::{Action, RevolveError};
 pub use stages::{partition, StagePartition, SLOT_BYTES};

@@ -2,13 +2,18 @@
 //! program, `J⁻¹·ẏ` (reverse-inverse) and `J⁻ᵀ·x̄` (forward-inverse), computed lump by lump.
 //!
 //! The active part of the program (values that depend on an input and reach an output) is put in
-//! an order ([`order`]); along it, every cut where exactly `n` active values are live splits the
-//! program into lumps ([`lumps`]). Each lump maps `l` consumed values (In) to `l` produced values
+//! an order ([`greedy_order`]); along it, every cut where exactly `n` active values are live
+//! splits the program into lumps ([`analyze`]). Each lump maps `l` consumed values (In) to `l` produced values
 //! (Out), with pass-through values (P) untouched, so its Jacobian is `[[A, B], [0, I]]` and the
 //! whole inverse product needs only `l × l` solves. Inside a lump, `A` is further split into
-//! diagonal blocks by structure (matching + strongly connected components, [`blocks`]) and each
-//! block is solved by Gaussian elimination with partial pivoting emitted as straight-line IR
-//! ([`lu`]). The transforms return ordinary IR: printable, verifiable, compilable.
+//! diagonal blocks by structure (matching + strongly connected components) and each block is
+//! solved by Gaussian elimination with partial pivoting emitted as straight-line IR. The
+//! transforms return ordinary IR: printable, verifiable, compilable. The local partials come from
+//! the one rulebook, [`crate::rules`], so J here is the J that jvp/vjp differentiate.
+//!
+//! Module graph (a DAG, checked by `tests/module_graph.rs`): analysis (`lumps`, `order`,
+//! `blocks`) → emission (`arith`, `lu`, `lump_derivatives`, `scaffold`) → the transforms
+//! (`reverse_inverse`, `forward_inverse`, `dense`) and rendering (`render`).
 //!
 //! Everything here assumes a verified input function (the transforms check it) and does all
 //! derivative arithmetic in `f64`, whatever the program's float type; tangent inputs and outputs

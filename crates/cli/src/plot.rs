@@ -1,4 +1,5 @@
-//! A small hand-written SVG plot of time against memory, for `adjit bench --plot`.
+//! A small hand-written SVG plot of time against memory, for `adjit bench --plot`: the picture
+//! a memory strategy is chosen by (tape, `checkpoint:S` for several S, `uniform`, budgets).
 //!
 //! One point per row (peak bytes on a log₁₀ horizontal axis, nanoseconds on a linear vertical
 //! axis from 0), joined by a line in order of increasing memory, each labelled. Rows with a
@@ -57,15 +58,7 @@ fn nice_step(max: f64, count: f64) -> f64 {
 
 /// An SVG scatter/line plot of `(label, peak bytes, ns)` rows: memory (log scale) across,
 /// time down-up, one labelled point per row.
-///
-/// ```
-/// let svg = adjit::plot::time_memory_svg(&[
-///     ("tape".into(), 1.0e6, 2.0e5),
-///     ("checkpoint:2".into(), 2.0e4, 9.0e5),
-/// ]);
-/// assert!(svg.contains("<svg") && svg.contains("checkpoint:2"));
-/// ```
-pub fn time_memory_svg(rows: &[(String, f64, f64)]) -> String {
+pub fn time_memory_svg(title: &str, rows: &[(String, f64, f64)]) -> String {
     let mut points: Vec<(&str, f64, f64)> = rows
         .iter()
         .filter(|(_, bytes, ns)| bytes.is_finite() && *bytes > 0.0 && ns.is_finite())
@@ -105,8 +98,9 @@ pub fn time_memory_svg(rows: &[(String, f64, f64)]) -> String {
     );
     let _ = writeln!(
         svg,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">Gradient time against peak memory</text>"#,
-        WIDTH / 2.0
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">@{}: time per call against peak memory</text>"#,
+        WIDTH / 2.0,
+        escape(title)
     );
     // Axes.
     let (x0, y0, x1, y1) = (LEFT, TOP + plot_h, LEFT + plot_w, TOP);
@@ -149,7 +143,7 @@ pub fn time_memory_svg(rows: &[(String, f64, f64)]) -> String {
     );
     let _ = writeln!(
         svg,
-        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">time per gradient</text>"#,
+        r#"<text x="18" y="{}" text-anchor="middle" transform="rotate(-90 18 {})">time per call</text>"#,
         TOP + plot_h / 2.0,
         TOP + plot_h / 2.0
     );
@@ -215,7 +209,7 @@ mod tests {
 
     #[test]
     fn every_finite_row_is_a_labelled_point_inside_the_frame() {
-        let svg = time_memory_svg(&rows());
+        let svg = time_memory_svg("f", &rows());
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
         assert_eq!(svg.matches("<circle").count(), 3);
         assert!(svg.contains(">tape<") && svg.contains(">checkpoint:2<"));
@@ -245,8 +239,8 @@ mod tests {
 
     #[test]
     fn empty_and_single_rows_still_make_a_document() {
-        assert!(time_memory_svg(&[]).contains("</svg>"));
-        let one = time_memory_svg(&[("only".into(), 1000.0, 0.0)]);
+        assert!(time_memory_svg("f", &[]).contains("</svg>"));
+        let one = time_memory_svg("f", &[("only".into(), 1000.0, 0.0)]);
         assert_eq!(one.matches("<circle").count(), 1);
         assert!(!one.contains("NaN") && !one.contains("inf"));
     }

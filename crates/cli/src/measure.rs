@@ -1,0 +1,170 @@
+//! `adjit bench`: compile time, time per call and memory of each mode on one program, measured
+//! through the library's public compile-once objects (so a row times what a library user gets).
+//!
+//! Times are medians of `adjit::time_per_call`: compare them *within* one run (gradient /
+//! primal), not across machines.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use adjit::checkpoint::CheckpointedGradient;
+use adjit::inverse::CompiledInverse;
+use adjit::{Compiled, Function, InverseMode, Mode, Part, Strategy};
+
+/// What one benchmark row measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchMode {
+    /// The function itself.
+    Primal,
+    /// Forward mode (outputs and J·v).
+    Jvp,
+    /// Reverse mode (outputs and Jᵀ·w) with a strategy.
+    Vjp,
+    /// J⁻¹·v by lumps.
+    ReverseInverse,
+    /// J⁻ᵀ·v by lumps.
+    ForwardInverse,
+    /// J⁻¹·v by the dense Jacobian.
+    #[value(alias = "dense")]
+    DenseInverse,
+}
+
+impl BenchMode {
+    /// The name used in `adjit bench` rows.
+    pub fn name(self) -> &'static str {
+        match self.inverse() {
+            Some(mode) => mode.name(),
+            None => match self {
+                BenchMode::Primal => "primal",
+                BenchMode::Jvp => "jvp",
+                _ => "vjp",
+            },
+        }
+    }
+
+    fn inverse(self) -> Option<InverseMode> {
+        match self {
+            BenchMode::ReverseInverse => Some(InverseMode::Reverse),
+            BenchMode::ForwardInverse => Some(InverseMode::Forward),
+            BenchMode::DenseInverse => Some(InverseMode::Dense),
+            _ => None,
+        }
+    }
+}
+
+/// The numbers of one benchmark row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BenchMeasurement {
+    /// Wall time to derive, simplify and JIT-compile the program, in milliseconds.
+    pub compile_ms: f64,
+    /// Median time per call of the compiled program, in nanoseconds.
+    pub ns_per_call: f64,
+    /// Peak bytes of stored intermediates: the tape (or tape + snapshots when checkpointing)
+    /// for reverse modes; the native workspace (spilled values) otherwise.
+    pub peak_bytes: u64,
+    /// Primal operations executed again because of checkpointing (0 for a tape).
+    pub recomputed_ops: u64,
+}
+
+/// A deterministic seed direction of length `n` (entries in [0.5, 1.5), not all equal, so no
+/// structure of the program is accidentally exploited).
+fn direction(n: usize) -> Vec<f64> {
+    let mut rng = adjit::ir::random::Rng::new(n as u64);
+    rng.vector(n, 0.5, 1.5)
+}
+
+/// Benchmark one `mode` of `func` at `x`. `strategy` matters for [`BenchMode::Vjp`] only.
+pub fn bench(
+    func: &Function,
+    x: &[f64],
+    mode: BenchMode,
+    strategy: Strategy,
+) -> adjit::Result<BenchMeasurement> {
+    if let Some(inverse) = mode.inverse() {
+        return bench_inverse(func, x, inverse);
+    }
+    let mode = match mode {
+        BenchMode::Primal => Mode::Primal,
+        BenchMode::Jvp => Mode::Jvp,
+        _ if strategy == Strategy::Tape => Mode::Vjp,
+        _ => return bench_checkpointed(func, x, strategy),
+    };
+    let start = Instant::now();
+    let compiled = Compiled::new(func, mode)?;
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let layout = compiled.layout();
+    let mut inputs = vec![0.0; layout.n_inputs()];
+    inputs[layout.input(Part::Inputs)].copy_from_slice(x);
+    let seed = match mode {
+        Mode::Jvp => layout.input(Part::Tangent(0)),
+        _ => layout.input(Part::Cotangent),
+    };
+    let len = seed.len();
+    inputs[seed].copy_from_slice(&direction(len));
+    let mut outputs = vec![0.0; layout.n_outputs()];
+    let ns_per_call = adjit::time_per_call(|| {
+        compiled.call(black_box(&inputs), &mut outputs)?;
+        black_box(&outputs);
+        Ok(())
+    })?;
+    let workspace = compiled.code().map_or(0, |c| c.workspace_bytes() as u64);
+    let peak_bytes = if mode == Mode::Vjp {
+        adjit::diff::tape_stats(func).bytes as u64
+    } else {
+        workspace
+    };
+    Ok(BenchMeasurement {
+        compile_ms,
+        ns_per_call,
+        peak_bytes,
+        recomputed_ops: 0,
+    })
+}
+
+/// A checkpointed gradient: compile every stage, then time whole gradient calls.
+fn bench_checkpointed(
+    func: &Function,
+    x: &[f64],
+    strategy: Strategy,
+) -> adjit::Result<BenchMeasurement> {
+    let start = Instant::now();
+    let grad = CheckpointedGradient::new(func, strategy)?;
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let layout = grad.layout();
+    let w = direction(layout.input(Part::Cotangent).len());
+    let mut y = vec![0.0; layout.output(Part::Outputs).len()];
+    let mut g = vec![0.0; layout.output(Part::Gradient).len()];
+    let ns_per_call = adjit::time_per_call(|| {
+        grad.call(black_box(x), black_box(&w), &mut y, &mut g)?;
+        black_box((&y, &g));
+        Ok(())
+    })?;
+    let stats = grad.stats();
+    Ok(BenchMeasurement {
+        compile_ms,
+        ns_per_call,
+        peak_bytes: stats.peak_bytes,
+        recomputed_ops: stats.recomputed_ops,
+    })
+}
+
+/// An inverse product, timed per call (status check included: a singular pivot is an error
+/// before timing starts).
+fn bench_inverse(func: &Function, x: &[f64], mode: InverseMode) -> adjit::Result<BenchMeasurement> {
+    let start = Instant::now();
+    let inv = CompiledInverse::new(func, mode)?;
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let v = direction(inv.n());
+    let (mut y, mut out) = (vec![0.0; inv.n()], vec![0.0; inv.n()]);
+    let ns_per_call = adjit::time_per_call(|| {
+        inv.call(black_box(x), black_box(&v), &mut y, &mut out)?;
+        black_box((&y, &out));
+        Ok(())
+    })?;
+    Ok(BenchMeasurement {
+        compile_ms,
+        ns_per_call,
+        peak_bytes: 0,
+        recomputed_ops: 0,
+    })
+}

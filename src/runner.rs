@@ -1,0 +1,40 @@
+//! One evaluator behind every compile-once object: the reference interpreter or native code.
+//! Objects hold a [`Runner`] per program and never match on the engine themselves.
+
+use adjit_ir::{Function, Interpreter};
+use adjit_jit::CompiledFunction;
+
+use crate::{Engine, Options, Result};
+
+/// A verified program, ready to run on the engine of the [`Options`] it was built with.
+pub(crate) enum Runner {
+    Interp(Function),
+    Jit(Box<CompiledFunction>),
+}
+
+impl Runner {
+    /// Prepare `program` (verified) on `opts.engine`.
+    pub(crate) fn new(program: &Function, opts: &Options) -> Result<Runner> {
+        Ok(match opts.engine {
+            Engine::Interp => Runner::Interp(program.clone()),
+            Engine::Jit => Runner::Jit(Box::new(adjit_jit::compile(program, &opts.jit)?)),
+        })
+    }
+
+    /// Evaluate on `inputs`, writing `outputs` (lengths are checked by the engine).
+    pub(crate) fn run(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
+        match self {
+            Runner::Interp(func) => Interpreter::default().run(func, inputs, outputs)?,
+            Runner::Jit(code) => code.call(inputs, outputs)?,
+        }
+        Ok(())
+    }
+
+    /// The native code, with [`Engine::Jit`].
+    pub(crate) fn code(&self) -> Option<&CompiledFunction> {
+        match self {
+            Runner::Interp(_) => None,
+            Runner::Jit(code) => Some(code),
+        }
+    }
+}
