@@ -35,6 +35,9 @@ pub enum RegAlloc {
 /// How to compile a function. `JitOptions::default()` is what the facade uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JitOptions {
+    /// Reorder instructions with [`crate::schedule`] before planning (fewer values live at
+    /// once, fewer spills). Never changes results.
+    pub schedule: bool,
     pub opt_level: OptLevel,
     /// With [`OptLevel::Auto`], programs with at most this many instructions use `Speed`.
     pub optimize_up_to: usize,
@@ -59,6 +62,7 @@ pub struct JitOptions {
 impl Default for JitOptions {
     fn default() -> JitOptions {
         JitOptions {
+            schedule: true,
             opt_level: OptLevel::Auto,
             optimize_up_to: 2000,
             regalloc: RegAlloc::Auto,

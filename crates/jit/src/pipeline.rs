@@ -14,6 +14,7 @@ use crate::error::JitError;
 use crate::lower::{lower_chunk, new_cache, Imports, LowerInput};
 use crate::options::{JitOptions, OptLevel, RegAlloc};
 use crate::plan::{plan, Plan};
+use crate::schedule::schedule;
 
 /// Cranelift shared flags for compiling `func` under `opts`.
 pub(crate) fn shared_flags(
@@ -71,6 +72,13 @@ pub(crate) fn lower_function<M: Module>(
     linkage: Linkage,
     mut finish: impl FnMut(&mut M, FuncId, &mut Context, usize) -> Result<(), JitError>,
 ) -> Result<Lowered, JitError> {
+    let scheduled;
+    let func = if opts.schedule {
+        scheduled = schedule(func);
+        &scheduled
+    } else {
+        func
+    };
     let plan = plan(func, opts);
     let mut consts = ConstTable::build(func, &plan, opts.const_table_above);
     consts.define(module, &format!("{}.constants", chunk_name(0)))?;
