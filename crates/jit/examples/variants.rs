@@ -39,6 +39,13 @@ fn variants() -> Vec<(&'static str, JitOptions)> {
             },
         ),
         ("default", JitOptions::default()),
+        (
+            "speed",
+            JitOptions {
+                opt_level: adjit_jit::OptLevel::Speed,
+                ..JitOptions::default()
+            },
+        ),
     ]
 }
 
