@@ -29,24 +29,28 @@ fn point(name: &str, n: usize) -> Vec<f64> {
     }
 }
 
-fn variants() -> Vec<(&'static str, JitOptions)> {
-    vec![
-        (
-            "program",
-            JitOptions {
-                schedule: false,
-                ..JitOptions::default()
-            },
-        ),
-        ("default", JitOptions::default()),
-        (
-            "speed",
-            JitOptions {
-                opt_level: adjit_jit::OptLevel::Speed,
-                ..JitOptions::default()
-            },
-        ),
-    ]
+fn variants() -> Vec<(String, JitOptions)> {
+    let mut out = vec![(
+        "program".to_string(),
+        JitOptions {
+            schedule: false,
+            ..JitOptions::default()
+        },
+    )];
+    // ADJIT_VARIANTS=registers:10,registers:14,speed adds variants of the default.
+    let extra = std::env::var("ADJIT_VARIANTS").unwrap_or_default();
+    out.push(("default".to_string(), JitOptions::default()));
+    for spec in extra.split(',').filter(|s| !s.is_empty()) {
+        let mut opts = JitOptions::default();
+        match spec.split_once(':') {
+            Some(("registers", n)) => opts.registers = n.parse().expect("registers:N"),
+            Some(("const_table_above", n)) => opts.const_table_above = n.parse().expect("N"),
+            _ if spec == "speed" => opts.opt_level = adjit_jit::OptLevel::Speed,
+            _ => panic!("unknown variant {spec}"),
+        }
+        out.push((spec.to_string(), opts));
+    }
+    out
 }
 
 /// Minimum ns per call over `rounds` batches of about 2 ms, the variants interleaved.

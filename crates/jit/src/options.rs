@@ -1,5 +1,5 @@
 //! Compilation options. The defaults give fast code for the common case of small programs, and
-//! keep compile time linear for huge ones (spill window, chunking, constant table).
+//! keep compile time linear for huge ones (schedule, register budget, chunking, constant table).
 
 /// Cranelift's optimisation level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -47,10 +47,12 @@ pub struct JitOptions {
     pub regalloc: RegAlloc,
     /// With [`RegAlloc::Auto`], programs with more instructions than this use `single_pass`.
     pub single_pass_above: usize,
-    /// A value whose uses lie more than this many instructions after its definition (or after
-    /// its previous use) is stored to the workspace at its definition and reloaded where used,
-    /// so register pressure and allocation time stay bounded by the window.
-    pub spill_window: usize,
+    /// The register budget of the storage plan ([`crate::plan`]'s Belady simulation): at most
+    /// this many values are kept in registers at once; others are reloaded from the
+    /// workspace (stored once, at their definition). Below the target's 16 (x86-64) or 32
+    /// (AArch64) float registers, leaving room for the temporaries of `min`/`max`/`select`
+    /// and literals. At least 4.
+    pub registers: usize,
     /// Programs with more instructions than this are split into chunk functions of at most
     /// this many instructions; values crossing chunks pass through the workspace.
     pub chunk_insts: usize,
@@ -70,7 +72,7 @@ impl Default for JitOptions {
             optimize_up_to: 2000,
             regalloc: RegAlloc::Auto,
             single_pass_above: 500_000,
-            spill_window: 192,
+            registers: 14,
             chunk_insts: 10_000,
             const_table_above: 64,
             verify_clif: false,

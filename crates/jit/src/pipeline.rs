@@ -89,7 +89,6 @@ pub(crate) fn lower_function<M: Module>(
         func,
         plan: &plan,
         consts: &consts,
-        spill_window: opts.spill_window,
     };
     let mut imports = Imports::new(names);
     let mut cache = new_cache(func);
