@@ -115,6 +115,22 @@ fn main() {
     if std::env::args().nth(1).as_deref() == Some("compile") {
         return compile_times();
     }
+    // `asm PROGRAM MODE`: the assembly of the last variant of ADJIT_VARIANTS.
+    if std::env::args().nth(1).as_deref() == Some("asm") {
+        let args: Vec<String> = std::env::args().collect();
+        let func = load(&args[2]);
+        let prog = match args[3].as_str() {
+            "jvp" => adjit_diff::jvp(&func),
+            "vjp" => adjit_diff::vjp(&func),
+            _ => func,
+        };
+        let (_, opts) = variants().pop().expect("a variant");
+        print!(
+            "{}",
+            adjit_jit::asm_text(&adjit_diff::simplify(&prog), &opts).expect("asm")
+        );
+        return;
+    }
     let mut args = std::env::args().skip(1);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(30);
     let mut names: Vec<String> = args.collect();

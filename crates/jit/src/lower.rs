@@ -26,7 +26,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
 
 use crate::abi::{clif_type, kernel_signature, math_signature, MathCall, MathNames};
-use crate::constants::{literal_type, ConstTable};
+use crate::constants::{literal_type, ConstTable, SIGN_MASK};
 use crate::error::JitError;
 use crate::plan::{Plan, NO_SLOT};
 
@@ -326,7 +326,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 let x = self.use_value(arg)?;
                 let ins = self.b.ins();
                 match op {
-                    UnaryOp::Neg => ins.fneg(x),
+                    UnaryOp::Neg => {
+                        // `fneg` rebuilds its sign mask in a register at every use
+                        // (`movabsq` + `vmovq` + `vxorpd`); xor with a `-0.0` literal is the
+                        // same bit flip and reads the mask from the constant pool.
+                        let mask = self.literal(ty, SIGN_MASK)?;
+                        self.b.ins().bxor(x, mask)
+                    }
                     UnaryOp::Abs => ins.fabs(x),
                     UnaryOp::Sqrt => ins.sqrt(x),
                     UnaryOp::Floor => ins.floor(x),

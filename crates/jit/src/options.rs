@@ -57,8 +57,11 @@ pub struct JitOptions {
     /// this many instructions; values crossing chunks pass through the workspace.
     pub chunk_insts: usize,
     /// A chunk with more distinct float literals than this loads them from a constant table
-    /// at each use instead of materialising them (Cranelift hoists constants, making every
-    /// one live across the whole function).
+    /// at each use instead of materialising them with `f64const`. The default, 0, tables
+    /// every literal: x86-64 rebuilds an `f64const` at each use (`movabsq` + `vmovq`, or
+    /// for `neg`'s sign mask three instructions), while a table load is one instruction or
+    /// folds into the arithmetic (`vmulsd`/`vfmadd132sd` with a memory operand). Measured:
+    /// Lorenz JVP 38.3 -> 27.7 us, Rosenbrock-1000 VJP 2.69 -> 2.48 us, others within noise.
     pub const_table_above: usize,
     /// Run Cranelift's IR verifier on every function (slower compile; for debugging).
     pub verify_clif: bool,
@@ -74,7 +77,7 @@ impl Default for JitOptions {
             single_pass_above: 500_000,
             registers: 14,
             chunk_insts: 10_000,
-            const_table_above: 64,
+            const_table_above: 0,
             verify_clif: false,
         }
     }
