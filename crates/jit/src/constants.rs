@@ -1,9 +1,12 @@
-//! The constant table: float literals of constant-heavy chunks are loaded from a read-only data
-//! object at each use instead of being materialised with `f64const`, which Cranelift hoists to
-//! the top of the function where they all stay live (quadratic register allocation).
+//! The constant table: float literals (and the sign mask `neg` is lowered with) are loaded
+//! from a read-only data object at each use instead of being materialised with `f64const`,
+//! which x86-64 rebuilds through a general register at every use, and which Cranelift's
+//! optimiser hoists to the top of the function where they all stay live (quadratic register
+//! allocation). A table load folds into the arithmetic where the instruction takes a memory
+//! operand.
 //!
-//! Chunks with at most [`crate::JitOptions::const_table_above`] distinct literals keep
-//! `f32const`/`f64const`. Every table entry takes 8 bytes; an `f32` literal sits in the low 4
+//! Chunks with at most [`crate::JitOptions::const_table_above`] distinct literals (default 0:
+//! none) keep `f32const`/`f64const`. Every table entry takes 8 bytes; an `f32` literal sits in the low 4
 //! bytes (both supported targets are little-endian).
 
 use std::collections::HashMap;
@@ -39,10 +42,17 @@ pub(crate) fn literal_type(func: &Function, inst: &InstData, result_ty: Type) ->
     }
 }
 
-/// Every float literal of `inst` (operands and `const` values), with its type.
+/// The bits of `-0.0`: the sign mask `neg` is lowered with (`bxor`), a literal of the chunk.
+pub(crate) const SIGN_MASK: u64 = 0x8000_0000_0000_0000;
+
+/// Every float literal of `inst` (operands, `const` values, `neg`'s sign mask), with its type.
 fn for_each_literal(func: &Function, inst: &InstData, ty: Type, mut f: impl FnMut(LiteralKey)) {
     match inst {
         InstData::Const { ty, bits } if ty.is_float() => f((*ty, *bits)),
+        InstData::Unary {
+            op: adjit_ir::UnaryOp::Neg,
+            ..
+        } => f((ty, SIGN_MASK)),
         _ => {
             let lit_ty = literal_type(func, inst, ty);
             inst.for_each_operand(|o| {

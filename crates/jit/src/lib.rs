@@ -11,7 +11,7 @@
 //! exactly those of [`adjit_ir::math`]: the JIT agrees with [`adjit_ir::interpret`] bit for
 //! bit.
 //!
-//! Code map: `plan` decides chunks and workspace slots, `constants` the constant
+//! Code map: `schedule` reorders instructions to lower register pressure, `plan` decides chunks and workspace slots, `constants` the constant
 //! table, `lower` turns one chunk into Cranelift IR, `abi` holds signatures and math symbols,
 //! `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
 //! and its safe handle, `object` the AOT back end.
@@ -26,9 +26,11 @@ mod object;
 mod options;
 mod pipeline;
 mod plan;
+mod schedule;
 
 pub use compiled::CompiledFunction;
 pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile};
 pub use object::{c_symbol, compile_object, ObjectCode};
 pub use options::{JitOptions, OptLevel, RegAlloc};
+pub use schedule::schedule;

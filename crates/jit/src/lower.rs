@@ -12,9 +12,9 @@
 //! - Bools live in registers as `i8` 0/1 and in memory as one byte; at the boundary they are
 //!   `f64` 0.0/1.0 (nonzero reads as true). `f32` values cross the boundary as `f64`.
 //!
-//! Values are cached in registers while their uses stay within the spill window; a use after a
-//! longer gap reloads the value from its home (`inputs` for parameters, its `work` slot
-//! otherwise), as planned by [`crate::plan`]. Dead instructions are skipped.
+//! Values are cached in registers exactly as [`crate::plan`] simulated: a register copy is
+//! dropped at each planned eviction, and a use of a value without one reloads it from its
+//! home (`inputs` for parameters, its `work` slot otherwise). Dead instructions are skipped.
 
 use std::collections::HashMap;
 
@@ -26,7 +26,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
 
 use crate::abi::{clif_type, kernel_signature, math_signature, MathCall, MathNames};
-use crate::constants::{literal_type, ConstTable};
+use crate::constants::{literal_type, ConstTable, SIGN_MASK};
 use crate::error::JitError;
 use crate::plan::{Plan, NO_SLOT};
 
@@ -62,8 +62,6 @@ impl Imports {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cached {
     chunk: u32,
-    /// Position (value index) of the last definition, load or use.
-    touched: u32,
     value: ir::Value,
 }
 
@@ -78,7 +76,6 @@ pub(crate) struct LowerInput<'a> {
     pub func: &'a Function,
     pub plan: &'a Plan,
     pub consts: &'a ConstTable,
-    pub spill_window: usize,
 }
 
 /// Accesses to `outputs` and `work`: aligned, never trapping, ordered.
@@ -151,16 +148,26 @@ pub(crate) fn lower_chunk<M: Module>(
     };
     let func = input.func;
     if chunk == 0 {
-        // Returned parameters are copied once, before anything else.
-        let start = input.plan.chunks[0].start;
+        // Returned parameters are copied once, before anything else, without caching them
+        // (the plan did not count them as registers).
         for v in 0..func.n_params {
             if input.plan.outputs_of(v).next().is_some() {
-                let x = lowerer.use_value(Value::new(v), start)?;
+                let x = lowerer.load_home(Value::new(v))?;
                 lowerer.store_outputs(v, x)?;
             }
         }
     }
-    for v in input.plan.chunks[chunk].clone() {
+    let evictions = &input.plan.evictions;
+    let range = input.plan.chunks[chunk].clone();
+    let mut next_eviction = evictions.partition_point(|&(at, _)| (at as usize) < range.start);
+    for v in range {
+        while let Some(&(at, w)) = evictions.get(next_eviction) {
+            if at as usize > v {
+                break;
+            }
+            lowerer.cache[w as usize] = None;
+            next_eviction += 1;
+        }
         if !input.plan.live[v] {
             continue;
         }
@@ -177,18 +184,28 @@ pub(crate) fn lower_chunk<M: Module>(
 }
 
 impl<M: Module> Lowerer<'_, '_, M> {
-    /// A register holding `v` for a use at position `pos`.
-    fn use_value(&mut self, v: Value, pos: usize) -> Result<ir::Value, JitError> {
+    /// A register holding `v`: its cached copy, or a reload from its home.
+    fn use_value(&mut self, v: Value) -> Result<ir::Value, JitError> {
         let i = v.index();
-        if let Some(c) = &mut self.cache[i] {
-            if c.chunk == self.chunk && pos - c.touched as usize <= self.input.spill_window {
-                c.touched = pos as u32;
+        if let Some(c) = self.cache[i] {
+            if c.chunk == self.chunk {
                 return Ok(c.value);
             }
         }
+        let x = self.load_home(v)?;
+        self.cache[i] = Some(Cached {
+            chunk: self.chunk,
+            value: x,
+        });
+        Ok(x)
+    }
+
+    /// Load `v` from its home: `inputs` for a parameter, its workspace slot otherwise.
+    fn load_home(&mut self, v: Value) -> Result<ir::Value, JitError> {
+        let i = v.index();
         let func = self.input.func;
         let ty = func.values[i].ty;
-        let x = if func.is_param(v) {
+        Ok(if func.is_param(v) {
             let raw = self
                 .b
                 .ins()
@@ -196,27 +213,17 @@ impl<M: Module> Lowerer<'_, '_, M> {
             self.boundary_to_value(raw, ty)
         } else {
             let slot = self.input.plan.slots[i];
-            assert_ne!(
-                slot, NO_SLOT,
-                "plan: {v} used out of its window without a slot"
-            );
+            assert_ne!(slot, NO_SLOT, "plan: {v} reloaded without a workspace slot");
             self.b
                 .ins()
                 .load(clif_type(ty), FLAGS, self.work, offset(slot as usize)?)
-        };
-        self.cache[i] = Some(Cached {
-            chunk: self.chunk,
-            touched: pos as u32,
-            value: x,
-        });
-        Ok(x)
+        })
     }
 
     /// Record the definition of `v`: cache it, spill it if planned, store it to its outputs.
     fn define(&mut self, v: usize, x: ir::Value) -> Result<(), JitError> {
         self.cache[v] = Some(Cached {
             chunk: self.chunk,
-            touched: v as u32,
             value: x,
         });
         let slot = self.input.plan.slots[v];
@@ -288,9 +295,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
         })
     }
 
-    fn operand(&mut self, o: Operand, lit_ty: Type, pos: usize) -> Result<ir::Value, JitError> {
+    fn operand(&mut self, o: Operand, lit_ty: Type) -> Result<ir::Value, JitError> {
         match o {
-            Operand::Value(v) => self.use_value(v, pos),
+            Operand::Value(v) => self.use_value(v),
             Operand::Const(c) => self.literal(lit_ty, c.to_bits()),
         }
     }
@@ -316,10 +323,16 @@ impl<M: Module> Lowerer<'_, '_, M> {
         Ok(match *inst {
             InstData::Const { ty, bits } => self.literal(ty, bits)?,
             InstData::Unary { op, arg } => {
-                let x = self.use_value(arg, v)?;
+                let x = self.use_value(arg)?;
                 let ins = self.b.ins();
                 match op {
-                    UnaryOp::Neg => ins.fneg(x),
+                    UnaryOp::Neg => {
+                        // `fneg` rebuilds its sign mask in a register at every use
+                        // (`movabsq` + `vmovq` + `vxorpd`); xor with a `-0.0` literal is the
+                        // same bit flip and reads the mask from the constant pool.
+                        let mask = self.literal(ty, SIGN_MASK)?;
+                        self.b.ins().bxor(x, mask)
+                    }
                     UnaryOp::Abs => ins.fabs(x),
                     UnaryOp::Sqrt => ins.sqrt(x),
                     UnaryOp::Floor => ins.floor(x),
@@ -328,8 +341,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 }
             }
             InstData::Binary { op, args } => {
-                let a = self.operand(args[0], lit_ty, v)?;
-                let c = self.operand(args[1], lit_ty, v)?;
+                let a = self.operand(args[0], lit_ty)?;
+                let c = self.operand(args[1], lit_ty)?;
                 match op {
                     BinaryOp::Add => self.b.ins().fadd(a, c),
                     BinaryOp::Sub => self.b.ins().fsub(a, c),
@@ -343,18 +356,18 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 }
             }
             InstData::Fma { args } => {
-                let a = self.operand(args[0], lit_ty, v)?;
-                let c = self.operand(args[1], lit_ty, v)?;
-                let d = self.operand(args[2], lit_ty, v)?;
+                let a = self.operand(args[0], lit_ty)?;
+                let c = self.operand(args[1], lit_ty)?;
+                let d = self.operand(args[2], lit_ty)?;
                 self.b.ins().fma(a, c, d)
             }
             InstData::Powi { arg, exp } => {
-                let x = self.use_value(arg, v)?;
+                let x = self.use_value(arg)?;
                 self.powi(x, ty, exp)
             }
             InstData::Fcmp { pred, args } => {
-                let a = self.operand(args[0], lit_ty, v)?;
-                let c = self.operand(args[1], lit_ty, v)?;
+                let a = self.operand(args[0], lit_ty)?;
+                let c = self.operand(args[1], lit_ty)?;
                 let cc = match pred {
                     CmpPred::Eq => FloatCC::Equal,
                     CmpPred::Ne => FloatCC::NotEqual,
@@ -366,17 +379,17 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 self.b.ins().fcmp(cc, a, c)
             }
             InstData::Select { cond, args } => {
-                let c = self.use_value(cond, v)?;
-                let a = self.operand(args[0], lit_ty, v)?;
-                let d = self.operand(args[1], lit_ty, v)?;
+                let c = self.use_value(cond)?;
+                let a = self.operand(args[0], lit_ty)?;
+                let d = self.operand(args[1], lit_ty)?;
                 self.b.ins().select(c, a, d)
             }
             InstData::Fpromote { arg } => {
-                let x = self.use_value(arg, v)?;
+                let x = self.use_value(arg)?;
                 self.b.ins().fpromote(types::F64, x)
             }
             InstData::Fdemote { arg } => {
-                let x = self.use_value(arg, v)?;
+                let x = self.use_value(arg)?;
                 self.b.ins().fdemote(types::F32, x)
             }
         })

@@ -1,20 +1,28 @@
-//! Chunk and spill planning: decides, before any code is generated, which instructions go into
-//! which chunk function and which values live in the workspace (`work`) rather than only in
-//! registers.
+//! Chunk and storage planning: decides, before any code is generated, which instructions go
+//! into which chunk function, which values the lowering keeps in registers, and which live in
+//! the workspace (`work`).
 //!
-//! A value gets a workspace slot when some use lies in a later chunk, or more than
-//! [`JitOptions::spill_window`] instructions after its definition; it is stored once at its
-//! definition, and the lowering reloads it at a use whose previous touch is outside the window.
-//! Parameters never need a slot: their home is the `inputs` buffer. Returned values are stored
-//! to `outputs` right at their definition, so `ret` is not a use. Slots are reused once the
-//! last use of their value has passed (interval colouring in program order), so the workspace
-//! holds at most the number of simultaneously long-lived values. Assumes a verified function.
+//! Within a chunk the plan simulates a register file of [`JitOptions::registers`] values in
+//! program order (the order [`crate::schedule`] chose). An operand not in a register is
+//! reloaded from its home; a result or reload that finds the file full evicts the value whose
+//! next use is furthest away (Belady's rule). Homes: parameters live in `inputs`; any other
+//! value that is ever evicted, or used in a later chunk, gets a workspace slot and is stored
+//! there once, at its definition, so an eviction never stores. A call to a math routine
+//! clobbers every register (the SysV ABI has no callee-saved float registers), so after it
+//! every value is reloaded from its home. The lowering follows the plan exactly (it drops a
+//! register copy at each [`Plan::evictions`] entry and reloads whatever is not cached), so
+//! Cranelift never has more than the budget of planned values live and rarely spills.
+//!
+//! Returned values are stored to `outputs` right at their definition, so `ret` is not a use.
+//! Slots are reused once the last use of their value has passed (interval colouring in
+//! program order), so the workspace holds at most the number of simultaneously long-lived
+//! values. Assumes a verified function.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
 
-use adjit_ir::Function;
+use adjit_ir::{BinaryOp, Function, InstData, UnaryOp, Value};
 
 use crate::options::JitOptions;
 
@@ -36,6 +44,12 @@ pub(crate) struct Plan {
     /// Per value: whether some returned value depends on it. Dead instructions are not
     /// lowered (the IR has no side effects).
     pub live: Vec<bool>,
+    /// `(position, value)`, sorted by position: before lowering the instruction at
+    /// `position`, the register copy of `value` is dropped (a later use reloads it).
+    pub evictions: Vec<(u32, u32)>,
+    /// The register budget the plan was made for (read by the plan checker in tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub registers: usize,
 }
 
 impl Plan {
@@ -49,11 +63,119 @@ impl Plan {
     }
 }
 
+/// Whether the lowering of `inst` calls a math routine (clobbering every float register).
+pub(crate) fn is_call(inst: &InstData) -> bool {
+    match inst {
+        InstData::Unary { op, .. } => {
+            op.is_transcendental() && !matches!(op, UnaryOp::Floor | UnaryOp::Ceil)
+        }
+        InstData::Binary { op, .. } => matches!(op, BinaryOp::Pow | BinaryOp::Atan2),
+        _ => false,
+    }
+}
+
+/// The distinct value operands of an instruction, in text order.
+fn distinct_operands(inst: &InstData, out: &mut Vec<u32>) {
+    out.clear();
+    inst.for_each_value(|v| {
+        let v = v.index() as u32;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    });
+}
+
+/// The register file of the Belady simulation.
+struct Simulation<'a> {
+    /// Uses of every value (each using instruction once), in program order, by value.
+    uses: &'a [u32],
+    use_start: &'a [u32],
+    /// Per value: index into `uses` of its next use not yet reached.
+    next: Vec<u32>,
+    in_reg: Vec<bool>,
+    needs_slot: Vec<bool>,
+    evictions: Vec<(u32, u32)>,
+    /// Values made resident in this chunk since the last flush (a superset of `in_reg`).
+    resident: Vec<u32>,
+    /// `(next use, value)` of resident values; entries go stale when the value is evicted
+    /// or used (a fresh entry is pushed then).
+    heap: BinaryHeap<(u32, u32)>,
+    count: usize,
+    registers: usize,
+    first_inst: usize,
+}
+
+impl Simulation<'_> {
+    fn next_use(&self, v: usize) -> u32 {
+        if self.next[v] < self.use_start[v + 1] {
+            self.uses[self.next[v] as usize]
+        } else {
+            u32::MAX
+        }
+    }
+
+    fn needs_home(&mut self, v: usize) {
+        if v >= self.first_inst {
+            self.needs_slot[v] = true;
+        }
+    }
+
+    fn insert(&mut self, v: usize) {
+        self.in_reg[v] = true;
+        self.count += 1;
+        self.resident.push(v as u32);
+        self.heap.push((self.next_use(v), v as u32));
+        if self.resident.len() > 4 * self.registers + 64 {
+            let in_reg = &self.in_reg;
+            self.resident.retain(|&w| in_reg[w as usize]);
+        }
+    }
+
+    /// Free one register for the instruction at `pos` if the file is full, evicting the
+    /// value used furthest in the future; the lowering drops it before the instruction at
+    /// `event`. Operands of `pos` not yet read are never chosen: their next use is `pos`
+    /// itself, the nearest possible.
+    fn make_room(&mut self, pos: usize, event: usize) {
+        while self.count >= self.registers {
+            let Some((at, w)) = self.heap.pop() else {
+                break;
+            };
+            let wi = w as usize;
+            if !self.in_reg[wi] || self.next_use(wi) != at || at == pos as u32 {
+                continue; // stale, or an operand of `pos` (its entry is pushed again after)
+            }
+            self.in_reg[wi] = false;
+            self.count -= 1;
+            self.evictions.push((event as u32, w));
+            self.needs_home(wi);
+        }
+    }
+
+    /// Empty the register file: at a chunk start (`at` = None: the chunk function starts
+    /// with nothing cached) or after a call (evictions recorded at `at`).
+    fn flush(&mut self, at: Option<u32>) {
+        for k in 0..self.resident.len() {
+            let w = self.resident[k] as usize;
+            if self.in_reg[w] {
+                self.in_reg[w] = false;
+                if let Some(pos) = at {
+                    self.evictions.push((pos, w as u32));
+                    self.needs_home(w);
+                }
+            }
+        }
+        self.resident.clear();
+        self.heap.clear();
+        self.count = 0;
+    }
+}
+
 /// Plan `func` (verified) under `opts`.
 pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
     let n_values = func.n_values();
     let first_inst = func.n_params;
     let n_insts = n_values - first_inst;
+    let registers = opts.registers.max(4);
 
     let chunk_insts = opts.chunk_insts.max(1);
     let n_chunks = n_insts.div_ceil(chunk_insts).max(1);
@@ -61,12 +183,6 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
     let chunks: Vec<Range<usize>> = (0..n_chunks)
         .map(|c| first_inst + c * n_insts / n_chunks..first_inst + (c + 1) * n_insts / n_chunks)
         .collect();
-    let mut chunk_of = vec![0u32; n_values];
-    for (c, range) in chunks.iter().enumerate() {
-        for slot in &mut chunk_of[range.clone()] {
-            *slot = c as u32;
-        }
-    }
 
     let mut live = vec![false; n_values];
     for r in &func.rets {
@@ -74,28 +190,98 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
     }
     for v in (first_inst..n_values).rev() {
         if live[v] {
-            if let Some(inst) = func.inst(adjit_ir::Value::new(v)) {
+            if let Some(inst) = func.inst(Value::new(v)) {
                 inst.for_each_value(|a| live[a.index()] = true);
             }
         }
     }
 
-    let mut last_use = vec![0usize; n_values];
-    let mut needs_slot = vec![false; n_values];
-    for (v, inst) in func.insts() {
-        let pos = v.index();
-        if !live[pos] {
-            continue;
+    // Uses of every value (each using instruction once), in program order.
+    let mut ops = Vec::with_capacity(3);
+    let mut use_start = vec![0u32; n_values + 1];
+    for (v, inst) in func.insts().filter(|(v, _)| live[v.index()]) {
+        let _ = v;
+        distinct_operands(inst, &mut ops);
+        for &a in &ops {
+            use_start[a as usize + 1] += 1;
         }
-        inst.for_each_value(|arg| {
-            let a = arg.index();
-            last_use[a] = pos;
-            if a >= first_inst && (pos - a > opts.spill_window || chunk_of[a] != chunk_of[pos]) {
-                needs_slot[a] = true;
-            }
-        });
     }
+    for v in 0..n_values {
+        use_start[v + 1] += use_start[v];
+    }
+    let mut uses = vec![0u32; use_start[n_values] as usize];
+    let mut fill_at: Vec<u32> = use_start[..n_values].to_vec();
+    for (v, inst) in func.insts().filter(|(v, _)| live[v.index()]) {
+        distinct_operands(inst, &mut ops);
+        for &a in &ops {
+            uses[fill_at[a as usize] as usize] = v.index() as u32;
+            fill_at[a as usize] += 1;
+        }
+    }
+    let last_use = |v: usize| -> Option<usize> {
+        (use_start[v + 1] > use_start[v]).then(|| uses[use_start[v + 1] as usize - 1] as usize)
+    };
 
+    // Belady simulation, chunk by chunk.
+    let mut sim = Simulation {
+        uses: &uses,
+        use_start: &use_start,
+        next: use_start[..n_values].to_vec(),
+        in_reg: vec![false; n_values],
+        needs_slot: vec![false; n_values],
+        evictions: Vec::new(),
+        resident: Vec::new(),
+        heap: BinaryHeap::new(),
+        count: 0,
+        registers,
+        first_inst,
+    };
+    for range in &chunks {
+        sim.flush(None);
+        for v in range.clone().filter(|&v| live[v]) {
+            let Some(inst) = func.inst(Value::new(v)) else {
+                continue;
+            };
+            distinct_operands(inst, &mut ops);
+            for &a in &ops {
+                if !sim.in_reg[a as usize] {
+                    // Reloaded: evicted earlier, or defined in an earlier chunk.
+                    sim.make_room(v, v);
+                    sim.needs_home(a as usize);
+                    sim.insert(a as usize);
+                }
+            }
+            for &a in &ops {
+                let a = a as usize;
+                sim.next[a] += 1;
+                match sim.next_use(a) {
+                    u32::MAX => {
+                        sim.in_reg[a] = false;
+                        sim.count -= 1;
+                    }
+                    at => sim.heap.push((at, a as u32)),
+                }
+            }
+            if is_call(inst) {
+                // Every register is clobbered; the result arrives in a fresh one.
+                sim.flush(Some(v as u32 + 1));
+            }
+            if sim.next_use(v) != u32::MAX {
+                // The victim may be an operand just read: drop it after `v`, not before.
+                sim.make_room(v, v + 1);
+                sim.insert(v);
+            }
+        }
+    }
+    let Simulation {
+        needs_slot,
+        mut evictions,
+        ..
+    } = sim;
+    evictions.sort_unstable();
+
+    // Values used in a later chunk than their definition need a slot too (covered above: a
+    // use in a later chunk always reloads). Colour the slots by interval.
     let mut slots = vec![NO_SLOT; n_values];
     let mut n_slots = 0usize;
     let mut busy: BinaryHeap<Reverse<(usize, u32)>> = BinaryHeap::new();
@@ -116,7 +302,7 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
             (n_slots - 1) as u32
         });
         slots[v] = slot;
-        busy.push(Reverse((last_use[v], slot)));
+        busy.push(Reverse((last_use(v).unwrap_or(v), slot)));
     }
 
     let mut outputs: Vec<(usize, usize)> = func
@@ -133,6 +319,8 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
         n_slots,
         outputs,
         live,
+        evictions,
+        registers,
     }
 }
 
@@ -141,8 +329,100 @@ mod tests {
     use super::*;
     use adjit_ir::random::{random_function, RandomOptions};
 
+    /// Replay the plan the way the lowering does and check its promises: a reloaded value
+    /// has a home whose slot still holds it, and no more than `registers` planned values
+    /// are in registers at once.
+    fn replay(func: &Function, plan: &Plan) -> usize {
+        let n = func.n_values();
+        let mut last_use = vec![0usize; n];
+        for (v, inst) in func.insts().filter(|(v, _)| plan.live[v.index()]) {
+            inst.for_each_value(|a| last_use[a.index()] = v.index());
+        }
+        let mut owner = vec![usize::MAX; plan.n_slots];
+        let mut cached = vec![usize::MAX; n]; // chunk index of the register copy
+        let mut in_regs: Vec<usize> = Vec::new();
+        let mut ev = 0usize;
+        let mut max_live = 0usize;
+        let mut ops = Vec::new();
+        for (c, range) in plan.chunks.iter().enumerate() {
+            for v in range.clone().filter(|&v| plan.live[v]) {
+                while ev < plan.evictions.len() && plan.evictions[ev].0 as usize <= v {
+                    cached[plan.evictions[ev].1 as usize] = usize::MAX;
+                    ev += 1;
+                }
+                let Some(inst) = func.inst(Value::new(v)) else {
+                    continue;
+                };
+                distinct_operands(inst, &mut ops);
+                for &a in &ops {
+                    let a = a as usize;
+                    if cached[a] != c {
+                        if a >= func.n_params {
+                            let s = plan.slots[a];
+                            assert_ne!(s, NO_SLOT, "value {a} reloaded without a home");
+                            assert_eq!(owner[s as usize], a, "slot {s} clobbered before use");
+                        }
+                        cached[a] = c;
+                        in_regs.push(a);
+                    }
+                }
+                cached[v] = c;
+                in_regs.push(v);
+                let s = plan.slots[v];
+                if s != NO_SLOT {
+                    owner[s as usize] = v;
+                }
+                // Copies dropped right after `v` (victims of its result) are dead after it.
+                while ev < plan.evictions.len() && plan.evictions[ev].0 as usize <= v + 1 {
+                    cached[plan.evictions[ev].1 as usize] = usize::MAX;
+                    ev += 1;
+                }
+                // Registers in use after `v`: cached values with a later use.
+                in_regs.retain(|&w| cached[w] == c && last_use[w] > v);
+                in_regs.sort_unstable();
+                in_regs.dedup();
+                assert!(
+                    in_regs.len() <= plan.registers,
+                    "{} values in registers after value {v}, budget {}",
+                    in_regs.len(),
+                    plan.registers
+                );
+                max_live = max_live.max(in_regs.len());
+            }
+            in_regs.clear();
+        }
+        max_live
+    }
+
     #[test]
-    fn slots_never_overlap_while_live() {
+    fn plans_keep_their_register_budget_and_homes() {
+        for seed in 0..60u64 {
+            let func = random_function(
+                seed,
+                &RandomOptions {
+                    n_params: 1 + seed as usize % 5,
+                    n_insts: 200 + seed as usize * 41,
+                    window: [3, 20, 200][seed as usize % 3],
+                    non_smooth: seed % 2 == 0,
+                    ..RandomOptions::default()
+                },
+            );
+            let func = crate::schedule::schedule(&func);
+            for registers in [4, 7, 12] {
+                let opts = JitOptions {
+                    registers,
+                    chunk_insts: [100_000, 300, 57][seed as usize % 3],
+                    ..JitOptions::default()
+                };
+                let plan = plan(&func, &opts);
+                let max = replay(&func, &plan);
+                assert!(max <= registers);
+            }
+        }
+    }
+
+    #[test]
+    fn slots_are_reused() {
         let func = random_function(
             7,
             &RandomOptions {
@@ -152,34 +432,13 @@ mod tests {
             },
         );
         let opts = JitOptions {
-            spill_window: 50,
+            registers: 6,
             chunk_insts: 700,
             ..JitOptions::default()
         };
         let plan = plan(&func, &opts);
         assert!(plan.chunks.len() == 5 && plan.n_slots > 0);
-        let mut last_use = vec![0usize; func.n_values()];
-        for (v, inst) in func.insts() {
-            inst.for_each_value(|a| last_use[a.index()] = v.index());
-        }
-        // Simulate: the slot's current owner must be the value read at every use.
-        let mut owner = vec![usize::MAX; plan.n_slots];
-        for (v, inst) in func.insts().filter(|(v, _)| plan.live[v.index()]) {
-            inst.for_each_value(|a| {
-                let s = plan.slots[a.index()];
-                if s != NO_SLOT {
-                    assert_eq!(
-                        owner[s as usize],
-                        a.index(),
-                        "slot {s} clobbered before use"
-                    );
-                }
-            });
-            let s = plan.slots[v.index()];
-            if s != NO_SLOT {
-                owner[s as usize] = v.index();
-            }
-        }
+        replay(&func, &plan);
         assert!(plan.n_slots < func.n_values() / 2, "slots are reused");
     }
 }

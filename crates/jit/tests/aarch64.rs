@@ -23,7 +23,7 @@ fn aarch64_objects_match_interpreter_under_qemu() {
         if i % 3 == 1 {
             JitOptions {
                 chunk_insts: 13,
-                spill_window: 5,
+                registers: 4,
                 const_table_above: 2,
                 ..JitOptions::default()
             }

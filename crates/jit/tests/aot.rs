@@ -25,7 +25,7 @@ fn x86_64_objects_match_interpreter() {
         if i % 3 == 1 {
             JitOptions {
                 chunk_insts: 13,
-                spill_window: 5,
+                registers: 4,
                 const_table_above: 2,
                 ..JitOptions::default()
             }

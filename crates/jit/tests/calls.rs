@@ -107,7 +107,7 @@ fn batch_fixture() -> (Function, CompiledFunction, Vec<f64>) {
     );
     // A small window forces a workspace, so batches exercise it too.
     let opts = JitOptions {
-        spill_window: 8,
+        registers: 4,
         ..JitOptions::default()
     };
     let code = compile(&func, &opts).unwrap();

@@ -73,7 +73,7 @@ fn random_programs_match_without_optimisation_and_with_single_pass() {
 #[test]
 fn spilling_chunking_and_constant_table_preserve_results() {
     let opts = JitOptions {
-        spill_window: 3,
+        registers: 4,
         chunk_insts: 17,
         const_table_above: 0,
         ..JitOptions::default()
@@ -153,7 +153,7 @@ fn min_max_follow_the_ir_rules_for_nan_and_signed_zero() {
 #[test]
 fn derivative_programs_match_interpreter() {
     let small_windows = JitOptions {
-        spill_window: 6,
+        registers: 4,
         chunk_insts: 97,
         ..JitOptions::default()
     };

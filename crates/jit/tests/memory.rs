@@ -67,7 +67,7 @@ fn calls_do_not_allocate() {
     // live at once, too many for the stack buffer.
     let func = lagged_chain(3000, 400);
     let opts = JitOptions {
-        spill_window: 4,
+        registers: 4,
         ..JitOptions::default()
     };
     let big = compile(&func, &opts).unwrap();
