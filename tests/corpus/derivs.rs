@@ -2,7 +2,8 @@
 //! mode (JVP) must match central finite differences along a few random directions, and forward
 //! and reverse mode must satisfy the adjoint identity ⟨w, J·v⟩ = ⟨Jᵀ·w, v⟩.
 //!
-//! Functions without a float parameter or a float output are skipped (nothing to check), and
+//! Functions without a differentiated float parameter (one not marked `data`) or a float output
+//! are skipped (nothing to check), and
 //! so are points where a derivative or output is not finite. A direction along which the
 //! function looks non-smooth (forward and backward one-sided differences disagree by far more
 //! than curvature explains) is skipped for the finite-difference check only: the point is at
@@ -22,9 +23,8 @@ const DIRECTIONS: usize = 3;
 
 /// Check `func`'s derived programs at `x` (one value per parameter). `Err` says what differs.
 pub fn check(func: &Function, x: &[f64]) -> Result<(), String> {
-    let float_params: Vec<usize> = (0..func.n_params)
-        .filter(|&i| func.values[i].ty.is_float())
-        .collect();
+    // The parameters derived programs have seeds for: floats that are not `data`.
+    let float_params: Vec<usize> = func.differentiated_params().map(|p| p.index()).collect();
     let float_outputs: Vec<usize> = (0..func.rets.len())
         .filter(|&j| func.ret_types[j].is_float())
         .collect();
@@ -106,7 +106,8 @@ pub fn check(func: &Function, x: &[f64]) -> Result<(), String> {
 /// The inverse identities at `x` for a square all-float program (see the module docs).
 fn check_inverse(func: &Function, x: &[f64], rel: f64) -> Result<(), String> {
     let n = func.n_params;
-    let square = func.param_types().iter().all(|t| t.is_float())
+    let square = !func.has_data_params()
+        && func.param_types().iter().all(|t| t.is_float())
         && func.ret_types.iter().all(|t| t.is_float())
         && func.ret_types.len() == n;
     if !square {

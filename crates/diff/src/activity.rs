@@ -1,7 +1,7 @@
 //! Activity analysis: which values get derivative code.
 //!
-//! A value is *varied* when it is a float and depends on a float parameter through an edge
-//! that carries a derivative, and *useful* when a float output depends on it through such
+//! A value is *varied* when it is a float and depends on a differentiated float parameter (not
+//! a `data` one, see [`adjit_ir::ParamKind`]) through an edge that carries a derivative, and *useful* when a float output depends on it through such
 //! edges. It is *active* when it is both; only active values get tangent lines (forward
 //! mode) or adjoint lines (reverse mode). Edges that carry no derivative (see
 //! [`crate::rules::carries_derivative`]): the condition of `select`, both operands of `fcmp`
@@ -23,7 +23,8 @@ pub struct Activity {
 }
 
 impl Activity {
-    /// Whether `v` depends on a float parameter through derivative-carrying edges.
+    /// Whether `v` depends on a differentiated float parameter through derivative-carrying
+    /// edges.
     pub fn is_varied(&self, v: Value) -> bool {
         self.varied[v.index()]
     }
@@ -66,7 +67,7 @@ pub fn activity(func: &Function) -> Activity {
     for (i, data) in func.values.iter().enumerate() {
         varied[i] = data.ty.is_float()
             && match &data.def {
-                ValueDef::Param => true,
+                ValueDef::Param => !func.is_data(Value::new(i)),
                 ValueDef::Inst(inst) => {
                     let mut any = false;
                     for (pos, op) in inst.operands().into_iter().enumerate() {

@@ -201,6 +201,9 @@ fn seed_last_params_with_one(g: &Function, n_seeds: usize) -> Function {
     let mut out = Function::new(g.name.clone());
     out.values.extend(g.values[..n_x].iter().cloned());
     out.n_params = n_x;
+    for p in g.params().take(n_x) {
+        out.set_param_kind(p, g.param_kind(p));
+    }
     let mut map: Vec<Value> = g.params().take(n_x).collect();
     for p in g.params().skip(n_x) {
         let ty = g.ty(p);

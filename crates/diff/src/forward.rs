@@ -2,8 +2,10 @@
 //!
 //! [`jvp`] turns `@f(x₁ … xₙ) -> (y₁ … yₘ)` into `@f_jvp` with parameters
 //! `(x₁ … xₙ, ẋ…)` and returns `(y₁ … yₘ, ẏ…)`, where the tangent parameters `ẋ` exist for the
-//! **float** parameters only (in order; a `bool` parameter gets none) and the tangents `ẏ` for
-//! the float outputs only (in order). A tangent has its primal's type (f32 stays f32).
+//! **differentiated float** parameters only (in order; a `bool` or `data` parameter gets none:
+//! [`Function::differentiated_params`]) and the tangents `ẏ` for the float outputs only (in
+//! order). The `x` part keeps every parameter in its place with its kind, so `data` inputs
+//! stay data inputs of the derived program. A tangent has its primal's type (f32 stays f32).
 //! [`jvp_vector`] carries `k` directions at once: parameters `(x…, ẋ⁽¹⁾…, …, ẋ⁽ᵏ⁾…)`, returns
 //! `(y…, ẏ⁽¹⁾…, …, ẏ⁽ᵏ⁾…)`, named `@f_jvpK`; each direction is computed by exactly the
 //! instructions [`jvp`] would emit for it, so results agree bitwise.
@@ -61,20 +63,13 @@ fn forward(func: &Function, k: usize, name: String) -> Function {
     let mut b = Builder::new(name);
     let mut map: Vec<Value> = Vec::with_capacity(func.n_values());
     for p in func.params() {
-        let data = func.data(p);
-        map.push(match &data.name {
-            Some(n) => b.param(data.ty, n),
-            None => b.param_unnamed(data.ty),
-        });
+        map.push(b.copy_param(func, p));
     }
     // tangent[dir][old value]
     let mut tangent: Vec<Vec<Option<Value>>> = vec![vec![None; func.n_values()]; k];
     for (dir, tangents) in tangent.iter_mut().enumerate() {
-        for p in func.params() {
+        for p in func.differentiated_params() {
             let data = func.data(p);
-            if !data.ty.is_float() {
-                continue;
-            }
             let dp = match &data.name {
                 Some(n) => {
                     let name = names.fresh(tangent_name(n, k, dir));

@@ -2,9 +2,11 @@
 //! cotangent fixed to 1, and [`hessian`] evaluates it along every unit direction with the
 //! reference interpreter.
 //!
-//! Layout of `@f_hvp`: parameters `(x₁ … xₙ, v…)` with one direction entry per **float**
-//! parameter; returns `(y…, ∇…, H·v…)`: every output of `f`, then the gradient and the
-//! Hessian-vector product over the float parameters. For a function with several float
+//! Layout of `@f_hvp`: parameters `(x₁ … xₙ, v…)` with one direction entry per
+//! **differentiated float** parameter (not `bool`, not `data`); returns `(y…, ∇…, H·v…)`:
+//! every output of `f`, then the gradient and the Hessian-vector product over those
+//! parameters. `data` parameters stay `data` in the gradient program, so the outer jvp gives
+//! them no tangent either. For a function with several float
 //! outputs the cotangent of each is 1, so ∇ and H are those of their sum; [`hessian`]
 //! insists on exactly one float output. The pass relies on the derivative conventions of
 //! [`crate::rules`] (at kinks the "Hessian" is the derivative of the conventional gradient).
@@ -69,7 +71,7 @@ pub fn hvp(func: &Function) -> Function {
 }
 
 /// The dense Hessian of a function with exactly one float output at `x` (one value per
-/// parameter), over its float parameters: `H[i][j] = ∂²y/∂xᵢ∂xⱼ`, column j computed as
+/// parameter), over its differentiated float parameters (`data` ones excluded): `H[i][j] = ∂²y/∂xᵢ∂xⱼ`, column j computed as
 /// H·eⱼ by [`hvp`] on the reference interpreter. Not symmetrised.
 pub fn hessian(func: &Function, x: &[f64]) -> Result<Vec<Vec<f64>>, DiffError> {
     let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
@@ -86,7 +88,7 @@ pub fn hessian(func: &Function, x: &[f64]) -> Result<Vec<Vec<f64>>, DiffError> {
             got: x.len(),
         });
     }
-    let n = func.param_types().iter().filter(|t| t.is_float()).count();
+    let n = func.differentiated_params().count();
     let h = hvp(func);
     let layout = Layout::of(func, Kind::Hvp);
     let mut rows = vec![vec![0.0; n]; n];

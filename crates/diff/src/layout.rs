@@ -6,6 +6,10 @@
 //! buffer length can say which part it expected. Every transform's layout is built here from the
 //! primal signature, once ([`Layout::of`]); `tests/layout.rs` checks it against the programs the
 //! transforms build.
+//!
+//! Seeds and adjoints exist per **differentiated float parameter**
+//! ([`Function::differentiated_params`]): a `bool` parameter and a `data` parameter
+//! ([`adjit_ir::ParamKind::Data`]) have a slot in `x` (in their place) and nowhere else.
 
 use std::fmt;
 use std::ops::Range;
@@ -15,24 +19,25 @@ use adjit_ir::Function;
 /// A named part of a derived function's inputs or outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Part {
-    /// `x`: the primal inputs (every parameter, `bool` included).
+    /// `x`: the primal inputs (every parameter, `bool` and `data` included, in signature order).
     Inputs,
-    /// `ẋ` of one direction (0-based): one per float parameter.
+    /// `ẋ` of one direction (0-based): one per differentiated float parameter.
     Tangent(usize),
     /// `ȳ`: one cotangent per float output.
     Cotangent,
-    /// `v`: the direction of a Hessian-vector product (one per float parameter) or the vector
-    /// an inverse mode multiplies (one per input).
+    /// `v`: the direction of a Hessian-vector product (one per differentiated float parameter)
+    /// or the vector an inverse mode multiplies (one per input).
     Vector,
     /// `y`: the primal outputs (every return value, `bool` included).
     Outputs,
     /// `ẏ = J·ẋ` of one direction: one per float output.
     OutputTangent(usize),
-    /// `x̄ = Jᵀ·ȳ` (the gradient when ȳ = 1): one per float parameter.
+    /// `x̄ = Jᵀ·ȳ` (the gradient when ȳ = 1): one per differentiated float parameter.
     Gradient,
-    /// `H·v`: one per float parameter.
+    /// `H·v`: one per differentiated float parameter.
     HessianVector,
-    /// The inverse product `J⁻¹·v` or `J⁻ᵀ·v`: one per input.
+    /// The inverse product `J⁻¹·v` or `J⁻ᵀ·v`: one per input (inverse modes reject functions
+    /// with `data` inputs).
     Product,
     /// The status word of an inverse program: 0, a lump index, or
     /// [`crate::inverse::NOT_FINITE`].
@@ -99,11 +104,16 @@ impl Layout {
     /// assert_eq!(layout.input(Part::Cotangent), 2..3);
     /// assert_eq!(layout.output(Part::Gradient), 1..3);
     /// assert_eq!(layout.describe_inputs(), "x (2) ++ ȳ (1)");
+    ///
+    /// // Two fitted parameters and three data inputs: two adjoints.
+    /// let fit = adjit_ir::trace::trace_with_data(2, 3, |p, d| p[0] * d[0] + p[1] * d[1] - d[2]);
+    /// let layout = Layout::of(&fit, Kind::Gradient);
+    /// assert_eq!(layout.to_string(), "(x (5)) -> (y (1) ++ x̄ (2))");
     /// ```
     pub fn of(func: &Function, kind: Kind) -> Layout {
         let n = func.n_params;
         let m = func.n_outputs();
-        let nf = func.param_types().iter().filter(|t| t.is_float()).count();
+        let nf = func.differentiated_params().count();
         let mf = func.ret_types.iter().filter(|t| t.is_float()).count();
         let (inputs, outputs) = match kind {
             Kind::Primal => (vec![(Part::Inputs, n)], vec![(Part::Outputs, m)]),

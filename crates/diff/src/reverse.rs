@@ -2,9 +2,11 @@
 //!
 //! [`vjp`] turns `@f(x₁ … xₙ) -> (y₁ … yₘ)` into `@f_vjp` with parameters `(x₁ … xₙ, ȳ…)` and
 //! returns `(y₁ … yₘ, x̄…)`, where the cotangent parameters `ȳ` exist for the **float** outputs
-//! only (in order; a `bool` output gets none) and the adjoints `x̄` for the float parameters
-//! only (in order). An adjoint has its primal's type. A float parameter whose adjoint is zero
-//! returns a `const 0.0`.
+//! only (in order; a `bool` output gets none) and the adjoints `x̄` for the differentiated float
+//! parameters only (in order; a `bool` or `data` parameter gets none:
+//! [`Function::differentiated_params`]). The `x` part keeps every parameter in its place with
+//! its kind. An adjoint has its primal's type. A parameter whose adjoint is zero returns a
+//! `const 0.0`.
 //!
 //! The body is the forward sweep (a copy of every primal line) followed by the adjoint sweep.
 //! **Accumulation order**, which checkpointing relies on to reproduce the taped gradient
@@ -78,11 +80,7 @@ pub fn vjp_with_tape(func: &Function) -> (Function, TapeStats) {
     let mut b = Builder::new(format!("{}_vjp", func.name));
     let mut map: Vec<Value> = Vec::with_capacity(func.n_values());
     for p in func.params() {
-        let data = func.data(p);
-        map.push(match &data.name {
-            Some(n) => b.param(data.ty, n),
-            None => b.param_unnamed(data.ty),
-        });
+        map.push(b.copy_param(func, p));
     }
     let mut seeds = Vec::new();
     for &r in &func.rets {
@@ -172,11 +170,8 @@ pub fn vjp_with_tape(func: &Function) -> (Function, TapeStats) {
 
     let mut zeros: Vec<(Type, Value)> = Vec::new();
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
-    for p in func.params() {
+    for p in func.differentiated_params() {
         let ty = func.ty(p);
-        if !ty.is_float() {
-            continue;
-        }
         let dp = match adjoint[p.index()] {
             Some(a) => {
                 if let Some(n) = func.name_of(p) {

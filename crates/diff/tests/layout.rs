@@ -1,20 +1,18 @@
 //! Every layout matches the program its transform builds: lengths and types of every part, on
-//! random programs (f64, f32, with a `bool` input and output) and every mode. A layout that
+//! random programs (f64, f32, with a `bool` input and output, with `data` inputs) and every
+//! mode. A layout that
 //! drifted from its transform would make the compile-once objects read the wrong slots.
 
 use adjit_diff::inverse::{dense_inverse, forward_inverse, reverse_inverse};
 use adjit_diff::layout::{Kind, Layout, Part};
 use adjit_diff::{derive, Mode};
 use adjit_ir::random::{random_function, RandomOptions};
-use adjit_ir::{interpret, Builder, Function, Type};
+use adjit_ir::{interpret, Builder, Function, ParamKind, Type};
 
 /// The type each slot of `part` must have, from the primal signature.
 fn part_types(f: &Function, part: Part) -> Vec<Type> {
-    let float_params: Vec<Type> = f
-        .param_types()
-        .into_iter()
-        .filter(|t| t.is_float())
-        .collect();
+    // Seeds and adjoints: the differentiated float parameters (no `bool`, no `data`).
+    let float_params: Vec<Type> = f.differentiated_params().map(|p| f.ty(p)).collect();
     let float_rets: Vec<Type> = f
         .ret_types
         .iter()
@@ -70,6 +68,16 @@ fn check(f: &Function, derived: &Function, layout: &Layout, what: &str) {
     }
 }
 
+/// `f` with every parameter whose index `is_data` accepts marked `data`.
+fn with_data(f: &Function, is_data: impl Fn(usize) -> bool) -> Function {
+    let mut g = f.clone();
+    for p in f.params().filter(|p| is_data(p.index())) {
+        g.set_param_kind(p, ParamKind::Data);
+    }
+    g.name = format!("{}_data", f.name);
+    g
+}
+
 /// A program with a `bool` input and a `bool` output beside floats.
 fn with_bools() -> Function {
     let mut b = Builder::new("mixed");
@@ -94,8 +102,18 @@ fn layouts_match_the_derived_programs() {
             ty,
             ..RandomOptions::default()
         };
-        programs.push(random_function(seed, &opts));
+        let f = random_function(seed, &opts);
+        // Data inputs: every other one, or all but the last.
+        if seed % 5 == 1 {
+            programs.push(with_data(&f, |i| i % 2 == 0));
+        } else if seed % 5 == 2 {
+            programs.push(with_data(&f, |i| i + 1 < opts.n_params));
+        }
+        programs.push(f);
     }
+    programs.push(with_data(&with_bools(), |i| i != 2));
+    programs.push(with_data(&with_bools(), |_| true));
+    assert!(programs.iter().filter(|f| f.has_data_params()).count() >= 16);
     for f in &programs {
         let modes = [Mode::Primal, Mode::Jvp, Mode::JvpVector(3), Mode::Vjp];
         for mode in modes {
@@ -108,8 +126,9 @@ fn layouts_match_the_derived_programs() {
                 check(f, &d.func, &d.layout, &format!("@{} {mode}", f.name));
             }
         }
-        let square =
-            f.param_types().iter().all(|t| t.is_float()) && f.ret_types.len() == f.n_params;
+        let square = f.param_types().iter().all(|t| t.is_float())
+            && f.ret_types.len() == f.n_params
+            && !f.has_data_params();
         if square {
             let layout = Layout::of(f, Kind::Inverse);
             let opts = Default::default();
@@ -146,5 +165,43 @@ fn named_parts_hold_what_they_say() {
     assert_eq!(
         derive(&f, Mode::Jvp).unwrap().layout.to_string(),
         "(x (2) ++ ẋ (2)) -> (y (1) ++ ẏ (1))"
+    );
+}
+
+#[test]
+fn data_inputs_have_a_place_in_x_and_nowhere_else() {
+    // f(a, t, b) = a·t + b² with t data: ∇ over (a, b) only.
+    let mut b = Builder::new("f");
+    let a = b.param(Type::F64, "a");
+    let t = b.data_param(Type::F64, "t");
+    let c = b.param(Type::F64, "b");
+    let at = b.mul(a, t);
+    let c2 = b.mul(c, c);
+    let y = b.add(at, c2);
+    b.set_name(y, "y");
+    let f = b.finish(&[y]);
+    let g = derive(&f, Mode::Gradient).unwrap();
+    assert_eq!(g.layout.to_string(), "(x (3)) -> (y (1) ++ x̄ (2))");
+    let out = interpret(&g.func, &[2.0, 5.0, 3.0]).unwrap();
+    assert_eq!(&out[g.layout.output(Part::Gradient)], &[5.0, 6.0]);
+    let h = derive(&f, Mode::Hvp).unwrap();
+    assert_eq!(h.layout.input(Part::Vector), 3..5);
+    let out = interpret(&h.func, &[2.0, 5.0, 3.0, 1.0, 1.0]).unwrap();
+    assert_eq!(&out[h.layout.output(Part::HessianVector)], &[0.0, 2.0]);
+    let j = derive(&f, Mode::JvpVector(2)).unwrap();
+    assert_eq!(j.layout.describe_inputs(), "x (3) ++ ẋ1 (2) ++ ẋ2 (2)");
+    // Tangent and adjoint parameters are named after the differentiated parameters only.
+    let names = |f: &Function| -> Vec<String> {
+        f.params()
+            .map(|p| f.name_of(p).unwrap_or("?").to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&j.func),
+        ["a", "t", "b", "da_1", "db_1", "da_2", "db_2"]
+    );
+    assert_eq!(
+        names(&derive(&f, Mode::Vjp).unwrap().func),
+        ["a", "t", "b", "y_b"]
     );
 }

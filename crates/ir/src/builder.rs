@@ -1,6 +1,6 @@
 //! Building well-typed functions: the API every transform and front end uses to emit IR.
 
-use crate::function::{Function, InstData, Operand, Value};
+use crate::function::{Function, InstData, Operand, ParamKind, Value};
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
 
@@ -48,6 +48,37 @@ impl Builder {
     /// If an instruction has already been added (a programming error in the caller).
     pub fn param(&mut self, ty: Type, name: &str) -> Value {
         self.func.add_param(ty, Some(name.to_string()))
+    }
+
+    /// Add a named data parameter ([`ParamKind::Data`]: an input that derivative programs take
+    /// but do not differentiate, printed `data %name: TYPE`).
+    ///
+    /// # Panics
+    /// If an instruction has already been added.
+    pub fn data_param(&mut self, ty: Type, name: &str) -> Value {
+        let p = self.param(ty, name);
+        self.func.set_param_kind(p, ParamKind::Data);
+        p
+    }
+
+    /// Add a parameter with the type, name and kind of parameter `p` of `func` (how a
+    /// transform copies a signature).
+    ///
+    /// # Panics
+    /// If an instruction has already been added.
+    pub fn copy_param(&mut self, func: &Function, p: Value) -> Value {
+        let data = func.data(p);
+        let new = self.func.add_param(data.ty, data.name.clone());
+        self.func.set_param_kind(new, func.param_kind(p));
+        new
+    }
+
+    /// Set the kind of parameter `p` (see [`ParamKind`]).
+    ///
+    /// # Panics
+    /// If `p` is not a parameter.
+    pub fn set_param_kind(&mut self, p: Value, kind: ParamKind) {
+        self.func.set_param_kind(p, kind);
     }
 
     /// Add an unnamed parameter.

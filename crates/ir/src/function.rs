@@ -6,6 +6,7 @@
 //! mismatches); [`crate::verify`] reports such problems, and everything else (interpreter,
 //! transforms, backends) assumes a verified function.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
@@ -231,6 +232,23 @@ pub struct ValueData {
     pub name: Option<String>,
 }
 
+/// How a parameter takes part in derivative programs, written as an attribute in the text
+/// format (`data %t: f64`).
+///
+/// The IR only stores the attribute; the derivative transforms read it. A float parameter of
+/// kind [`ParamKind::Differentiated`] gets a tangent seed and an adjoint output, a
+/// [`ParamKind::Data`] parameter gets neither: it is a plain input that every derivative
+/// program takes in its place among the primal inputs (JAX's `argnums`, CasADi's parameter
+/// vector). On a `bool` parameter the attribute is allowed and changes nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// The default: derivatives are taken with respect to the parameter if it is a float.
+    #[default]
+    Differentiated,
+    /// A data input: held fixed, never differentiated.
+    Data,
+}
+
 /// A straight-line function: parameters, instructions and returned values.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Function {
@@ -243,6 +261,10 @@ pub struct Function {
     pub rets: Vec<Value>,
     /// The declared return types (the verifier checks them against `rets`).
     pub ret_types: Vec<Type>,
+    /// The parameters of kind [`ParamKind::Data`]; every other parameter is
+    /// [`ParamKind::Differentiated`]. Kept sparse so that code which builds parameters without
+    /// knowing of kinds gets the default, and so that equal functions compare equal.
+    data_params: BTreeSet<Value>,
 }
 
 impl Function {
@@ -254,6 +276,7 @@ impl Function {
             n_params: 0,
             rets: Vec::new(),
             ret_types: Vec::new(),
+            data_params: BTreeSet::new(),
         }
     }
 
@@ -278,6 +301,61 @@ impl Function {
     /// Parameter types, in signature order.
     pub fn param_types(&self) -> Vec<Type> {
         self.values[..self.n_params].iter().map(|v| v.ty).collect()
+    }
+
+    /// The kind of parameter `p` ([`ParamKind::Differentiated`] for any value that was not
+    /// marked).
+    pub fn param_kind(&self, p: Value) -> ParamKind {
+        if self.data_params.contains(&p) {
+            ParamKind::Data
+        } else {
+            ParamKind::Differentiated
+        }
+    }
+
+    /// Whether `p` is a parameter of kind [`ParamKind::Data`].
+    pub fn is_data(&self, p: Value) -> bool {
+        self.data_params.contains(&p)
+    }
+
+    /// Whether any parameter is a data parameter.
+    pub fn has_data_params(&self) -> bool {
+        !self.data_params.is_empty()
+    }
+
+    /// The values marked [`ParamKind::Data`], in order. The verifier checks that they are
+    /// parameters.
+    pub fn data_params(&self) -> impl ExactSizeIterator<Item = Value> + '_ {
+        self.data_params.iter().copied()
+    }
+
+    /// Set the kind of parameter `p`.
+    ///
+    /// # Panics
+    /// If `p` is not a parameter (a programming error in the caller).
+    pub fn set_param_kind(&mut self, p: Value, kind: ParamKind) {
+        assert!(self.is_param(p), "{p} is not a parameter");
+        match kind {
+            ParamKind::Data => self.data_params.insert(p),
+            ParamKind::Differentiated => self.data_params.remove(&p),
+        };
+    }
+
+    /// The float parameters derivatives are taken with respect to (not `bool`, not
+    /// [`ParamKind::Data`]), in signature order: one tangent seed / adjoint output each.
+    ///
+    /// ```
+    /// use adjit_ir::{Builder, Type};
+    /// let mut b = Builder::new("f");
+    /// let a = b.param(Type::F64, "a");
+    /// let t = b.data_param(Type::F64, "t");
+    /// let y = b.mul(a, t);
+    /// let f = b.finish(&[y]);
+    /// assert_eq!(f.differentiated_params().collect::<Vec<_>>(), vec![a]);
+    /// ```
+    pub fn differentiated_params(&self) -> impl Iterator<Item = Value> + '_ {
+        self.params()
+            .filter(|&p| self.ty(p).is_float() && !self.is_data(p))
     }
 
     /// Every value defined by an instruction, in program order, with its instruction.

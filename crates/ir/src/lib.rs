@@ -9,7 +9,8 @@
 //! ([`Value`]); there are no pointers in the IR.
 //!
 //! Architecture invariant: this crate depends on no code generator; it knows nothing of
-//! Cranelift or of derivatives.
+//! Cranelift or of derivatives (it stores the `data` attribute of a parameter, [`ParamKind`],
+//! without giving it a meaning).
 
 mod builder;
 mod function;
@@ -23,7 +24,7 @@ mod types;
 mod verify;
 
 pub use builder::Builder;
-pub use function::{Function, InstData, Operand, Value, ValueData, ValueDef};
+pub use function::{Function, InstData, Operand, ParamKind, Value, ValueData, ValueDef};
 pub use interp::{interpret, InterpError, Interpreter};
 pub use opcode::{BinaryOp, CmpPred, UnaryOp};
 pub use text::{parse, parse_function, ParseError, ParseErrors};

@@ -73,6 +73,41 @@ where
     tracer.finish(&outputs)
 }
 
+/// Trace a function of `n_params` differentiated `f64` parameters followed by `n_data` data
+/// parameters ([`crate::ParamKind::Data`]: inputs that derivative programs take but do not
+/// differentiate, like JAX's `argnums` or CasADi's parameter vector). The closure receives the
+/// two groups separately; the function's parameters are `%x0 … %x{n_params-1}` then
+/// `data %x{n_params} …`, in that order, and it returns the closure's one value.
+///
+/// A least-squares fit of `a·exp(b·t) + c` to 32 points: derivative programs of `fit` have
+/// three tangent seeds or three adjoint outputs, one per fitted parameter.
+///
+/// ```
+/// use adjit_ir::trace::trace_with_data;
+/// let n = 32;
+/// let fit = trace_with_data(3, 2 * n, |p, data| {
+///     let (t, y) = data.split_at(n);
+///     let residuals = t.iter().zip(y).map(|(&t, &y)| p[0] * (p[1] * t).exp() + p[2] - y);
+///     residuals.map(|r| r.square()).reduce(|a, b| a + b).unwrap()
+/// });
+/// assert_eq!(fit.differentiated_params().count(), 3);
+/// assert_eq!(fit.data_params().count(), 64);
+/// assert!(fit.to_string().starts_with("func @traced(%x0: f64, %x1: f64, %x2: f64, data %x3: f64,"));
+/// ```
+///
+/// # Panics
+/// If the closure combines values of another tracer (see [`Tracer`]).
+pub fn trace_with_data<F>(n_params: usize, n_data: usize, f: F) -> Function
+where
+    F: for<'t> FnOnce(&[Var<'t>], &[Var<'t>]) -> Var<'t>,
+{
+    let tracer = Tracer::new("traced");
+    let params: Vec<Var<'_>> = (0..n_params).map(|_| tracer.input(Type::F64)).collect();
+    let data: Vec<Var<'_>> = (0..n_data).map(|_| tracer.data_input(Type::F64)).collect();
+    let output = f(&params, &data);
+    tracer.finish(&[output])
+}
+
 /// Records the operations performed on its [`Var`]s into a function under construction.
 ///
 /// Use [`trace`] or [`trace_multi`] for the common case; use a `Tracer` directly to add inputs
@@ -126,6 +161,29 @@ impl Tracer {
             tracer: self,
             value,
         }
+    }
+
+    /// Add the next parameter as a data input ([`crate::ParamKind::Data`]: derivative programs
+    /// take it but do not differentiate it), named `%xN` with N its position. Inputs of both
+    /// kinds may be added in any order.
+    ///
+    /// ```
+    /// use adjit_ir::{trace::Tracer, Type};
+    /// let t = Tracer::new("scale");
+    /// let (a, x) = (t.input(Type::F64), t.data_input(Type::F64));
+    /// let f = t.finish(&[a * x]);
+    /// assert_eq!(f.to_string().lines().next().unwrap(),
+    ///            "func @scale(%x0: f64, data %x1: f64) -> f64 {");
+    /// ```
+    ///
+    /// # Panics
+    /// As [`Tracer::input`].
+    pub fn data_input(&self, ty: Type) -> Var<'_> {
+        let var = self.input(ty);
+        self.builder
+            .borrow_mut()
+            .set_param_kind(var.value, crate::ParamKind::Data);
+        var
     }
 
     /// A constant of type `ty` (rounded to it), recorded as a `const` instruction.

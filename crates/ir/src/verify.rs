@@ -3,7 +3,8 @@
 //!
 //! Checked, in this order per value: the straight-line invariant (every operand is defined
 //! earlier), operand and result types, literal-only instructions, names (no two values share
-//! one, and parameters especially), and finally that `ret` matches the signature. Code after a
+//! one, and parameters especially), then that every `data` attribute is on a parameter, and
+//! finally that `ret` matches the signature. Code after a
 //! successful `verify` indexes values without re-checking.
 
 use std::collections::HashMap;
@@ -125,6 +126,19 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
                 }
                 check_inst(func, v, inst, &shown, &mut err);
             }
+        }
+    }
+    for p in func.data_params() {
+        if !func.is_param(p) {
+            let shown = names
+                .get(p.index())
+                .map(|n| format!("%{n}"))
+                .unwrap_or_else(|| format!("value {}", p.index()));
+            let at = (p.index() < func.values.len()).then_some(p);
+            err(
+                at,
+                format!("{shown} is marked 'data' but is not a parameter"),
+            );
         }
     }
     if func.rets.len() != func.ret_types.len() {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use adjit_ir::random::{random_function, RandomOptions};
-use adjit_ir::{parse, verify, Function, InstData, Operand, Type};
+use adjit_ir::{parse, verify, Function, InstData, Operand, ParamKind, Type, Value};
 
 /// Parse `src`, print, parse again: the function must be identical and printing a fixpoint.
 fn check_round_trip(src: &str, what: &str) -> Vec<Function> {
@@ -526,4 +526,63 @@ fn invalid_utf8_is_a_located_error() {
         parse(decode_source(text.as_bytes()).unwrap()).unwrap()[0].name,
         "f"
     );
+}
+
+#[test]
+fn data_parameters_round_trip_and_keep_their_kind() {
+    let src = "func @fit(%a: f64, %b: f64, data %t: f64, data %y: f32, data %flag: bool) -> f64 {\n    %at = mul %a, %t\n    %r = add %at, %b\n    ret %r\n}\n";
+    let funcs = check_round_trip(src, "data parameters");
+    let f = &funcs[0];
+    assert_eq!(f.to_string(), src, "the printer writes the attribute back");
+    verify(f).unwrap();
+    let kinds: Vec<ParamKind> = f.params().map(|p| f.param_kind(p)).collect();
+    use ParamKind::{Data, Differentiated};
+    assert_eq!(kinds, [Differentiated, Differentiated, Data, Data, Data]);
+    assert_eq!(f.differentiated_params().count(), 2);
+    // The attribute is part of the function: dropping it gives a different function.
+    let mut g = f.clone();
+    g.set_param_kind(Value::new(2), Differentiated);
+    assert_ne!(&g, f);
+    // `data` is an ordinary name elsewhere.
+    check_round_trip(
+        "func @data(data %data: f64) -> f64 {\n    %v1 = neg %data\n    ret %v1\n}\n",
+        "the word data as names",
+    );
+}
+
+#[test]
+fn misplaced_data_attributes_are_located() {
+    check_errors(
+        "func @f(%a: f64, %t: data f64) -> f64 {\n    ret %a\n}\n",
+        &["1:22: error: 'data' goes before the parameter name: 'data %t: TYPE'"],
+    );
+    check_errors(
+        "func @f(%a: f64, %t: f64 data) -> f64 {\n    ret %a\n}\n",
+        &["1:26: error: 'data' goes before the parameter name: 'data %t: f64'"],
+    );
+    check_errors(
+        "func @f(data data %t: f64) -> f64 {\n    ret %t\n}\n",
+        &["1:14: error: expected a parameter name ('%name') after 'data', found 'data'"],
+    );
+    check_errors(
+        "func @f(%a: f64, data) -> f64 {\n    ret %a\n}\n",
+        &["1:22: error: expected a parameter name ('%name') after 'data', found ')'"],
+    );
+    check_errors(
+        "func @f(Data %a: f64) -> f64 {\n    ret %a\n}\n",
+        &["1:9: error: expected a parameter ('%name: TYPE' or 'data %name: TYPE'), found 'Data'"],
+    );
+}
+
+#[test]
+fn the_verifier_rejects_a_data_mark_on_an_instruction() {
+    let mut f = parse("func @f(data %t: f64) -> f64 {\n    %y = neg %t\n    ret %y\n}\n")
+        .unwrap()
+        .remove(0);
+    // Turn the parameter into an instruction's slot by shrinking the signature.
+    f.values[0].def = adjit_ir::ValueDef::Inst(InstData::constant(Type::F64, 1.0));
+    f.n_params = 0;
+    let err = verify(&f).expect_err("a data mark on a non-parameter");
+    let messages: Vec<&str> = err.errors.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(messages, ["%t is marked 'data' but is not a parameter"]);
 }

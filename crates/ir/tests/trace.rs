@@ -551,3 +551,33 @@ fn generic_rust_functions_trace_directly() {
     }
     assert_eq!(interpret(&f, &[1.0; 4]).unwrap(), vec![0.0]);
 }
+
+#[test]
+fn data_inputs_are_parameters_of_kind_data_in_place() {
+    use adjit_ir::trace::trace_with_data;
+    use adjit_ir::ParamKind;
+    let f = trace_with_data(2, 3, |p, d| p[0] * d[0] + p[1] * d[1] - d[2]);
+    verify(&f).unwrap();
+    let kinds: Vec<ParamKind> = f.params().map(|p| f.param_kind(p)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ParamKind::Differentiated,
+            ParamKind::Differentiated,
+            ParamKind::Data,
+            ParamKind::Data,
+            ParamKind::Data
+        ]
+    );
+    let y = interpret(&f, &[2.0, 3.0, 5.0, 7.0, 1.0]).unwrap();
+    assert_eq!(y, vec![2.0 * 5.0 + 3.0 * 7.0 - 1.0]);
+
+    // A tracer mixes both kinds in any order; names stay positional.
+    let t = Tracer::new("mixed");
+    let (d, a) = (t.data_input(Type::F32), t.input(Type::F64));
+    let g = t.finish(&[a * d]);
+    assert_eq!(
+        g.to_string().lines().next().unwrap(),
+        "func @mixed(data %x0: f32, %x1: f64) -> f64 {"
+    );
+}

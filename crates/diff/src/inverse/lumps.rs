@@ -72,12 +72,23 @@ impl Analysis {
     }
 }
 
-/// Check that `func` is a verified square program; returns `n`.
+/// Check that `func` is a verified square program without `data` inputs; returns `n`.
 pub(crate) fn check_square(func: &Function) -> Result<usize, InverseError> {
     adjit_ir::verify(func).map_err(|e| InverseError::NotVerified {
         func: func.name.clone(),
         message: e.to_string(),
     })?;
+    if func.has_data_params() {
+        let names = adjit_ir::text::printed_names(func);
+        return Err(InverseError::DataInputs {
+            func: func.name.clone(),
+            inputs: func
+                .data_params()
+                .map(|p| format!("%{}", names[p.index()]))
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
     let inputs = func.params().filter(|&p| func.ty(p).is_float()).count();
     let outputs = func.rets.iter().filter(|&&r| func.ty(r).is_float()).count();
     if inputs != func.n_params || outputs != func.rets.len() || inputs != outputs {

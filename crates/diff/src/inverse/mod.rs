@@ -15,6 +15,10 @@
 //! `blocks`) → emission (`arith`, `lu`, `lump_derivatives`, `scaffold`) → the transforms
 //! (`reverse_inverse`, `forward_inverse`, `dense`) and rendering (`render`).
 //!
+//! Functions with `data` parameters ([`adjit_ir::ParamKind::Data`]) are rejected with
+//! [`InverseError::DataInputs`]: square would mean n *differentiated* inputs, which the lump
+//! analysis does not model yet.
+//!
 //! Everything here assumes a verified input function (the transforms check it) and does all
 //! derivative arithmetic in `f64`, whatever the program's float type; tangent inputs and outputs
 //! have the types of the corresponding program inputs and outputs.
@@ -75,6 +79,10 @@ pub enum InverseError {
         inputs: usize,
         outputs: usize,
     },
+    /// Inverse modes do not support `data` inputs yet: every input must have a slot in the
+    /// vector and the product.
+    #[error("@{func} has data inputs ({inputs}); inverse modes need every input differentiated (drop the `data` attribute, or bake the data in as literals)")]
+    DataInputs { func: String, inputs: String },
     #[error("@{func}: input {input} does not reach any output, so J is singular")]
     UnusedInput { func: String, input: String },
     #[error("@{func}: output {second} returns {value}, already returned as output {first}, so J is singular")]

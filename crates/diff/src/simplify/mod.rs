@@ -49,13 +49,16 @@ pub fn simplify(func: &Function) -> Function {
     current
 }
 
-/// Copy the parameters of `func` into a new function with the same name; returns it with the
+/// Copy the parameters of `func` (with their kinds) into a new function with the same name; returns it with the
 /// identity map of the parameters.
 fn copy_params(func: &Function) -> (Function, Vec<Value>) {
     let mut out = Function::new(func.name.clone());
     out.values
         .extend(func.values[..func.n_params].iter().cloned());
     out.n_params = func.n_params;
+    for p in func.data_params() {
+        out.set_param_kind(p, adjit_ir::ParamKind::Data);
+    }
     (out, func.params().collect())
 }
 

@@ -5,11 +5,10 @@
 use adjit_diff::{jvp, simplify, vjp};
 use adjit_ir::{interpret, verify, Function, Type};
 
-/// Float parameter indices and float output slots of `f`.
+/// Indices of the parameters derivatives are taken with respect to (float, not `data`), and
+/// float output slots of `f`.
 pub fn float_params(f: &Function) -> Vec<usize> {
-    (0..f.n_params)
-        .filter(|&i| f.values[i].ty.is_float())
-        .collect()
+    f.differentiated_params().map(|p| p.index()).collect()
 }
 
 pub fn float_outputs(f: &Function) -> Vec<usize> {

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use super::lexer::{
     is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
 };
-use crate::function::{Function, InstData, Operand, Value};
+use crate::function::{Function, InstData, Operand, ParamKind, Value};
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
 
@@ -179,7 +179,7 @@ struct RawInst {
 #[derive(Default)]
 struct PendingFunc {
     name: String,
-    params: Vec<(String, Type)>,
+    params: Vec<(String, Type, ParamKind)>,
     ret_types: Vec<Type>,
     insts: Vec<RawInst>,
     /// Column of the `@name` in the header (on `line`).
@@ -269,6 +269,20 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Whether the next token is the bare word `w`.
+    fn at_word(&self, w: &str) -> bool {
+        matches!(self.peek(), Some(Spanned { tok: Tok::Word(x), .. }) if x == w)
+    }
+
+    /// Consume the bare word `w` if it is next.
+    fn eat_word(&mut self, w: &str) -> bool {
+        let at = self.at_word(w);
+        if at {
+            self.pos += 1;
+        }
+        at
+    }
+
     fn expect_end(&mut self, after: &str) -> LineResult<()> {
         match self.peek() {
             None => Ok(()),
@@ -289,6 +303,9 @@ impl<'a> Cursor<'a> {
         self.fail("a type (f32, f64, bool)")
     }
 }
+
+/// The parameter attribute of a data input: `data %t: f64`.
+const DATA: &str = "data";
 
 fn missing_close_before_func(name: &str) -> String {
     format!("expected '}}' to close function @{name} before the next 'func'")
@@ -545,7 +562,7 @@ impl Parser {
         let names = pending
             .params
             .iter()
-            .map(|(n, _)| n.as_str())
+            .map(|(n, _, _)| n.as_str())
             .chain(pending.insts.iter().map(|i| i.name.as_str()));
         for (index, name) in names.enumerate() {
             defs.entry(name).or_default().push(index);
@@ -559,8 +576,9 @@ impl Parser {
             before.or(list.first()).map(|&d| Value::new(d))
         };
         let mut func = Function::new(pending.name.clone());
-        for (name, ty) in &pending.params {
-            func.add_param(*ty, Some(name.clone()));
+        for (name, ty, kind) in &pending.params {
+            let p = func.add_param(*ty, Some(name.clone()));
+            func.set_param_kind(p, *kind);
         }
         let mut broken = pending.n_errors > 0;
         for raw in &pending.insts {
@@ -675,7 +693,7 @@ impl Parser {
     }
 }
 
-/// `func @NAME(%p: TYPE, ...) -> RETS {` where RETS is a type or `(TYPE, ...)`.
+/// `func @NAME(%p: TYPE, data %q: TYPE, ...) -> RETS {` where RETS is a type or `(TYPE, ...)`.
 /// Fills `func` as far as it gets, so the body can still be checked after an error.
 fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
     cur.next(); // `func`
@@ -693,18 +711,38 @@ fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
     cur.expect_punct('(', "to open the parameter list")?;
     if !cur.eat_punct(')') {
         loop {
+            let kind = if cur.eat_word(DATA) {
+                ParamKind::Data
+            } else {
+                ParamKind::Differentiated
+            };
             let name = match cur.peek() {
                 Some(Spanned {
                     tok: Tok::Value(n), ..
                 }) => n.clone(),
-                _ => return cur.fail("a parameter ('%name: TYPE')"),
+                _ if kind == ParamKind::Data => {
+                    return cur.fail("a parameter name ('%name') after 'data'")
+                }
+                _ => return cur.fail("a parameter ('%name: TYPE' or 'data %name: TYPE')"),
             };
             cur.next();
             cur.expect_punct(':', &format!("after parameter '%{name}'"))?;
+            if cur.at_word(DATA) {
+                return Err((
+                    cur.col(),
+                    format!("'data' goes before the parameter name: 'data %{name}: TYPE'"),
+                ));
+            }
             let ty = cur.ty()?;
-            func.params.push((name, ty));
+            func.params.push((name.clone(), ty, kind));
             if cur.eat_punct(')') {
                 break;
+            }
+            if cur.at_word(DATA) {
+                return Err((
+                    cur.col(),
+                    format!("'data' goes before the parameter name: 'data %{name}: {ty}'"),
+                ));
             }
             cur.expect_punct(',', "or ')' after parameter")?;
         }

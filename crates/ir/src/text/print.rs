@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::fmt::{self, Write};
 
-use crate::function::{Function, InstData, Operand, Value};
+use crate::function::{Function, InstData, Operand, ParamKind, Value};
 use crate::types::Type;
 
 fn valid_name(s: &str) -> bool {
@@ -122,11 +122,25 @@ pub fn inst_to_string(func: &Function, v: Value) -> String {
 pub fn inst_to_string_with_names(func: &Function, names: &[String], v: Value) -> String {
     let mut out = String::new();
     if func.is_param(v) {
-        let _ = write!(out, "%{}: {}", names[v.index()], func.ty(v));
+        let _ = write!(
+            out,
+            "{}%{}: {}",
+            data_prefix(func, v),
+            names[v.index()],
+            func.ty(v)
+        );
     } else {
         write_inst(&mut out, func, names, v);
     }
     out
+}
+
+/// The attribute a parameter prints with: `data ` or nothing.
+fn data_prefix(func: &Function, p: Value) -> &'static str {
+    match func.param_kind(p) {
+        ParamKind::Data => "data ",
+        ParamKind::Differentiated => "",
+    }
 }
 
 /// A value as it prints (`%x`).
@@ -145,7 +159,13 @@ impl fmt::Display for Function {
             if i > 0 {
                 f.write_str(", ")?;
             }
-            write!(f, "%{}: {}", names[p.index()], self.ty(p))?;
+            write!(
+                f,
+                "{}%{}: {}",
+                data_prefix(self, p),
+                names[p.index()],
+                self.ty(p)
+            )?;
         }
         f.write_str(") -> ")?;
         if self.ret_types.len() == 1 {
