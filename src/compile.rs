@@ -190,7 +190,8 @@ impl Compiled {
 pub(crate) fn signature_of(func: &Function) -> Function {
     let mut sig = Function::new(func.name.clone());
     for p in func.params() {
-        sig.add_param(func.ty(p), func.name_of(p).map(str::to_string));
+        let q = sig.add_param(func.ty(p), func.name_of(p).map(str::to_string));
+        sig.set_param_kind(q, func.param_kind(p));
     }
     sig
 }

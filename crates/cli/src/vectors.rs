@@ -147,6 +147,20 @@ pub fn expect_inputs(
     func: &Function,
     floats_only: bool,
 ) -> Result<(), CliError> {
+    if floats_only && func.has_data_params() {
+        // Seeds exist for the differentiated float inputs only; data inputs get none.
+        let expected = func.differentiated_params().count();
+        if got == expected {
+            return Ok(());
+        }
+        return Err(CliError::input(format!(
+            "{flag} has {}, @{} takes {} (its {} data inputs get none)",
+            plural(got, "number"),
+            func.name,
+            plural(expected, "differentiated input"),
+            func.data_params().len()
+        )));
+    }
     let types = func.param_types();
     check_count(flag, got, &func.name, "takes", "input", &types, floats_only)
 }

@@ -1108,3 +1108,41 @@ fn jit_and_interpreter_agree_through_the_cli() {
         }
     }
 }
+
+#[test]
+fn data_inputs_get_no_tangents_or_adjoints() {
+    let fit = example("fit.ir");
+    let at = "2,-0.5,0,1,2,2.1,1.2,0.7";
+    let jvp = adjit(&["jvp", &fit, "--at", at, "--tangent", "1,0", "--json"]);
+    let jvp = jvp.ok();
+    assert_eq!(json_vectors(jvp)[1].1.len(), 1, "{jvp}");
+    for strategy in ["tape", "checkpoint:1", "uniform"] {
+        let run = adjit(&["vjp", &fit, "--at", at, "--strategy", strategy, "--json"]);
+        let vjp = run.ok();
+        let gradient = &json_vectors(vjp)[1].1;
+        assert_eq!(gradient.len(), 2, "{strategy}: {vjp}");
+    }
+    let wrong = adjit(&["jvp", &fit, "--at", at, "--tangent", "1,0,0,0,0,0,0,0"]);
+    let message = wrong.fails(1);
+    assert!(
+        message.contains("@fit takes 2 differentiated inputs (its 6 data inputs get none)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn bool_inputs_take_only_zero_or_one() {
+    let f = temp_file(
+        "pick.ir",
+        "func @pick(%c: bool, %x: f64) -> f64 {\n    %y = select %c, %x, 2.0\n    ret %y\n}\n",
+    );
+    assert!(adjit(&["eval", &f, "--at", "1,3"]).ok().contains("3"));
+    for bad in ["0.5,3", "nan,3", "2,3"] {
+        let run = adjit(&["eval", &f, "--at", bad]);
+        let message = run.fails(1);
+        assert!(
+            message.contains("is a bool: give 0 or 1"),
+            "{bad}: {message}"
+        );
+    }
+}

@@ -306,26 +306,27 @@ impl<'a> Scheduler<'a> {
             new_index[v as usize] = (n_params + k) as u32;
         }
         let remap = |v: adjit_ir::Value| adjit_ir::Value::new(new_index[v.index()] as usize);
-        let mut values: Vec<ValueData> = Vec::with_capacity(func.n_values());
-        values.extend_from_slice(&func.values[..n_params]);
+        // Parameters keep their places, names and kinds (data or differentiated).
+        let mut out = Function::new(func.name.clone());
+        for p in func.params() {
+            let q = out.add_param(func.ty(p), func.name_of(p).map(str::to_string));
+            out.set_param_kind(q, func.param_kind(p));
+        }
+        out.values.reserve(func.n_values() - n_params);
         for &v in &self.order {
             let data = &func.values[v as usize];
             let def = match &data.def {
                 ValueDef::Inst(inst) => ValueDef::Inst(inst.map_values(remap)),
                 ValueDef::Param => ValueDef::Param,
             };
-            values.push(ValueData {
+            out.values.push(ValueData {
                 ty: data.ty,
                 def,
                 name: data.name.clone(),
             });
         }
-        Function {
-            name: func.name.clone(),
-            values,
-            n_params,
-            rets: func.rets.iter().map(|&r| remap(r)).collect(),
-            ret_types: func.ret_types.clone(),
-        }
+        out.rets = func.rets.iter().map(|&r| remap(r)).collect();
+        out.ret_types = func.ret_types.clone();
+        out
     }
 }
