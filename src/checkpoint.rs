@@ -359,10 +359,23 @@ mod tests {
         let text = schedule_text(&func, Strategy::Checkpoint { snapshots: 2 }).unwrap();
         let plan = make_plan(&func, Strategy::Checkpoint { snapshots: 2 }).unwrap();
         let l = plan.partition.n_stages();
-        let header = format!("; strategy checkpoint:2: {l} stages, 2 snapshots");
+        let header = format!("; strategy checkpoint:2: {l} stages, 2 snapshot slots");
         assert!(text.starts_with(&header), "{text}");
         assert_eq!(text.lines().filter(|t| t.starts_with("stage ")).count(), l);
-        assert!(text.contains("actions: takeshot 0, advance "), "{text}");
+        assert!(
+            text.contains("actions: takeshot 0 in slot 0, advance "),
+            "{text}"
+        );
+        // The peak is the sum of its parts, as printed.
+        let c = plan.cost;
+        assert_eq!(
+            c.peak_bytes,
+            c.stored_once_bytes + c.buffer_bytes + c.snapshot_bytes + c.tape_bytes
+        );
+        assert!(
+            text.contains(&format!("; peak {} bytes = ", c.peak_bytes)),
+            "{text}"
+        );
         assert!(text.trim_end().ends_with("youturn 0, terminate"), "{text}");
     }
 }

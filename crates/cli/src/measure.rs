@@ -108,8 +108,12 @@ pub fn bench(
         Ok(())
     })?;
     let workspace = compiled.code().map_or(0, |c| c.workspace_bytes() as u64);
+    // The tape row uses the one memory model of checkpointing plans, so its figure is a
+    // budget that `bytes:N` accepts.
     let peak_bytes = if mode == Mode::Vjp {
-        adjit::diff::tape_stats(func).bytes as u64
+        adjit::diff::checkpoint::plan(func, Strategy::Tape)?
+            .cost
+            .peak_bytes
     } else {
         workspace
     };

@@ -1146,3 +1146,27 @@ fn bool_inputs_take_only_zero_or_one() {
         );
     }
 }
+
+/// One memory model: the peak `bench` reports for the tape is a budget `bytes:N` accepts, and
+/// one byte less is refused with that figure as the smallest that works.
+#[test]
+fn bench_tape_figure_is_a_budget_bytes_accepts() {
+    let rosen = example("rosenbrock.ir");
+    let run = adjit(&["bench", &rosen, "--at", "1,2", "--modes", "vjp", "--json"]);
+    let json = run.ok();
+    let at = json.find("\"peak_bytes\": ").expect("a peak_bytes field") + 14;
+    let digits: String = json[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let peak: u64 = digits.parse().expect("a number");
+    let fits = format!("bytes:{peak}");
+    adjit(&["vjp", &rosen, "--at", "1,2", "--strategy", &fits]).ok();
+    let tight = format!("bytes:{}", peak - 1);
+    let refused = adjit(&["vjp", &rosen, "--at", "1,2", "--strategy", &tight]);
+    let message = refused.fails(1);
+    assert!(
+        message.contains(&format!("the smallest that works needs {peak} bytes")),
+        "{message}"
+    );
+}

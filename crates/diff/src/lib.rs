@@ -27,5 +27,5 @@ pub use derive::{derive, DeriveError, Derived, Mode, UnknownName};
 pub use forward::{jvp, jvp_vector};
 pub use hessian::{hessian, hvp, DiffError};
 pub use layout::{Layout, Part};
-pub use reverse::{tape_stats, vjp, TapeStats};
+pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};
 pub use simplify::simplify;

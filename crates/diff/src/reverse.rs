@@ -32,8 +32,6 @@
 //! that value was created for it), the cotangent parameter of an output `%y` is `%y_b`.
 //! The pass is O(size), leaves `f` alone, assumes a verified function and produces one.
 
-use std::collections::HashSet;
-
 use adjit_ir::{BinaryOp, Builder, Function, InstData, Operand, Type, Value};
 
 use crate::activity::activity;
@@ -68,13 +66,24 @@ pub fn vjp(func: &Function) -> Function {
     vjp_with_tape(func).0
 }
 
-/// The tape of [`vjp`]: the primal intermediates its adjoint sweep reads.
+/// The size of the tape of [`vjp`]: the primal intermediates its adjoint sweep reads.
 pub fn tape_stats(func: &Function) -> TapeStats {
-    vjp_with_tape(func).1
+    vjp_with_tape(func).1.stats
 }
 
-/// [`vjp`] and its [`TapeStats`] in one pass.
-pub fn vjp_with_tape(func: &Function) -> (Function, TapeStats) {
+/// The tape of one [`vjp`]: which primal intermediates its adjoint sweep reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tape {
+    /// The values of the *primal* function (its numbering) that adjoint lines read, sorted.
+    /// Parameters are inputs, not tape, and are never listed.
+    pub values: Vec<Value>,
+    /// Their count and bytes.
+    pub stats: TapeStats,
+}
+
+/// [`vjp`] and its [`Tape`] in one pass. Checkpointing's memory model reads the tape set from
+/// here rather than re-deriving which values the adjoint sweep reads.
+pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
     let act = activity(func);
     let mut names = NameTable::new(func);
     let mut b = Builder::new(format!("{}_vjp", func.name));
@@ -185,19 +194,30 @@ pub fn vjp_with_tape(func: &Function) -> (Function, TapeStats) {
     }
     let out = b.finish(&rets);
 
-    let mut tape = HashSet::new();
+    // Forward-sweep values of `out` back to the primal values they copy.
+    let mut primal_of: Vec<Option<Value>> = vec![None; forward_end - first_inst];
+    for (v, _) in func.insts() {
+        primal_of[map[v.index()].index() - first_inst] = Some(v);
+    }
+    let mut on_tape = vec![false; func.n_values()];
     for data in &out.values[forward_end..] {
         if let adjit_ir::ValueDef::Inst(inst) = &data.def {
             inst.for_each_value(|u| {
                 if (first_inst..forward_end).contains(&u.index()) {
-                    tape.insert(u);
+                    if let Some(v) = primal_of[u.index() - first_inst] {
+                        on_tape[v.index()] = true;
+                    }
                 }
             });
         }
     }
+    let values: Vec<Value> = (0..func.n_values())
+        .filter(|&i| on_tape[i])
+        .map(Value::new)
+        .collect();
     let stats = TapeStats {
-        values: tape.len(),
-        bytes: tape.iter().map(|&u| out.ty(u).bytes()).sum(),
+        values: values.len(),
+        bytes: values.iter().map(|&v| func.ty(v).bytes()).sum(),
     };
-    (out, stats)
+    (out, Tape { values, stats })
 }

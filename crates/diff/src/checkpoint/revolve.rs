@@ -35,8 +35,8 @@ impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Action::Advance { to, .. } => write!(f, "advance {to}"),
-            Action::Takeshot { state, .. } => write!(f, "takeshot {state}"),
-            Action::Restore { state, .. } => write!(f, "restore {state}"),
+            Action::Takeshot { state, slot } => write!(f, "takeshot {state} in slot {slot}"),
+            Action::Restore { state, slot } => write!(f, "restore {state} from slot {slot}"),
             Action::Firsturn { stage } => write!(f, "firsturn {stage}"),
             Action::Youturn { stage } => write!(f, "youturn {stage}"),
             Action::Terminate => write!(f, "terminate"),
@@ -264,11 +264,26 @@ mod tests {
 
     #[test]
     fn six_stages_two_snapshots_match_published_trace() {
-        let text: Vec<String> = schedule(6, 2)
-            .unwrap()
+        let actions = schedule(6, 2).unwrap();
+        // The published trace names states only; slots are ours (and there are 2 of them).
+        let text: Vec<String> = actions
             .iter()
-            .map(|a| a.to_string())
+            .map(|a| {
+                let t = a.to_string();
+                t.split(" in slot")
+                    .next()
+                    .unwrap_or(&t)
+                    .split(" from slot")
+                    .next()
+                    .unwrap_or(&t)
+                    .to_string()
+            })
             .collect();
+        for a in &actions {
+            if let Action::Takeshot { slot, .. } | Action::Restore { slot, .. } = *a {
+                assert!(slot < 2, "{a}");
+            }
+        }
         let expected = "takeshot 0, advance 3, takeshot 3, advance 5, firsturn 5, restore 3, \
             advance 4, youturn 4, restore 3, youturn 3, restore 0, advance 1, takeshot 1, \
             advance 2, youturn 2, restore 1, youturn 1, restore 0, youturn 0, terminate";

@@ -342,7 +342,7 @@ fn stage_reverse(
         .collect();
     reverse.rets = keep.iter().map(|&i| reverse.rets[i]).collect();
     reverse.ret_types = keep.iter().map(|&i| reverse.ret_types[i]).collect();
-    (reverse, tape.bytes as u64)
+    (reverse, tape.stats.bytes as u64)
 }
 
 /// F_k: parameters `states[k]`, the instructions `bounds[k]..bounds[k + 1]`, returns
