@@ -134,3 +134,38 @@ fn diff_modules_form_a_dag() {
         }
     }
 }
+
+/// Architecture invariant: one rulebook. The local partials of every opcode are written once,
+/// in `crates/diff/src/rules.rs`; every mode reads them through an emitter. A second table
+/// shows itself by restating a rule: `sin`'s derivative (`UnaryOp::Sin =>` … `Cos` on one
+/// line) or `erf`'s constant 2/√π, anywhere in the workspace's library sources. (That the
+/// inverse modes' J *equals* jvp's J, opcode by opcode, is checked numerically by
+/// `tests/rulebook.rs` at the top of the workspace.)
+#[test]
+fn derivative_rules_are_written_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    for dir in ["crates/ir/src", "crates/diff/src", "crates/jit/src", "src"] {
+        let mut found = BTreeMap::new();
+        modules(&root.join(dir), dir, &mut found);
+        files.extend(found);
+    }
+    assert!(files.len() > 20, "the walk found only {} files", files.len());
+    let mut restated = Vec::new();
+    for (module, text) in &files {
+        if module.ends_with("rules") || module.ends_with("math") {
+            continue;
+        }
+        for (i, line) in text.lines().enumerate() {
+            let sin_rule = line.contains("UnaryOp::Sin =>") && line.contains("Cos");
+            if sin_rule || line.contains("FRAC_2_SQRT_PI") {
+                restated.push(format!("{module}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        restated.is_empty(),
+        "derivative rules restated outside rules.rs:\n{}",
+        restated.join("\n")
+    );
+}
