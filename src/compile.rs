@@ -19,7 +19,17 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived> {
 }
 
 /// Check that every `bool` input of `func` in `x` holds 0 or 1 (NaN and 0.5 are not booleans).
+#[inline]
 pub(crate) fn check_bools(func: &Function, bools: &[usize], x: &[f64]) -> Result<()> {
+    if bools.is_empty() {
+        Ok(())
+    } else {
+        check_bool_values(func, bools, x)
+    }
+}
+
+#[cold]
+fn check_bool_values(func: &Function, bools: &[usize], x: &[f64]) -> Result<()> {
     for &i in bools {
         let value = x[i];
         if value != 0.0 && value != 1.0 {
@@ -89,6 +99,9 @@ pub struct Compiled {
     func: Function,
     derived: Derived,
     bools: Vec<usize>,
+    /// `layout.n_inputs()` and `n_outputs()`, kept so a call does not sum the parts.
+    n_in: usize,
+    n_out: usize,
     runner: Runner,
 }
 
@@ -105,6 +118,8 @@ impl Compiled {
         Ok(Compiled {
             func: signature_of(func),
             bools: bool_params(func),
+            n_in: derived.layout.n_inputs(),
+            n_out: derived.layout.n_outputs(),
             derived,
             runner,
         })
@@ -113,19 +128,25 @@ impl Compiled {
     /// Evaluate on the flat `inputs` (the layout's input parts, concatenated), writing the flat
     /// `outputs`. Lengths are checked against the layout.
     pub fn call(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
-        let layout = &self.derived.layout;
-        if inputs.len() != layout.n_inputs() || outputs.len() != layout.n_outputs() {
-            return Err(Error::Arity {
-                func: self.derived.func.name.clone(),
-                expected_inputs: layout.n_inputs(),
-                expected_outputs: layout.n_outputs(),
-                inputs: inputs.len(),
-                outputs: outputs.len(),
-                layout: layout.to_string(),
-            });
+        if inputs.len() != self.n_in || outputs.len() != self.n_out {
+            return Err(self.arity_error(inputs.len(), outputs.len()));
         }
         check_bools(&self.func, &self.bools, inputs)?;
         self.runner.run(inputs, outputs)
+    }
+
+    /// Built only on the error path, out of line, so a call stays a few instructions.
+    #[cold]
+    #[inline(never)]
+    fn arity_error(&self, inputs: usize, outputs: usize) -> Error {
+        Error::Arity {
+            func: self.derived.func.name.clone(),
+            expected_inputs: self.n_in,
+            expected_outputs: self.n_out,
+            inputs,
+            outputs,
+            layout: self.derived.layout.to_string(),
+        }
     }
 
     /// Evaluate with one slice per part of the layout: `inputs` in the order of
@@ -185,6 +206,16 @@ impl Compiled {
     }
 }
 
+/// Copy the flat outputs into one slice per part (lengths already checked).
+fn scatter(flat: &[f64], parts: &mut [&mut [f64]]) {
+    let mut at = 0;
+    for part in parts.iter_mut() {
+        let len = part.len();
+        part.copy_from_slice(&flat[at..at + len]);
+        at += len;
+    }
+}
+
 /// The parameters and return types of `func` without its body: enough to name inputs in
 /// messages, without keeping a copy of a large program alive.
 pub(crate) fn signature_of(func: &Function) -> Function {
@@ -229,8 +260,18 @@ impl Gradient {
     /// Writes `∇f(x)` to `grad` (one entry per float input) and returns `f(x)`. Does not
     /// allocate after the first call on a thread.
     pub fn call(&self, x: &[f64], grad: &mut [f64]) -> Result<f64> {
+        let c = &self.compiled;
+        // The outputs are (y, x̄): small gradients use a stack buffer, others the scratch.
+        const STACK: usize = 16;
+        if c.n_out <= STACK && x.len() == c.n_in && grad.len() + 1 == c.n_out {
+            check_bools(&c.func, &c.bools, x)?;
+            let mut out = [0.0; STACK];
+            c.runner.run(x, &mut out[..c.n_out])?;
+            grad.copy_from_slice(&out[1..c.n_out]);
+            return Ok(out[0]);
+        }
         let mut y = [0.0];
-        self.compiled.call_parts(&[x], &mut [&mut y, grad])?;
+        c.call_parts(&[x], &mut [&mut y, grad])?;
         Ok(y[0])
     }
 

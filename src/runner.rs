@@ -22,6 +22,7 @@ impl Runner {
     }
 
     /// Evaluate on `inputs`, writing `outputs` (lengths are checked by the engine).
+    #[inline]
     pub(crate) fn run(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
         match self {
             Runner::Interp(func) => Interpreter::default().run(func, inputs, outputs)?,

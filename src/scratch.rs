@@ -7,8 +7,10 @@ thread_local! {
     static SCRATCH: RefCell<(Vec<f64>, Vec<f64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// Run `f` on zeroed buffers of `n_in` and `n_out` numbers. The buffers are reused across calls
-/// on one thread (they grow once); a nested call gets fresh ones instead of panicking.
+/// Run `f` on buffers of `n_in` and `n_out` numbers, whose contents are unspecified (callers
+/// overwrite every entry before reading). The buffers are reused across calls on one thread
+/// (they grow once, and are not cleared per call); a nested call gets fresh ones instead of
+/// panicking.
 pub(crate) fn with_scratch<R>(
     n_in: usize,
     n_out: usize,
@@ -18,12 +20,14 @@ pub(crate) fn with_scratch<R>(
     let reused = SCRATCH.with(|cell| {
         let mut guard = cell.try_borrow_mut().ok()?;
         let (inputs, outputs) = &mut *guard;
-        inputs.clear();
-        inputs.resize(n_in, 0.0);
-        outputs.clear();
-        outputs.resize(n_out, 0.0);
+        if inputs.len() < n_in {
+            inputs.resize(n_in, 0.0);
+        }
+        if outputs.len() < n_out {
+            outputs.resize(n_out, 0.0);
+        }
         let f = f.take()?;
-        Some(f(inputs, outputs))
+        Some(f(&mut inputs[..n_in], &mut outputs[..n_out]))
     });
     match (reused, f) {
         (Some(r), _) => r,

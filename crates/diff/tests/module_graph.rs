@@ -150,7 +150,11 @@ fn derivative_rules_are_written_once() {
         modules(&root.join(dir), dir, &mut found);
         files.extend(found);
     }
-    assert!(files.len() > 20, "the walk found only {} files", files.len());
+    assert!(
+        files.len() > 20,
+        "the walk found only {} files",
+        files.len()
+    );
     let mut restated = Vec::new();
     for (module, text) in &files {
         if module.ends_with("rules") || module.ends_with("math") {
