@@ -159,26 +159,26 @@ impl Compiled {
         check_parts(name, layout, layout.input_parts(), in_lens)?;
         let out_lens = outputs.iter().map(|s| s.len());
         check_parts(name, layout, layout.output_parts(), out_lens)?;
-        crate::scratch::with_scratch(
-            layout.n_inputs(),
-            layout.n_outputs(),
-            |flat_in, flat_out| {
-                let mut at = 0;
-                for part in inputs {
-                    flat_in[at..at + part.len()].copy_from_slice(part);
-                    at += part.len();
-                }
-                check_bools(&self.func, &self.bools, flat_in)?;
-                self.runner.run(flat_in, flat_out)?;
-                let mut at = 0;
-                for part in outputs.iter_mut() {
-                    let len = part.len();
-                    part.copy_from_slice(&flat_out[at..at + len]);
-                    at += len;
-                }
+        if let [x] = inputs {
+            // One input part: it is the flat input already.
+            check_bools(&self.func, &self.bools, x)?;
+            return crate::scratch::with_scratch(0, self.n_out, |_, flat_out| {
+                self.runner.run(x, flat_out)?;
+                scatter(flat_out, outputs);
                 Ok(())
-            },
-        )
+            });
+        }
+        crate::scratch::with_scratch(self.n_in, self.n_out, |flat_in, flat_out| {
+            let mut at = 0;
+            for part in inputs {
+                flat_in[at..at + part.len()].copy_from_slice(part);
+                at += part.len();
+            }
+            check_bools(&self.func, &self.bools, flat_in)?;
+            self.runner.run(flat_in, flat_out)?;
+            scatter(flat_out, outputs);
+            Ok(())
+        })
     }
 
     /// The derived IR that runs (after simplification).
