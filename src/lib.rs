@@ -37,6 +37,10 @@ pub enum Error {
     /// Parse errors, each already formatted as `FILE:LINE:COL: error: MESSAGE`.
     #[error("{0}")]
     Parse(String),
+    /// Verifier errors of a source text, located like parse errors
+    /// (`FILE:LINE:COL: error: MESSAGE` then `    in: ` and the user's line).
+    #[error("{0}")]
+    Invalid(String),
     #[error(transparent)]
     Verify(#[from] adjit_ir::VerifyErrors),
     #[error(transparent)]
@@ -241,9 +245,10 @@ pub fn load(path: &Path) -> Result<Vec<Function>> {
     load_str(text, &file)
 }
 
-/// Parse and verify source text; `file` names it in error messages.
+/// Parse and verify source text; `file` names it in error messages. Verifier errors are
+/// located in the text (`FILE:LINE:COL`) and quote the user's line.
 pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
-    let funcs = adjit_ir::parse(text).map_err(|errs| {
+    let parsed = adjit_ir::text::parse_with_source(text).map_err(|errs| {
         Error::Parse(
             errs.errors
                 .iter()
@@ -252,8 +257,27 @@ pub fn load_str(text: &str, file: &str) -> Result<Vec<Function>> {
                 .join("\n"),
         )
     })?;
-    for f in &funcs {
-        adjit_ir::verify(f)?;
+    let lines: Vec<&str> = adjit_ir::text::source_lines(text).collect();
+    let mut located = Vec::new();
+    let mut funcs = Vec::with_capacity(parsed.len());
+    for (f, map) in parsed {
+        if let Err(errs) = adjit_ir::verify(&f) {
+            for e in &errs.errors {
+                let (line, col) = map.place(e.value);
+                let mut message = format!("{file}:{line}:{col}: error: {}", e.message);
+                if let Some(first) = e.related {
+                    let (l, c) = map.place(Some(first));
+                    message.push_str(&format!(" (first defined at {l}:{c})"));
+                }
+                let source = lines.get(line.wrapping_sub(1)).map_or("", |l| l.trim());
+                message.push_str(&format!("\n    in: {source}"));
+                located.push(message);
+            }
+        }
+        funcs.push(f);
+    }
+    if !located.is_empty() {
+        return Err(Error::Invalid(located.join("\n")));
     }
     Ok(funcs)
 }

@@ -205,7 +205,9 @@ fn check(files: &[std::path::PathBuf]) -> Outcome {
 /// verifier's) get a `FILE: ` prefix on their first line.
 pub fn describe_load_error(file: &Path, e: &adjit::Error) -> String {
     match e {
-        adjit::Error::Parse(_) | adjit::Error::Io { .. } => e.to_string(),
+        adjit::Error::Parse(_) | adjit::Error::Invalid(_) | adjit::Error::Io { .. } => {
+            e.to_string()
+        }
         other => format!("{}: {other}", file.display()),
     }
 }

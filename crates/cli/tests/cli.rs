@@ -203,17 +203,36 @@ fn check_reads_every_line_end_and_a_byte_order_mark() {
 }
 
 #[test]
-fn check_reports_verifier_errors_with_the_file_name() {
+fn check_reports_verifier_errors_at_their_place_with_the_users_names() {
     let bad = temp_file(
         "check_verify.ir",
         "func @f(%x: f64) -> f64 {\n    %a = add %b, 1.0\n    %b = mul %x, %x\n    ret %a\n}\n",
     );
     let stderr = adjit(&["check", &bad]).fails(1).to_string();
+    assert_eq!(
+        stderr,
+        format!("{bad}:2:5: error: %a uses %b before its definition\n    in: %a = add %b, 1.0\n"),
+    );
+    // A renamed duplicate is shown as the user wrote it, with the first definition's place.
+    let twice = temp_file(
+        "check_twice.ir",
+        "func @f(%x: f64) -> f64 {\n    %r = neg %x\n    %r = sub %r, 2.0\n    ret %r\n}\n",
+    );
+    let stderr = adjit(&["check", &twice]).fails(1).to_string();
     assert!(
-        stderr.starts_with(&format!("error: {bad}: @f: ")),
+        stderr.contains(&format!(
+            "{twice}:3:5: error: redefinition of %r (first defined at 2:5)"
+        )),
         "{stderr}"
     );
-    assert!(stderr.contains("%b"), "{stderr}");
+    assert!(stderr.contains("in: %r = sub %r, 2.0"), "{stderr}");
+    let ret = temp_file(
+        "check_ret.ir",
+        "func @f(%x: f64) -> f32 {\n    %a = neg %x\n    ret %a\n}\n",
+    );
+    let stderr = adjit(&["check", &ret]).fails(1).to_string();
+    assert!(stderr.contains(&format!("{ret}:3:5: error: ")), "{stderr}");
+    assert!(stderr.contains("in: ret %a"), "{stderr}");
 }
 
 #[test]

@@ -21,11 +21,19 @@ pub struct VerifyError {
     /// The printed line of the offending value (or `ret ...`).
     pub line: String,
     pub message: String,
+    /// Another value the error is about (the first definition of a redefined name).
+    pub related: Option<Value>,
+    /// The printed line of `related`.
+    pub related_line: Option<String>,
 }
 
 impl fmt::Display for VerifyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}\n    in: {}", self.message, self.line)
+        write!(f, "{}", self.message)?;
+        if let Some(first) = &self.related_line {
+            write!(f, " (first defined by `{first}`)")?;
+        }
+        write!(f, "\n    in: {}", self.line)
     }
 }
 
@@ -64,6 +72,8 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
             value,
             line,
             message,
+            related: None,
+            related_line: None,
         });
     };
 
@@ -81,10 +91,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
                 } else {
                     "redefinition of"
                 };
-                err(
-                    Some(v),
-                    format!("{what} %{name} (first defined as value {})", prev.index()),
-                );
+                err(Some(v), format!("{what} %{name}"));
             }
         }
         match &data.def {
@@ -168,6 +175,26 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
             Some(_) => {}
         }
     }
+    // A redefinition names the first definition: the first value with the same name.
+    for e in &mut errors {
+        let Some(v) = e.value else { continue };
+        let Some(name) = func.values.get(v.index()).and_then(|d| d.name.as_deref()) else {
+            continue;
+        };
+        if !(e.message.starts_with("redefinition of ")
+            || e.message.starts_with("duplicate parameter name "))
+        {
+            continue;
+        }
+        if let Some(first) = func.values[..v.index()]
+            .iter()
+            .position(|d| d.name.as_deref() == Some(name))
+        {
+            let first = Value::new(first);
+            e.related = Some(first);
+            e.related_line = Some(inst_to_string_with_names(func, &names, first));
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -211,6 +238,19 @@ fn check_inst(
         }
     }
     match func.result_type(inst) {
+        None if matches!(inst, InstData::Select { cond, .. } if func.ty(*cond) != crate::Type::Bool) => {
+            if let InstData::Select { cond, .. } = inst {
+                let names = crate::text::printed_names(func);
+                err(
+                    Some(v),
+                    format!(
+                        "{shown}: the condition of select must be bool; %{} is {}",
+                        names[cond.index()],
+                        func.ty(*cond)
+                    ),
+                );
+            }
+        }
         None => {
             let tys: Vec<String> = inst
                 .operands()

@@ -6,7 +6,9 @@ mod parse;
 mod print;
 
 pub use lexer::{escape_invisible, parse_literal, source_lines, LiteralError};
-pub use parse::{decode_source, parse, parse_function, ParseError, ParseErrors};
+pub use parse::{
+    decode_source, parse, parse_function, parse_with_source, ParseError, ParseErrors, SourceMap,
+};
 pub use print::{
     format_literal, inst_to_string, inst_to_string_with_names, printed_names, value_to_string,
 };

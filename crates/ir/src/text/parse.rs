@@ -54,6 +54,36 @@ pub struct ParseErrors {
 /// );
 /// ```
 pub fn parse(src: &str) -> Result<Vec<Function>, ParseErrors> {
+    Ok(parse_with_source(src)?
+        .into_iter()
+        .map(|(func, _)| func)
+        .collect())
+}
+
+/// Where a parsed function's parts stand in its source: 1-based line and column (in
+/// characters) of the header's `@name`, of every value's `%name` (parameters in the header,
+/// instructions at the start of their line), and of the `ret`. Used to place verifier errors
+/// (`FILE:LINE:COL`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceMap {
+    pub header: (usize, usize),
+    /// Indexed by value.
+    pub values: Vec<(usize, usize)>,
+    pub ret: (usize, usize),
+}
+
+impl SourceMap {
+    /// The place of `value`, or of the `ret` line for `None`.
+    pub fn place(&self, value: Option<Value>) -> (usize, usize) {
+        match value {
+            Some(v) => self.values.get(v.index()).copied().unwrap_or(self.header),
+            None => self.ret,
+        }
+    }
+}
+
+/// [`parse`], also returning where each function's values stand in `src`.
+pub fn parse_with_source(src: &str) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
     let mut parser = Parser::default();
     let mut n_lines = 0;
     for (i, line) in source_lines(src).enumerate() {
@@ -171,6 +201,8 @@ enum RawOperand {
 struct RawInst {
     name: String,
     line: usize,
+    /// Column of the `%name` that starts the line.
+    col: usize,
     kind: Kind,
     operands: Vec<RawOperand>,
 }
@@ -188,6 +220,10 @@ struct PendingFunc {
     line: usize,
     /// `ret` operands: name, line, column.
     rets: Option<Vec<(String, usize, usize)>>,
+    /// Line and column of the `ret` keyword.
+    ret_at: (usize, usize),
+    /// Column of each parameter's `%name` in the header.
+    param_cols: Vec<usize>,
     /// Names defined on lines that had errors: uses of them are not reported again.
     poisoned: HashSet<String>,
     /// Errors in this function so far; if any, it is not built.
@@ -205,7 +241,7 @@ impl PendingFunc {
 
 #[derive(Default)]
 struct Parser {
-    funcs: Vec<Function>,
+    funcs: Vec<(Function, SourceMap)>,
     errors: Vec<ParseError>,
     current: Option<PendingFunc>,
     /// Every function name seen in a header so far, with its line and column.
@@ -513,6 +549,7 @@ impl Parser {
                 format!("expected '}}' after 'ret', found {}", first.tok),
             )),
             Tok::Word(w) if w == "ret" => {
+                func.ret_at = (line_no, first.col);
                 let mut rets = Vec::new();
                 if cur.peek().is_some() {
                     loop {
@@ -543,7 +580,8 @@ impl Parser {
             }
             Tok::Value(name) => {
                 cur.expect_punct('=', &format!("after '%{name}'"))?;
-                let inst = instruction(cur, name, line_no)?;
+                let mut inst = instruction(cur, name, line_no)?;
+                inst.col = first.col;
                 func.insts.push(inst);
                 Ok(())
             }
@@ -688,7 +726,22 @@ impl Parser {
         broken |= !errors.is_empty();
         self.errors.extend(errors);
         if !broken {
-            self.funcs.push(func);
+            let header = (pending.line, pending.name_col);
+            let mut values: Vec<(usize, usize)> = (0..pending.params.len())
+                .map(|i| {
+                    (
+                        pending.line,
+                        pending.param_cols.get(i).copied().unwrap_or(1),
+                    )
+                })
+                .collect();
+            values.extend(pending.insts.iter().map(|raw| (raw.line, raw.col)));
+            let map = SourceMap {
+                header,
+                values,
+                ret: pending.ret_at,
+            };
+            self.funcs.push((func, map));
         }
     }
 }
@@ -718,8 +771,12 @@ fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
             };
             let name = match cur.peek() {
                 Some(Spanned {
-                    tok: Tok::Value(n), ..
-                }) => n.clone(),
+                    tok: Tok::Value(n),
+                    col,
+                }) => {
+                    func.param_cols.push(*col);
+                    n.clone()
+                }
                 _ if kind == ParamKind::Data => {
                     return cur.fail("a parameter name ('%name') after 'data'")
                 }
@@ -799,6 +856,7 @@ fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst>
         return Ok(RawInst {
             name: name.to_string(),
             line,
+            col: 0,
             kind: Kind::Const { ty, value },
             operands: Vec::new(),
         });
@@ -879,6 +937,7 @@ fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst>
     Ok(RawInst {
         name: name.to_string(),
         line,
+        col: 0,
         kind,
         operands,
     })
