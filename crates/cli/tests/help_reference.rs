@@ -26,6 +26,18 @@ const SUBCOMMANDS: &[(&str, &str)] = &[
         "Reverse mode: the outputs and `Jᵀ·w`, taped or checkpointed (`--strategy`).",
     ),
     (
+        "hvp",
+        "Hessian-vector product of a one-output function: the outputs, the gradient and `H·v`.",
+    ),
+    (
+        "jacobian",
+        "The dense Jacobian, by vector JVPs (columns) or VJPs (rows), printed as aligned rows.",
+    ),
+    (
+        "hessian",
+        "The dense Hessian of a one-output function, one Hessian-vector product per column.",
+    ),
+    (
         "inverse",
         "Inverse products of a square function without forming `J` (see docs/inverse.md).",
     ),
