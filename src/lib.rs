@@ -7,6 +7,7 @@
 pub mod checkpoint;
 mod compile;
 pub mod inverse;
+mod jacobian;
 mod runner;
 mod scratch;
 mod timing;
@@ -26,6 +27,7 @@ pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
 pub use compile::{derive, Compiled, Gradient};
+pub use jacobian::{hessian, jacobian, Hessian, Jacobian};
 pub use timing::time_per_call;
 
 /// Everything that can go wrong in a facade call. Messages speak of arguments and layout parts
@@ -194,6 +196,15 @@ named! {
 }
 
 named! {
+    /// How a [`Jacobian`] assembles its matrix.
+    JacobianMode, "Jacobian mode" {
+        Auto => "auto", "Forward when there are no more inputs than outputs, else reverse",
+        Forward => "forward", "Columns by vector JVPs (several directions per call)",
+        Reverse => "reverse", "Rows by VJPs (one per output)",
+    }
+}
+
+named! {
     /// A stage of the pipeline that [`dump`] renders.
     Stage, "stage" {
         Ir => "ir", "The function as parsed",
@@ -210,7 +221,7 @@ named! {
     }
 }
 
-/// How the compile-once objects ([`Compiled`], [`Gradient`],
+/// How the compile-once objects ([`Compiled`], [`Gradient`], [`Jacobian`], [`Hessian`],
 /// [`checkpoint::CheckpointedGradient`], [`inverse::CompiledInverse`]) evaluate their programs.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -316,6 +327,33 @@ pub fn jvp(func: &Function, engine: Engine, x: &[f64], v: &[f64]) -> Result<(Vec
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or_default(),
     ))
+}
+
+/// Forward mode along several directions in one call (`Mode::JvpVector(k)`, `k` =
+/// `tangents.len()`): outputs `f(x)` and one `J·vᵢ` per tangent, in order.
+pub fn jvp_vector(
+    func: &Function,
+    engine: Engine,
+    x: &[f64],
+    tangents: &[&[f64]],
+) -> Result<(Vec<f64>, Vec<Vec<f64>>)> {
+    let inputs: Vec<&[f64]> = std::iter::once(x).chain(tangents.iter().copied()).collect();
+    let mut parts = one_shot(func, Mode::JvpVector(tangents.len()), engine, &inputs)?;
+    let tangent_outputs = parts.split_off(1.min(parts.len()));
+    Ok((parts.pop().unwrap_or_default(), tangent_outputs))
+}
+
+/// Hessian-vector product of a function with one float output: `f(x)`, `∇f(x)` and `H·v`
+/// (`v` has one entry per differentiated float input).
+pub fn hvp(
+    func: &Function,
+    engine: Engine,
+    x: &[f64],
+    v: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    let mut parts = one_shot(func, Mode::Hvp, engine, &[x, v])?.into_iter();
+    let mut next = || parts.next().unwrap_or_default();
+    Ok((next(), next(), next()))
 }
 
 /// Reverse mode: outputs `f(x)` and gradient `Jᵀ·w` under a memory `strategy`.

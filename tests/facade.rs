@@ -53,6 +53,15 @@ fn every_entry_point_rejects_an_unverified_function() {
             "inverse",
             adjit::inverse(&f, engine, InverseMode::Reverse, &[1.0], &[1.0]),
         );
+        assert_verify_error("hvp", adjit::hvp(&f, engine, &[1.0], &[1.0]));
+        assert_verify_error(
+            "jvp_vector",
+            adjit::jvp_vector(&f, engine, &[1.0], &[&[1.0]]),
+        );
+        for &mode in adjit::JacobianMode::ALL {
+            assert_verify_error("jacobian", adjit::jacobian(&f, engine, mode, &[1.0]));
+        }
+        assert_verify_error("hessian", adjit::hessian(&f, engine, &[1.0]));
     }
     for &stage in adjit::Stage::ALL {
         assert_verify_error(stage.name(), adjit::dump(&f, stage, &Default::default()));

@@ -23,6 +23,9 @@ const JSON_HELP: &str =
 with the shortest decimal that reads back to the same f64 (`0.1`, `1e-7`, `2.0`); the non-finite \
 values are the strings \"nan\", \"inf\" and \"-inf\".";
 
+const MATRIX_HELP: &str =
+    "Matrices print as aligned rows, like numpy (`label (ROWS×COLS):` then `[[a  b]` / ` [c  d]]`).";
+
 /// adjit: derivatives of straight-line numeric programs, JIT-compiled.
 ///
 /// Reads `.ir` files (the adjit text format), evaluates them, and computes forward (JVP),
@@ -37,6 +40,7 @@ adjit check ir/examples/*.ir\n  \
 adjit eval ir/examples/rosenbrock.ir --at 1,2\n  \
 adjit vjp ir/examples/rosenbrock.ir --at 0,0 --json\n  \
 adjit jvp ir/examples/two.ir --at 0.5 --tangent 1\n  \
+adjit hessian ir/examples/rosenbrock.ir --at -1.2,1\n  \
 adjit dump ir/examples/rosenbrock.ir --stage vjp\n\n\
 Errors are printed as `error: ...` on standard error with exit status 1; invalid command \
 lines exit with status 2."
@@ -72,10 +76,15 @@ JSON: {{\"outputs\": [...]}}"))]
         output: OutputArgs,
     },
 
-    /// Forward mode: outputs f(x) and the directional derivative J·v.
-    #[command(after_help = format!("Example:\n  \
-adjit jvp rosen.ir --at 1,2 --tangent 1,0 --json\n\n{VECTOR_HELP}\n\n{JSON_HELP}\n\
-JSON: {{\"outputs\": [...], \"tangents\": [...]}}"))]
+    /// Forward mode: outputs f(x) and the directional derivative J·v (or one J·vᵢ per
+    /// direction with --tangents).
+    #[command(after_help = format!("Examples:\n  \
+adjit jvp rosen.ir --at 1,2 --tangent 1,0 --json\n  \
+adjit jvp rosen.ir --at 1,2 --tangents @dirs.txt   # one direction per line, one call\n\n\
+{VECTOR_HELP}\n\n{MATRIX_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"outputs\": [...], \"tangents\": [...]}}; with --tangents, \"tangents\" is an array \
+of rows, one per direction."),
+    group(clap::ArgGroup::new("direction").required(true).args(["tangent", "tangents"])))]
     Jvp {
         #[command(flatten)]
         target: FunctionArgs,
@@ -83,7 +92,11 @@ JSON: {{\"outputs\": [...], \"tangents\": [...]}}"))]
         point: PointArgs,
         /// The tangent v (one number per input).
         #[arg(long, value_name = "V", allow_hyphen_values = true)]
-        tangent: String,
+        tangent: Option<String>,
+        /// Several tangents, one per line (`@FILE`, `@-`; inline, `;` also ends a line):
+        /// all directions in one call of a vector JVP; prints one row of J·vᵢ per direction.
+        #[arg(long, value_name = "VS", allow_hyphen_values = true)]
+        tangents: Option<String>,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -108,6 +121,60 @@ JSON: {{\"outputs\": [...], \"gradient\": [...]}}"))]
         /// How reverse mode obtains the intermediate values it needs.
         #[arg(long, value_name = "STRATEGY", default_value = "tape", value_parser = parse_strategy)]
         strategy: adjit::Strategy,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
+    /// Hessian-vector product of a one-output function: f(x), its gradient and H·v.
+    #[command(after_help = format!("Example:\n  \
+adjit hvp rosen.ir --at -1.2,1 --vector 1,0     # hvp: 1330, 480\n\n\
+Forward-over-reverse (jvp of the gradient), JIT-compiled; one call.\n\n{VECTOR_HELP}\n\n\
+{JSON_HELP}\n\
+JSON: {{\"outputs\": [...], \"gradient\": [...], \"hvp\": [...]}}"))]
+    Hvp {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
+        /// The vector v (one number per differentiated input).
+        #[arg(long, value_name = "V", allow_hyphen_values = true)]
+        vector: String,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
+    /// The dense Jacobian J (one row per float output, one column per differentiated input).
+    #[command(after_help = format!("Examples:\n  \
+adjit jacobian polar.ir --at 2,0                 # [[1 0] [0 2]]\n  \
+adjit jacobian f.ir --at @x.txt --mode reverse --json\n\n\
+Forward mode computes columns by vector JVPs (up to 8 directions per call), reverse mode rows by \
+VJPs; auto (the default) picks forward when there are no more inputs than outputs.\n\n\
+{VECTOR_HELP}\n\n{MATRIX_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"outputs\": [...], \"jacobian\": [[...], ...]}} (rows)"))]
+    Jacobian {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
+        /// How to assemble J.
+        #[arg(long, value_parser = jacobian_mode_parser(), default_value = "auto")]
+        mode: adjit::JacobianMode,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
+    /// The dense Hessian H of a one-output function, with f(x) and its gradient.
+    #[command(after_help = format!("Example:\n  \
+adjit hessian rosen.ir --at -1.2,1              # [[1330 480] [480 200]]\n\n\
+Column j is H·eⱼ from the compiled Hessian-vector product (one call per input); H is not \
+symmetrised, so H[i][j] and H[j][i] may differ in the last bits.\n\n\
+{VECTOR_HELP}\n\n{MATRIX_HELP}\n\n{JSON_HELP}\n\
+JSON: {{\"outputs\": [...], \"gradient\": [...], \"hessian\": [[...], ...]}} (rows)"))]
+    Hessian {
+        #[command(flatten)]
+        target: FunctionArgs,
+        #[command(flatten)]
+        point: PointArgs,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -299,6 +366,16 @@ pub fn inverse_mode_parser() -> impl clap::builder::TypedValueParser<Value = adj
             ("forward", "forward-inverse"),
             ("dense", "dense-inverse"),
         ],
+    )
+}
+
+/// `--mode` of `jacobian`: `auto`, `forward` or `reverse` (the library's names).
+pub fn jacobian_mode_parser() -> impl clap::builder::TypedValueParser<Value = adjit::JacobianMode> {
+    library_values(
+        adjit::JacobianMode::ALL,
+        adjit::JacobianMode::name,
+        adjit::JacobianMode::help,
+        &[],
     )
 }
 

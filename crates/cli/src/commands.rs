@@ -9,8 +9,8 @@ use adjit::Function;
 use crate::args::{strategy_name, Command, FunctionArgs, PointArgs};
 use crate::bench_report::{rows_json, rows_svg, rows_table, BenchRow};
 use crate::measure::BenchMode;
-use crate::output::{error_report, render_vectors};
-use crate::vectors::{expect_inputs, expect_outputs, read_vector};
+use crate::output::{error_report, render_vectors, render_with_matrix, Matrix};
+use crate::vectors::{expect_inputs, expect_outputs, read_vector, read_vectors};
 use crate::CliError;
 
 /// What a command produced: text for standard output and standard error, and whether the run
@@ -47,11 +47,41 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Jvp {
             target,
             point,
-            tangent,
+            tangent: _,
+            tangents: Some(tangents),
             output,
         } => {
             let func = load_function(&target)?;
             let x = read_point(&func, &point)?;
+            let directions = read_vectors("--tangents", &tangents)?;
+            for v in &directions {
+                expect_inputs(&v.place, v.numbers.len(), &func, true)?;
+            }
+            let vs: Vec<&[f64]> = directions.iter().map(|v| v.numbers.as_slice()).collect();
+            let (y, dys) = adjit::jvp_vector(&func, point.engine, &x, &vs)?;
+            let rows = dys.concat();
+            let matrix = Matrix {
+                rows: dys.len(),
+                cols: n_float_outputs(&func),
+                entries: &rows,
+            };
+            Ok(Outcome::ok(render_with_matrix(
+                &[("outputs", &y)],
+                ("tangents", matrix),
+                output.json,
+            )))
+        }
+        Command::Jvp {
+            target,
+            point,
+            tangent,
+            tangents: None,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let tangent =
+                tangent.ok_or_else(|| CliError::input("give --tangent V or --tangents VS"))?;
             let v = read_vector("--tangent", &tangent)?;
             expect_inputs("--tangent", v.len(), &func, true)?;
             let (y, dy) = adjit::jvp(&func, point.engine, &x, &v)?;
@@ -87,6 +117,61 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             let (y, grad) = adjit::vjp(&func, point.engine, strategy, &x, &w)?;
             Ok(Outcome::ok(render_vectors(
                 &[("outputs", &y), ("gradient", &grad)],
+                output.json,
+            )))
+        }
+        Command::Hvp {
+            target,
+            point,
+            vector,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let v = read_vector("--vector", &vector)?;
+            expect_inputs("--vector", v.len(), &func, true)?;
+            let (y, grad, hv) = adjit::hvp(&func, point.engine, &x, &v)?;
+            Ok(Outcome::ok(render_vectors(
+                &[("outputs", &y), ("gradient", &grad), ("hvp", &hv)],
+                output.json,
+            )))
+        }
+        Command::Jacobian {
+            target,
+            point,
+            mode,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let (y, jac) = adjit::jacobian(&func, point.engine, mode, &x)?;
+            let matrix = Matrix {
+                rows: n_float_outputs(&func),
+                cols: func.differentiated_params().count(),
+                entries: &jac,
+            };
+            Ok(Outcome::ok(render_with_matrix(
+                &[("outputs", &y)],
+                ("jacobian", matrix),
+                output.json,
+            )))
+        }
+        Command::Hessian {
+            target,
+            point,
+            output,
+        } => {
+            let func = load_function(&target)?;
+            let x = read_point(&func, &point)?;
+            let (y, grad, hess) = adjit::hessian(&func, point.engine, &x)?;
+            let matrix = Matrix {
+                rows: grad.len(),
+                cols: grad.len(),
+                entries: &hess,
+            };
+            Ok(Outcome::ok(render_with_matrix(
+                &[("outputs", &[y]), ("gradient", &grad)],
+                ("hessian", matrix),
                 output.json,
             )))
         }

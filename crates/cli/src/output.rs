@@ -96,6 +96,86 @@ pub fn render_vectors(fields: &[(&str, &[f64])], json: bool) -> String {
     }
 }
 
+/// A row-major `rows × cols` matrix of numbers.
+#[derive(Clone, Copy, Debug)]
+pub struct Matrix<'a> {
+    pub rows: usize,
+    pub cols: usize,
+    pub entries: &'a [f64],
+}
+
+impl Matrix<'_> {
+    fn row(&self, r: usize) -> &[f64] {
+        &self.entries[r * self.cols..(r + 1) * self.cols]
+    }
+}
+
+/// A JSON array of rows: `[[a, b], [c, d]]`.
+pub fn json_matrix(m: Matrix<'_>) -> String {
+    let rows: Vec<String> = (0..m.rows).map(|r| json_array(m.row(r))).collect();
+    format!("[{}]", rows.join(", "))
+}
+
+/// A matrix for people, like numpy prints it: `[[a  b]` / ` [c  d]]`, every column aligned
+/// on its decimal points (numbers in [`human_number`]'s digits).
+pub fn human_matrix(m: Matrix<'_>) -> String {
+    if m.rows == 0 {
+        return "[]".into();
+    }
+    let cells: Vec<String> = m.entries.iter().map(|&x| human_number(x)).collect();
+    // Integer part (sign, digits, or the whole of `nan`/`1e300`) and the rest from the point.
+    let split = |s: &str| s.find('.').map_or((s.len(), 0), |i| (i, s.len() - i));
+    let mut widths = vec![(0, 0); m.cols];
+    for (k, cell) in cells.iter().enumerate() {
+        let (int, frac) = split(cell);
+        let w = &mut widths[k % m.cols];
+        *w = (w.0.max(int), w.1.max(frac));
+    }
+    let mut text = String::new();
+    for r in 0..m.rows {
+        text.push_str(if r == 0 { "[[" } else { " [" });
+        let row: Vec<String> = (0..m.cols)
+            .map(|c| {
+                let cell = &cells[r * m.cols + c];
+                let (int, _) = split(cell);
+                let (int_w, frac_w) = widths[c];
+                let lead = " ".repeat(int_w - int);
+                format!("{lead}{cell:<width$}", width = int + frac_w)
+            })
+            .collect();
+        text.push_str(&row.join("  "));
+        text.push_str(if r + 1 == m.rows { "]]" } else { "]" });
+        text.push('\n');
+    }
+    text
+}
+
+/// Named vectors and then one named matrix, as one JSON object or as human lines (the matrix
+/// under a `label (ROWS×COLS):` line).
+pub fn render_with_matrix(
+    vectors: &[(&str, &[f64])],
+    (label, matrix): (&str, Matrix<'_>),
+    json: bool,
+) -> String {
+    if json {
+        let mut items: Vec<String> = vectors
+            .iter()
+            .map(|(key, xs)| format!("{}: {}", json_string(key), json_array(xs)))
+            .collect();
+        items.push(format!("{}: {}", json_string(label), json_matrix(matrix)));
+        format!("{{{}}}\n", items.join(", "))
+    } else {
+        let mut text = render_vectors(vectors, false);
+        text.push_str(&format!("{label} ({}×{}):\n", matrix.rows, matrix.cols));
+        let body = human_matrix(matrix);
+        text.push_str(&body);
+        if !body.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    }
+}
+
 /// An error message as printed on standard error: `error: ` before the first line, unless the
 /// message is already made of `FILE:LINE:COL: error: ...` diagnostics; always newline-terminated.
 pub fn error_report(message: &str) -> String {
@@ -154,6 +234,43 @@ mod tests {
             "f.ir:2:3: error: oops\n"
         );
         assert_eq!(error_report(""), "error: unknown failure\n");
+    }
+
+    #[test]
+    fn matrices_align_on_decimal_points() {
+        let m = |rows, cols, entries| Matrix {
+            rows,
+            cols,
+            entries,
+        };
+        let entries = [1330.0000000000002, 480.0, -0.5, f64::NAN, 2.25, 1e300];
+        assert_eq!(
+            human_matrix(m(3, 2, &entries)),
+            "[[1330.0000000000002    480]\n [  -0.5                nan]\n [   2.25             1e300]]\n"
+        );
+        assert_eq!(
+            json_matrix(m(2, 2, &entries[..4])),
+            "[[1330.0000000000002, 480.0], [-0.5, \"nan\"]]"
+        );
+        assert_eq!(human_matrix(m(0, 2, &[])), "[]");
+        assert_eq!(json_matrix(m(0, 2, &[])), "[]");
+        assert_eq!(human_matrix(m(1, 0, &[])), "[[]]\n");
+        assert_eq!(
+            render_with_matrix(
+                &[("outputs", &[1.0])],
+                ("jacobian", m(1, 2, &[3.0, -4.5])),
+                false
+            ),
+            "outputs: 1\njacobian (1×2):\n[[3  -4.5]]\n"
+        );
+        assert_eq!(
+            render_with_matrix(
+                &[("outputs", &[1.0])],
+                ("jacobian", m(1, 2, &[3.0, -4.5])),
+                true
+            ),
+            "{\"outputs\": [1.0], \"jacobian\": [[3.0, -4.5]]}\n"
+        );
     }
 
     #[test]

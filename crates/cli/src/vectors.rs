@@ -20,16 +20,7 @@ use crate::CliError;
 pub fn read_vector(flag: &str, arg: &str) -> Result<Vec<f64>, CliError> {
     match arg.strip_prefix('@') {
         Some(path) => {
-            let bytes = if path == "-" {
-                let mut bytes = Vec::new();
-                std::io::stdin().read_to_end(&mut bytes).map_err(|e| {
-                    CliError::input(format!("{flag} @-: cannot read standard input: {e}"))
-                })?;
-                bytes
-            } else {
-                std::fs::read(path)
-                    .map_err(|e| CliError::input(format!("{flag} @{path}: cannot read: {e}")))?
-            };
+            let bytes = read_bytes(flag, path)?;
             let at = |line: usize, col: usize, message: &str| {
                 CliError::input(format!(
                     "{flag} @{path}: line {line}, column {col}: {message}"
@@ -47,6 +38,64 @@ pub fn read_vector(flag: &str, arg: &str) -> Result<Vec<f64>, CliError> {
             CliError::input(format!("{flag}: {place}: {}", e.message))
         }),
     }
+}
+
+/// The bytes of `@path` (`-` is standard input).
+fn read_bytes(flag: &str, path: &str) -> Result<Vec<u8>, CliError> {
+    if path == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::input(format!("{flag} @-: cannot read standard input: {e}")))?;
+        Ok(bytes)
+    } else {
+        std::fs::read(path)
+            .map_err(|e| CliError::input(format!("{flag} @{path}: cannot read: {e}")))
+    }
+}
+
+/// One vector of [`read_vectors`] and where it was: `--tangents @t.txt: line 3`.
+pub struct PlacedVector {
+    pub place: String,
+    pub numbers: Vec<f64>,
+}
+
+/// Read the vectors given to `flag`, one per line: `@PATH` (a file, `@-` standard input) or
+/// inline text, where `;` also ends a line. Lines with no numbers (blank, comments) are skipped;
+/// a comma does not continue a vector on the next line.
+pub fn read_vectors(flag: &str, arg: &str) -> Result<Vec<PlacedVector>, CliError> {
+    let (lines, origin): (Vec<String>, String) = match arg.strip_prefix('@') {
+        Some(path) => {
+            let bytes = read_bytes(flag, path)?;
+            let origin = format!("{flag} @{path}");
+            let text = decode_source(&bytes).map_err(|e| {
+                CliError::input(format!(
+                    "{origin}: line {}, column {}: {}",
+                    e.line, e.col, e.message
+                ))
+            })?;
+            (source_lines(text).map(str::to_string).collect(), origin)
+        }
+        None => (
+            arg.split([';', '\n']).map(str::to_string).collect(),
+            flag.to_string(),
+        ),
+    };
+    let mut vectors = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let place = format!("{origin}: line {}", i + 1);
+        let numbers = parse_numbers(line)
+            .map_err(|e| CliError::input(format!("{place}, column {}: {}", e.col, e.message)))?;
+        if !numbers.is_empty() {
+            vectors.push(PlacedVector { place, numbers });
+        }
+    }
+    if vectors.is_empty() {
+        return Err(CliError::input(format!(
+            "{origin}: no vectors (give one per line)"
+        )));
+    }
+    Ok(vectors)
 }
 
 /// Why a list of numbers could not be read.
@@ -286,6 +335,31 @@ mod tests {
             "\u{FEFF}1\r\n2 # two\r\n3 x\r\n",
             "3:3: `x` is not a number",
         );
+    }
+
+    #[test]
+    fn vectors_one_per_line() {
+        let read = |arg: &str| match read_vectors("--tangents", arg) {
+            Ok(vs) => vs
+                .iter()
+                .map(|v| format!("{}: {:?}", v.place, v.numbers))
+                .collect::<Vec<_>>()
+                .join("; "),
+            Err(e) => e.to_string(),
+        };
+        assert_eq!(
+            read("1,0; 0 1"),
+            "--tangents: line 1: [1.0, 0.0]; --tangents: line 2: [0.0, 1.0]"
+        );
+        assert_eq!(
+            read("1,0;;2"),
+            "--tangents: line 1: [1.0, 0.0]; --tangents: line 3: [2.0]"
+        );
+        assert_eq!(
+            read("1,0; 0,"),
+            "--tangents: line 2, column 3: empty entry (a comma after the last number)"
+        );
+        assert_eq!(read(" ; "), "--tangents: no vectors (give one per line)");
     }
 
     #[test]

@@ -991,7 +991,8 @@ fn help_documents_every_command_with_examples() {
     let top = adjit(&["--help"]);
     let text = top.ok();
     for command in [
-        "check", "eval", "jvp", "vjp", "inverse", "dump", "bench", "compile",
+        "check", "eval", "jvp", "vjp", "hvp", "jacobian", "hessian", "inverse", "dump", "bench",
+        "compile",
     ] {
         assert!(text.contains(command), "{command} missing from --help");
         let sub = adjit(&[command, "--help"]);
@@ -1022,6 +1023,12 @@ fn never_panics_on_odd_input() {
         vec!["eval", &rosen, "--at", "@"],
         vec!["eval", &rosen, "--at", "1e999999,nan", "--engine", "interp"],
         vec!["eval", &rosen, "--func", "", "--at", "1,2"],
+        vec!["hessian", &rosen, "--at", "nan,inf"],
+        vec!["hessian", &rosen, "--at", "1"],
+        vec!["jacobian", &rosen, "--at", "1,2", "--mode", "sideways"],
+        vec!["hvp", &rosen, "--at", "1,2", "--vector", ""],
+        vec!["jvp", &rosen, "--at", "1,2", "--tangents", ";;"],
+        vec!["jvp", &rosen, "--at", "1,2", "--tangents", "@/no/such/file"],
         vec![
             "vjp",
             &rosen,
@@ -1188,4 +1195,505 @@ fn bench_tape_figure_is_a_budget_bytes_accepts() {
         message.contains(&format!("the smallest that works needs {peak} bytes")),
         "{message}"
     );
+}
+
+// ---- Jacobians, Hessians, HVPs and several tangents ------------------------------------------
+
+/// A JSON value as the CLI prints it: numbers (or "nan"/"inf"/"-inf"), arrays, objects.
+#[derive(Debug, Clone)]
+enum Json {
+    Number(f64),
+    Array(Vec<Json>),
+    Object(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn parse(text: &str) -> Json {
+        let mut chars = text.trim().chars().peekable();
+        let value = Json::value(&mut chars);
+        assert!(chars.next().is_none(), "trailing text in {text}");
+        value
+    }
+
+    fn value(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Json {
+        let skip = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+            while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                chars.next();
+            }
+        };
+        let string = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+            assert_eq!(chars.next(), Some('"'));
+            chars.by_ref().take_while(|&c| c != '"').collect::<String>()
+        };
+        skip(chars);
+        let value = match chars.peek().copied() {
+            Some('{') | Some('[') => {
+                let object = chars.next() == Some('{');
+                let mut fields = Vec::new();
+                let mut items = Vec::new();
+                skip(chars);
+                if matches!(chars.peek(), Some('}') | Some(']')) {
+                    chars.next();
+                } else {
+                    loop {
+                        skip(chars);
+                        if object {
+                            let key = string(chars);
+                            skip(chars);
+                            assert_eq!(chars.next(), Some(':'));
+                            fields.push((key, Json::value(chars)));
+                        } else {
+                            items.push(Json::value(chars));
+                        }
+                        skip(chars);
+                        match chars.next() {
+                            Some(',') => continue,
+                            Some('}') | Some(']') => break,
+                            other => panic!("unexpected {other:?}"),
+                        }
+                    }
+                }
+                if object {
+                    Json::Object(fields)
+                } else {
+                    Json::Array(items)
+                }
+            }
+            Some('"') => Json::Number(match string(chars).as_str() {
+                "nan" => f64::NAN,
+                "inf" => f64::INFINITY,
+                "-inf" => f64::NEG_INFINITY,
+                other => panic!("unexpected string {other}"),
+            }),
+            _ => {
+                let mut number = String::new();
+                while chars
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_digit() || "+-.eE".contains(*c))
+                {
+                    number.extend(chars.next());
+                }
+                Json::Number(
+                    number
+                        .parse()
+                        .unwrap_or_else(|_| panic!("bad number {number}")),
+                )
+            }
+        };
+        skip(chars);
+        value
+    }
+
+    fn field(&self, key: &str) -> &Json {
+        match self {
+            Json::Object(fields) => fields
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v)
+                .unwrap_or_else(|| panic!("no field {key} in {self:?}")),
+            _ => panic!("not an object: {self:?}"),
+        }
+    }
+
+    fn vector(&self) -> Vec<f64> {
+        match self {
+            Json::Array(items) => items
+                .iter()
+                .map(|item| match item {
+                    Json::Number(x) => *x,
+                    other => panic!("not a number: {other:?}"),
+                })
+                .collect(),
+            other => panic!("not an array: {other:?}"),
+        }
+    }
+
+    /// An array of rows, flattened row-major, with its row count.
+    fn matrix(&self) -> (usize, Vec<f64>) {
+        match self {
+            Json::Array(rows) => (rows.len(), rows.iter().flat_map(Json::vector).collect()),
+            other => panic!("not an array of rows: {other:?}"),
+        }
+    }
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn load(name: &str) -> adjit::Function {
+    adjit::load(Path::new(&example(name))).unwrap().remove(0)
+}
+
+fn csv(x: &[f64]) -> String {
+    x.iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `derivative` (one entry per output of `f`) against central differences of `f` along `dir`
+/// at `x`, with the house tolerance (tests/corpus/derivs.rs): step h = 2⁻²⁰·max(1, |x|∞),
+/// Richardson estimate of the truncation error, rounding noise, and 1e-10 relative.
+fn check_fd(
+    what: &str,
+    f: &dyn Fn(&[f64]) -> Vec<f64>,
+    x: &[f64],
+    dir: &[f64],
+    derivative: &[f64],
+) {
+    let h = 2f64.powi(-20) * x.iter().fold(1.0f64, |m, t| m.max(t.abs()));
+    let at = |t: f64| {
+        let xt: Vec<f64> = x.iter().zip(dir).map(|(a, d)| a + t * d).collect();
+        f(&xt)
+    };
+    let (y, p1, m1, p2, m2) = (f(x), at(h), at(-h), at(2.0 * h), at(-2.0 * h));
+    assert_eq!(y.len(), derivative.len(), "{what}");
+    for r in 0..y.len() {
+        let d1 = (p1[r] - m1[r]) / (2.0 * h);
+        let d2 = (p2[r] - m2[r]) / (4.0 * h);
+        let noise = 30.0 * f64::EPSILON * (y[r].abs() + 1.0) / h;
+        let tol = 4.0 * (d1 - d2).abs() + noise + 1e-10 * d1.abs();
+        assert!(
+            (derivative[r] - d1).abs() <= tol,
+            "{what}: entry {r} is {} but the finite difference is {d1} (tol {tol})",
+            derivative[r]
+        );
+    }
+}
+
+fn unit(n: usize, j: usize) -> Vec<f64> {
+    (0..n).map(|i| if i == j { 1.0 } else { 0.0 }).collect()
+}
+
+/// Points where every example below is smooth.
+const JACOBIAN_CASES: &[(&str, &[f64])] = &[
+    ("polar.ir", &[2.0, 0.5]),
+    ("rosenbrock.ir", &[-1.2, 1.0]),
+    ("mlp_small.ir", &[0.3, -0.7]),
+    ("blackscholes.ir", &[100.0, 95.0, 0.05, 0.2, 0.5]),
+    ("two.ir", &[0.5]),
+    ("fit.ir", &[1.5, -0.5, 0.0, 0.5, 1.0, 1.2, 0.9, 0.7]),
+];
+
+#[test]
+fn jacobian_matches_finite_differences_and_the_library() {
+    for &(name, x) in JACOBIAN_CASES {
+        let func = load(name);
+        let (rows, cols) = (
+            func.ret_types.iter().filter(|t| t.is_float()).count(),
+            func.differentiated_params().count(),
+        );
+        let mut by_mode = Vec::new();
+        for mode in ["forward", "reverse", "auto"] {
+            let run = adjit(&[
+                "jacobian",
+                &example(name),
+                "--at",
+                &csv(x),
+                "--mode",
+                mode,
+                "--json",
+            ]);
+            let json = Json::parse(run.ok());
+            let (n_rows, jac) = json.field("jacobian").matrix();
+            assert_eq!((n_rows, jac.len()), (rows, rows * cols), "{name} {mode}");
+            let y = json.field("outputs").vector();
+            // The CLI prints what the library object computes, bit for bit.
+            let lib = adjit::Jacobian::with_mode(
+                &func,
+                mode.parse().unwrap(),
+                &adjit::Options::default(),
+            )
+            .unwrap();
+            let (mut ly, mut lj) = (vec![0.0; func.n_outputs()], vec![0.0; rows * cols]);
+            lib.call(x, &mut ly, &mut lj).unwrap();
+            assert_eq!(
+                (bits(&y), bits(&jac)),
+                (bits(&ly), bits(&lj)),
+                "{name} {mode}"
+            );
+            // Column j against central differences along eⱼ (of the differentiated inputs).
+            let float_outputs = |x: &[f64]| -> Vec<f64> {
+                let y = adjit::eval(&func, adjit::Engine::Jit, x).unwrap();
+                (0..y.len())
+                    .filter(|&j| func.ret_types[j].is_float())
+                    .map(|j| y[j])
+                    .collect()
+            };
+            let diff: Vec<usize> = func.differentiated_params().map(|p| p.index()).collect();
+            for (j, &i) in diff.iter().enumerate() {
+                let column: Vec<f64> = (0..rows).map(|r| jac[r * cols + j]).collect();
+                let what = format!("{name} {mode} column {j}");
+                check_fd(&what, &float_outputs, x, &unit(x.len(), i), &column);
+            }
+            by_mode.push(jac);
+        }
+        for (a, b) in by_mode.iter().zip(&by_mode[1..]) {
+            for (p, q) in a.iter().zip(b) {
+                assert!(
+                    (p - q).abs() <= 1e-12 * (1.0 + q.abs()),
+                    "{name}: modes differ: {p} vs {q}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn jacobian_forward_equals_reverse_on_random_non_square_programs() {
+    use adjit::ir::random::{random_function, RandomOptions};
+    for (seed, n, m) in [(21, 3, 6), (22, 7, 2), (23, 10, 12)] {
+        let opts = RandomOptions {
+            n_params: n,
+            n_outputs: m,
+            ..RandomOptions::default()
+        };
+        let text = random_function(seed, &opts).to_string();
+        let file = temp_file(&format!("random{seed}.ir"), &text);
+        let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+        let mut results = Vec::new();
+        for mode in ["forward", "reverse"] {
+            let run = adjit(&[
+                "jacobian",
+                &file,
+                "--at",
+                &csv(&x),
+                "--mode",
+                mode,
+                "--json",
+            ]);
+            results.push(Json::parse(run.ok()).field("jacobian").matrix());
+        }
+        assert_eq!((results[0].0, results[0].1.len()), (m, m * n));
+        for (p, q) in results[0].1.iter().zip(&results[1].1) {
+            assert!(
+                (p - q).abs() <= 1e-12 * (1.0 + q.abs()),
+                "seed {seed}: {p} vs {q}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hessian_matches_finite_differences_and_the_library() {
+    for &(name, x) in JACOBIAN_CASES {
+        let func = load(name);
+        if func.ret_types.len() != 1 {
+            continue;
+        }
+        let n = func.differentiated_params().count();
+        let json = Json::parse(adjit(&["hessian", &example(name), "--at", &csv(x), "--json"]).ok());
+        let (rows, h) = json.field("hessian").matrix();
+        assert_eq!((rows, h.len()), (n, n * n), "{name}");
+        let g = json.field("gradient").vector();
+        let y = json.field("outputs").vector();
+        let lib = adjit::Hessian::new(&func).unwrap();
+        let (mut lg, mut lh) = (vec![0.0; n], vec![0.0; n * n]);
+        let ly = lib.call(x, &mut lg, &mut lh).unwrap();
+        assert_eq!(
+            (bits(&y), bits(&g), bits(&h)),
+            (bits(&[ly]), bits(&lg), bits(&lh)),
+            "{name}"
+        );
+        // Column j against central differences of the gradient along eⱼ.
+        let grad = adjit::Gradient::new(&func).unwrap();
+        let gradient = |x: &[f64]| {
+            let mut g = vec![0.0; n];
+            grad.call(x, &mut g).unwrap();
+            g
+        };
+        let diff: Vec<usize> = func.differentiated_params().map(|p| p.index()).collect();
+        for (j, &i) in diff.iter().enumerate() {
+            let column: Vec<f64> = (0..n).map(|r| h[r * n + j]).collect();
+            check_fd(
+                &format!("{name} column {j}"),
+                &gradient,
+                x,
+                &unit(x.len(), i),
+                &column,
+            );
+        }
+    }
+}
+
+#[test]
+fn hessian_of_rosenbrock_prints_aligned_rows() {
+    let rosen = example("rosenbrock.ir");
+    let run = adjit(&["hessian", &rosen, "--at", "-1.2,1"]);
+    assert_eq!(
+        run.ok(),
+        "outputs: 24.199999999999996\ngradient: -215.59999999999997, -87.99999999999999\n\
+         hessian (2×2):\n[[1330  480]\n [ 480  200]]\n"
+    );
+    let run = adjit(&[
+        "hessian", &rosen, "--at", "1,1", "--engine", "interp", "--json",
+    ]);
+    assert_eq!(
+        run.ok(),
+        "{\"outputs\": [0.0], \"gradient\": [-0.0, 0.0], \"hessian\": [[802.0, -400.0], [-400.0, 200.0]]}\n"
+    );
+    let run = adjit(&["jacobian", &example("polar.ir"), "--at", "2,0"]);
+    assert_eq!(
+        run.ok(),
+        "outputs: 2, 0\njacobian (2×2):\n[[1  0]\n [0  2]]\n"
+    );
+}
+
+#[test]
+fn hvp_matches_finite_differences_and_the_hessian() {
+    for &(name, x) in JACOBIAN_CASES {
+        let func = load(name);
+        if func.ret_types.len() != 1 {
+            continue;
+        }
+        let n = func.differentiated_params().count();
+        let v: Vec<f64> = (0..n).map(|i| 1.0 - 0.3 * i as f64).collect();
+        let json = Json::parse(
+            adjit(&[
+                "hvp",
+                &example(name),
+                "--at",
+                &csv(x),
+                "--vector",
+                &csv(&v),
+                "--json",
+            ])
+            .ok(),
+        );
+        let hv = json.field("hvp").vector();
+        let (_, _, lib) = adjit::hvp(&func, adjit::Engine::Jit, x, &v).unwrap();
+        assert_eq!(bits(&hv), bits(&lib), "{name}");
+        let (_, _, h) = adjit::hessian(&func, adjit::Engine::Jit, x).unwrap();
+        for (r, &got) in hv.iter().enumerate() {
+            let expected: f64 = (0..n).map(|c| h[r * n + c] * v[c]).sum();
+            assert!(
+                (got - expected).abs() <= 1e-12 * (1.0 + expected.abs()),
+                "{name}: {got} vs {expected}"
+            );
+        }
+        let grad = adjit::Gradient::new(&func).unwrap();
+        let gradient = |x: &[f64]| {
+            let mut g = vec![0.0; n];
+            grad.call(x, &mut g).unwrap();
+            g
+        };
+        // v over the differentiated inputs, zero on the data inputs.
+        let mut dir = vec![0.0; x.len()];
+        for (k, p) in func.differentiated_params().enumerate() {
+            dir[p.index()] = v[k];
+        }
+        check_fd(&format!("{name} H·v"), &gradient, x, &dir, &hv);
+    }
+}
+
+#[test]
+fn jvp_with_several_tangents_gives_one_row_per_direction() {
+    let rosen = example("rosenbrock.ir");
+    let dirs = temp_file(
+        "dirs.txt",
+        "# three directions\n1, 0\n\n0 1   # second\n0.5,-2\n",
+    );
+    let json = Json::parse(
+        adjit(&[
+            "jvp",
+            &rosen,
+            "--at",
+            "-1.2,1",
+            "--tangents",
+            &format!("@{dirs}"),
+            "--json",
+        ])
+        .ok(),
+    );
+    let (rows, tangents) = json.field("tangents").matrix();
+    assert_eq!((rows, tangents.len()), (3, 3));
+    let func = load("rosenbrock.ir");
+    let f = |x: &[f64]| adjit::eval(&func, adjit::Engine::Jit, x).unwrap();
+    for (k, dir) in [[1.0, 0.0], [0.0, 1.0], [0.5, -2.0]].iter().enumerate() {
+        // Each direction of the vector JVP is bitwise the single-direction JVP.
+        let single = Json::parse(
+            adjit(&[
+                "jvp",
+                &rosen,
+                "--at",
+                "-1.2,1",
+                "--tangent",
+                &csv(dir),
+                "--json",
+            ])
+            .ok(),
+        );
+        assert_eq!(
+            bits(&single.field("tangents").vector()),
+            bits(&tangents[k..k + 1])
+        );
+        check_fd(
+            &format!("direction {k}"),
+            &f,
+            &[-1.2, 1.0],
+            dir,
+            &tangents[k..k + 1],
+        );
+    }
+    let run = adjit(&[
+        "jvp",
+        &example("polar.ir"),
+        "--at",
+        "2,0",
+        "--tangents",
+        "1,0;0,1",
+    ]);
+    assert_eq!(
+        run.ok(),
+        "outputs: 2, 0\ntangents (2×2):\n[[1  0]\n [0  2]]\n"
+    );
+}
+
+#[test]
+fn matrix_commands_report_wrong_lengths_and_shapes() {
+    let rosen = example("rosenbrock.ir");
+    let polar = example("polar.ir");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["hessian", &rosen, "--at", "1"],
+            "error: --at has 1 number, @rosenbrock takes 2 inputs\n",
+        ),
+        (
+            &["jacobian", &rosen, "--at", "1,2,3"],
+            "error: --at has 3 numbers, @rosenbrock takes 2 inputs\n",
+        ),
+        (
+            &["hvp", &rosen, "--at", "1,2", "--vector", "1"],
+            "error: --vector has 1 number, @rosenbrock takes 2 inputs\n",
+        ),
+        (
+            &["jvp", &rosen, "--at", "1,2", "--tangents", "1,0;1"],
+            "error: --tangents: line 2 has 1 number, @rosenbrock takes 2 inputs\n",
+        ),
+        (
+            &["jvp", &rosen, "--at", "1,2", "--tangents", "1,0;1,x"],
+            "error: --tangents: line 2, column 3: `x` is not a number\n",
+        ),
+        (
+            &["hessian", &polar, "--at", "1,2"],
+            "error: hvp needs a function with one float output; @polar returns (f64, f64)\n",
+        ),
+        (
+            &["hvp", &polar, "--at", "1,2", "--vector", "1,0"],
+            "error: hvp needs a function with one float output; @polar returns (f64, f64)\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        assert_eq!(adjit(args).fails(1), *expected, "{args:?}");
+    }
+    let fit = example("fit.ir");
+    let run = adjit(&["hvp", &fit, "--at", "1,2,3,4,5,6,7,8", "--vector", "1,0,0"]);
+    assert!(
+        run.fails(1).contains("its 6 data inputs get none"),
+        "{}",
+        run.describe()
+    );
+    let run = adjit(&["jacobian", &rosen, "--at", "1,2", "--mode", "sideways"]);
+    assert!(run.fails(2).contains("sideways"), "{}", run.describe());
 }

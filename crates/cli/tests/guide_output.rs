@@ -7,7 +7,9 @@
 //!
 //! File arguments ending in `.ir` are looked up from the repository root, then in
 //! `ir/examples/` (the guide writes `rosenbrock.ir` for `ir/examples/rosenbrock.ir`); commands
-//! run in a scratch directory, so files they write stay out of the tree.
+//! run in a scratch directory, so files they write stay out of the tree. `$ printf …` lines
+//! (`printf '1,0\n' > dirs.txt`) run there with `sh` to set up files; other `$` lines (a C
+//! compiler, say) are not run, and no output but that of `adjit` lines is compared.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,7 +88,20 @@ fn every_quoted_command_prints_what_the_guide_says() {
             in_text = !in_text && line.trim() == "```text";
             continue;
         }
-        let Some(command) = line.strip_prefix("$ adjit ").filter(|_| in_text) else {
+        if !in_text {
+            continue;
+        }
+        if let Some(shell) = line.strip_prefix("$ ").filter(|l| l.starts_with("printf ")) {
+            // A setup line (`printf … > dirs.txt`): run it where the commands run.
+            let status = Command::new("sh")
+                .args(["-c", shell])
+                .current_dir(&scratch)
+                .status()
+                .expect("run sh");
+            assert!(status.success(), "docs/guide.md:{i}: `{shell}` failed");
+            continue;
+        }
+        let Some(command) = line.strip_prefix("$ adjit ") else {
             continue;
         };
         let start = i;

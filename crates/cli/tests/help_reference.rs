@@ -26,6 +26,18 @@ const SUBCOMMANDS: &[(&str, &str)] = &[
         "Reverse mode: the outputs and `Jᵀ·w`, taped or checkpointed (`--strategy`).",
     ),
     (
+        "hvp",
+        "Hessian-vector product of a one-output function: the outputs, the gradient and `H·v`.",
+    ),
+    (
+        "jacobian",
+        "The dense Jacobian, by vector JVPs (columns) or VJPs (rows), printed as aligned rows.",
+    ),
+    (
+        "hessian",
+        "The dense Hessian of a one-output function, one Hessian-vector product per column.",
+    ),
+    (
         "inverse",
         "Inverse products of a square function without forming `J` (see docs/inverse.md).",
     ),
@@ -200,6 +212,28 @@ fn guide_snippet_3_runs() {
 
 #[test]
 fn guide_snippet_4_runs() {
+    // guide-snippet-begin
+    // Whole Jacobians and Hessians, compiled once; results row-major in your buffers.
+    use adjit::{Hessian, Jacobian, JacobianMode, Options, Type};
+    let polar = adjit::trace_multi("polar", &[Type::F64; 2], |x| {
+        vec![x[0] * x[1].cos(), x[0] * x[1].sin()]
+    });
+    let jac = Jacobian::with_mode(&polar, JacobianMode::Reverse, &Options::default()).unwrap();
+    let (mut y, mut j) = ([0.0; 2], [0.0; 4]);
+    jac.call(&[2.0, 0.0], &mut y, &mut j).unwrap();
+    assert_eq!(j, [1.0, 0.0, 0.0, 2.0]); // [[cos t, −r sin t], [sin t, r cos t]]
+    let rosen = adjit::trace(2, |x| {
+        (1.0 - x[0]).powi(2) + 100.0 * (x[1] - x[0] * x[0]).powi(2)
+    });
+    let hess = Hessian::new(&rosen).unwrap();
+    let (mut g, mut h) = ([0.0; 2], [0.0; 4]);
+    let f = hess.call(&[1.0, 1.0], &mut g, &mut h).unwrap(); // f, ∇f and H in one call
+    assert_eq!((f, h), (0.0, [802.0, -400.0, -400.0, 200.0]));
+    // guide-snippet-end
+}
+
+#[test]
+fn guide_snippet_5_runs() {
     // guide-snippet-begin
     // Inverse products of a square program (polar → Cartesian, 2 → 2), compiled once.
     use adjit::inverse::CompiledInverse;

@@ -42,6 +42,12 @@ pub enum Part {
     /// The status word of an inverse program: 0, a lump index, or
     /// [`crate::inverse::NOT_FINITE`].
     Status,
+    /// `J`: the dense Jacobian, row-major, one row per float output and one column per
+    /// differentiated float parameter (an object's result, not a derived program's slots).
+    Jacobian,
+    /// `H`: the dense Hessian of a scalar function, row-major, one row and one column per
+    /// differentiated float parameter (an object's result, not a derived program's slots).
+    Hessian,
 }
 
 impl Part {
@@ -66,6 +72,8 @@ impl Part {
             Part::HessianVector => "H·v".into(),
             Part::Product => "product".into(),
             Part::Status => "status".into(),
+            Part::Jacobian => "J".into(),
+            Part::Hessian => "H".into(),
         }
     }
 }
@@ -85,6 +93,10 @@ pub enum Kind {
     Hvp,
     /// An inverse mode (reverse-, forward- or dense-inverse).
     Inverse,
+    /// A dense Jacobian `(x) -> (y, J)`, assembled from JVPs or VJPs (no single program).
+    Jacobian,
+    /// A dense Hessian of a scalar function `(x) -> (y, x̄, H)`, assembled from HVPs.
+    Hessian,
 }
 
 /// The named input and output ranges of a derived function, in order.
@@ -145,6 +157,18 @@ impl Layout {
             Kind::Inverse => (
                 vec![(Part::Inputs, n), (Part::Vector, n)],
                 vec![(Part::Outputs, m), (Part::Product, n), (Part::Status, 1)],
+            ),
+            Kind::Jacobian => (
+                vec![(Part::Inputs, n)],
+                vec![(Part::Outputs, m), (Part::Jacobian, mf * nf)],
+            ),
+            Kind::Hessian => (
+                vec![(Part::Inputs, n)],
+                vec![
+                    (Part::Outputs, m),
+                    (Part::Gradient, nf),
+                    (Part::Hessian, nf * nf),
+                ],
             ),
         };
         Layout { inputs, outputs }

@@ -47,7 +47,7 @@ pub struct JitOptions {
     pub regalloc: RegAlloc,
     /// With [`RegAlloc::Auto`], programs with more instructions than this use `single_pass`.
     pub single_pass_above: usize,
-    /// The register budget of the storage plan ([`crate::plan`]'s Belady simulation): at most
+    /// The register budget of the storage plan (the Belady simulation of `plan.rs`): at most
     /// this many values are kept in registers at once; others are reloaded from the
     /// workspace (stored once, at their definition). Below the target's 16 (x86-64) or 32
     /// (AArch64) float registers, leaving room for the temporaries of `min`/`max`/`select`

@@ -1,0 +1,597 @@
+//! Dense derivative matrices, compiled once: [`Jacobian`] (every partial of every float output)
+//! and [`Hessian`] (every second partial of a scalar function).
+//!
+//! Neither is a program of its own. A `Jacobian` compiles one derived program and calls it once
+//! per chunk of columns (forward: a vector JVP, `Mode::JvpVector(k)`, seeded with `k` unit
+//! directions) or once per row (reverse: a VJP seeded with a unit cotangent); a `Hessian`
+//! compiles the HVP (`Mode::Hvp`) and calls it once per column, `H·eⱼ`. Derivatives are taken
+//! with respect to the **differentiated** float inputs ([`Function::differentiated_params`]):
+//! `bool` and `data` inputs have a slot in `x` and no column. The results are row-major in
+//! caller buffers whose lengths are checked against the object's [`Layout`]
+//! ([`Kind::Jacobian`], [`Kind::Hessian`]); after the first call on a thread, a call on native
+//! code does not allocate (the program's flat buffers come from `scratch.rs`).
+
+use adjit_diff::layout::{Kind, Layout, Part};
+use adjit_diff::Mode;
+use adjit_ir::Function;
+
+use crate::compile::{bool_params, check_bools, check_parts, derive, signature_of};
+use crate::runner::Runner;
+use crate::scratch::with_scratch;
+use crate::{Engine, JacobianMode, Options, Result};
+
+/// The most directions one forward call of a [`Jacobian`] carries: the vector JVP's code grows
+/// with its direction count, so wider Jacobians are assembled from several calls of one
+/// program (the last chunk padded with zero directions).
+const MAX_DIRECTIONS: usize = 8;
+
+/// The dense Jacobian `J[i][j] = ∂yᵢ/∂xⱼ` of a function, compiled once.
+///
+/// Rows are the float outputs, columns the differentiated float inputs; `J` is row-major.
+/// [`JacobianMode::Auto`] picks forward mode (columns by vector JVPs) when there are no more
+/// columns than rows, reverse mode (rows by VJPs) otherwise; both give the same matrix up to
+/// rounding.
+///
+/// ```
+/// use adjit::{Jacobian, Type};
+/// // Polar to Cartesian coordinates: J = [[cos t, −r sin t], [sin t, r cos t]].
+/// let f = adjit::trace_multi("polar", &[Type::F64; 2], |x| {
+///     vec![x[0] * x[1].cos(), x[0] * x[1].sin()]
+/// });
+/// let jac = Jacobian::new(&f).unwrap();
+/// let (mut y, mut j) = ([0.0; 2], [0.0; 4]);
+/// jac.call(&[2.0, 0.0], &mut y, &mut j).unwrap();
+/// assert_eq!(j, [1.0, 0.0, 0.0, 2.0]);
+/// assert_eq!(jac.layout().to_string(), "(x (2)) -> (y (2) ++ J (4))");
+/// ```
+pub struct Jacobian {
+    /// The user's signature, to name inputs in messages and find `bool` inputs.
+    sig: Function,
+    bools: Vec<usize>,
+    /// Forward or reverse (never `Auto`).
+    mode: JacobianMode,
+    /// `(x) -> (y, J)`.
+    layout: Layout,
+    /// The layout of the derived program that runs.
+    program: Layout,
+    /// Directions per forward call (1 in reverse mode).
+    directions: usize,
+    rows: usize,
+    cols: usize,
+    runner: Runner,
+}
+
+impl Jacobian {
+    /// Compile the Jacobian of `func`, choosing the mode by its shape, as native code.
+    pub fn new(func: &Function) -> Result<Jacobian> {
+        Jacobian::with_mode(func, JacobianMode::Auto, &Options::default())
+    }
+
+    /// [`Jacobian::new`] on the engine and with the code-generation options of `opts`.
+    pub fn with_options(func: &Function, opts: &Options) -> Result<Jacobian> {
+        Jacobian::with_mode(func, JacobianMode::Auto, opts)
+    }
+
+    /// [`Jacobian::with_options`] in the given mode (`Auto` picks by shape).
+    pub fn with_mode(func: &Function, mode: JacobianMode, opts: &Options) -> Result<Jacobian> {
+        let layout = Layout::of(func, Kind::Jacobian);
+        let cols = func.differentiated_params().count();
+        let rows = func.ret_types.iter().filter(|t| t.is_float()).count();
+        let mode = match mode {
+            JacobianMode::Auto if cols <= rows => JacobianMode::Forward,
+            JacobianMode::Auto => JacobianMode::Reverse,
+            chosen => chosen,
+        };
+        let directions = match mode {
+            JacobianMode::Forward => cols.clamp(1, MAX_DIRECTIONS),
+            _ => 1,
+        };
+        let derived = match mode {
+            JacobianMode::Forward => derive(func, Mode::JvpVector(directions))?,
+            _ => derive(func, Mode::Vjp)?,
+        };
+        Ok(Jacobian {
+            sig: signature_of(func),
+            bools: bool_params(func),
+            mode,
+            layout,
+            program: derived.layout,
+            directions,
+            rows,
+            cols,
+            runner: Runner::new(&derived.func, opts)?,
+        })
+    }
+
+    /// Writes `y = f(x)` (every output) and the row-major `J` (`rows() × cols()` numbers). A
+    /// slice of the wrong length is an [`crate::Error::Length`] naming its part (`x`, `y`, `J`).
+    pub fn call(&self, x: &[f64], y: &mut [f64], jac: &mut [f64]) -> Result<()> {
+        let (layout, name) = (&self.layout, &self.sig.name);
+        check_parts(name, layout, layout.input_parts(), [x.len()].into_iter())?;
+        check_parts(
+            name,
+            layout,
+            layout.output_parts(),
+            [y.len(), jac.len()].into_iter(),
+        )?;
+        check_bools(&self.sig, &self.bools, x)?;
+        let program = &self.program;
+        with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
+            input[program.input(Part::Inputs)].copy_from_slice(x);
+            match self.mode {
+                JacobianMode::Forward => self.forward(input, output, y, jac),
+                _ => self.reverse(input, output, y, jac),
+            }
+        })
+    }
+
+    /// Columns `first..first + k` per call, seeded with unit directions.
+    fn forward(
+        &self,
+        input: &mut [f64],
+        output: &mut [f64],
+        y: &mut [f64],
+        jac: &mut [f64],
+    ) -> Result<()> {
+        let (program, cols) = (&self.program, self.cols);
+        let mut first = 0;
+        loop {
+            let count = (cols - first).min(self.directions);
+            for d in 0..self.directions {
+                let seed = &mut input[program.input(Part::Tangent(d))];
+                seed.fill(0.0);
+                if d < count {
+                    seed[first + d] = 1.0;
+                }
+            }
+            self.runner.run(input, output)?;
+            if first == 0 {
+                y.copy_from_slice(&output[program.output(Part::Outputs)]);
+            }
+            for d in 0..count {
+                let column = &output[program.output(Part::OutputTangent(d))];
+                for (i, &value) in column.iter().enumerate() {
+                    jac[i * cols + first + d] = value;
+                }
+            }
+            first += self.directions;
+            if first >= cols {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One row per call, seeded with a unit cotangent (one call for `y` when there are no rows).
+    fn reverse(
+        &self,
+        input: &mut [f64],
+        output: &mut [f64],
+        y: &mut [f64],
+        jac: &mut [f64],
+    ) -> Result<()> {
+        let (program, cols) = (&self.program, self.cols);
+        for row in 0..self.rows.max(1) {
+            let seed = &mut input[program.input(Part::Cotangent)];
+            seed.fill(0.0);
+            if row < self.rows {
+                seed[row] = 1.0;
+            }
+            self.runner.run(input, output)?;
+            if row == 0 {
+                y.copy_from_slice(&output[program.output(Part::Outputs)]);
+            }
+            if row < self.rows {
+                jac[row * cols..(row + 1) * cols]
+                    .copy_from_slice(&output[program.output(Part::Gradient)]);
+            }
+        }
+        Ok(())
+    }
+
+    /// The mode that runs: forward or reverse (`Auto` resolved by shape).
+    pub fn mode(&self) -> JacobianMode {
+        self.mode
+    }
+
+    /// `(x) -> (y, J)`.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Rows of `J`: the float outputs.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns of `J`: the differentiated float inputs.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Directions per call of the compiled program: in forward mode the number of columns, at
+    /// most 8 (wider Jacobians take several calls); 1 in reverse mode.
+    pub fn directions(&self) -> usize {
+        self.directions
+    }
+}
+
+/// The dense Hessian `H[i][j] = ∂²y/∂xᵢ∂xⱼ` of a function with one float output, compiled once.
+///
+/// Column `j` is `H·eⱼ` from the compiled HVP (forward-over-reverse), so `n` calls per Hessian
+/// over `n` differentiated float inputs. `H` is **not symmetrised**: `H[i][j]` and `H[j][i]`
+/// come from different sweeps and may differ in the last bits (and differ outright at kinks,
+/// where each is the derivative of the conventional gradient, see the guide).
+///
+/// ```
+/// let f = adjit::trace(2, |x| {
+///     let a = 1.0 - x[0];
+///     let d = x[1] - x[0] * x[0];
+///     a * a + 100.0 * d * d
+/// });
+/// let hess = adjit::Hessian::new(&f).unwrap();
+/// let (mut g, mut h) = ([0.0; 2], [0.0; 4]);
+/// let y = hess.call(&[1.0, 1.0], &mut g, &mut h).unwrap();
+/// assert_eq!((y, g, h), (0.0, [0.0, 0.0], [802.0, -400.0, -400.0, 200.0]));
+/// ```
+pub struct Hessian {
+    sig: Function,
+    bools: Vec<usize>,
+    /// `(x) -> (y, x̄, H)`.
+    layout: Layout,
+    /// The layout of the HVP program that runs.
+    program: Layout,
+    n: usize,
+    runner: Runner,
+}
+
+impl Hessian {
+    /// Compile the HVP of `func`, which must have exactly one float output (and no other).
+    pub fn new(func: &Function) -> Result<Hessian> {
+        Hessian::with_options(func, &Options::default())
+    }
+
+    /// [`Hessian::new`] on the engine and with the code-generation options of `opts`.
+    pub fn with_options(func: &Function, opts: &Options) -> Result<Hessian> {
+        let derived = derive(func, Mode::Hvp)?;
+        Ok(Hessian {
+            sig: signature_of(func),
+            bools: bool_params(func),
+            layout: Layout::of(func, Kind::Hessian),
+            program: derived.layout,
+            n: func.differentiated_params().count(),
+            runner: Runner::new(&derived.func, opts)?,
+        })
+    }
+
+    /// Writes `∇f(x)` to `grad` (`n()` numbers) and the row-major `H` to `hess` (`n() × n()`),
+    /// and returns `f(x)`. A slice of the wrong length is an [`crate::Error::Length`] naming
+    /// its part (`x`, `x̄`, `H`).
+    pub fn call(&self, x: &[f64], grad: &mut [f64], hess: &mut [f64]) -> Result<f64> {
+        let (layout, name) = (&self.layout, &self.sig.name);
+        check_parts(name, layout, layout.input_parts(), [x.len()].into_iter())?;
+        // `y` is returned, not passed: check the parts after it.
+        check_parts(
+            name,
+            layout,
+            &layout.output_parts()[1..],
+            [grad.len(), hess.len()].into_iter(),
+        )?;
+        check_bools(&self.sig, &self.bools, x)?;
+        let (program, n) = (&self.program, self.n);
+        with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
+            input[program.input(Part::Inputs)].copy_from_slice(x);
+            let vector = program.input(Part::Vector);
+            let column = program.output(Part::HessianVector);
+            for j in 0..n.max(1) {
+                input[vector.clone()].fill(0.0);
+                if j < n {
+                    input[vector.start + j] = 1.0;
+                }
+                self.runner.run(input, output)?;
+                for (i, &value) in output[column.clone()].iter().enumerate() {
+                    hess[i * n + j] = value;
+                }
+            }
+            grad.copy_from_slice(&output[program.output(Part::Gradient)]);
+            Ok(output[program.output(Part::Outputs).start])
+        })
+    }
+
+    /// `(x) -> (y, x̄, H)`.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Rows and columns of `H`: the differentiated float inputs.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+}
+
+/// One call of a [`Jacobian`] in `mode` on `engine`: `f(x)` and the row-major `J`.
+pub fn jacobian(
+    func: &Function,
+    engine: Engine,
+    mode: JacobianMode,
+    x: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let jac = Jacobian::with_mode(func, mode, &Options::on(engine))?;
+    let mut y = vec![0.0; jac.layout().output(Part::Outputs).len()];
+    let mut j = vec![0.0; jac.rows() * jac.cols()];
+    jac.call(x, &mut y, &mut j)?;
+    Ok((y, j))
+}
+
+/// One call of a [`Hessian`] on `engine`: `f(x)`, `∇f(x)` and the row-major `H`.
+pub fn hessian(func: &Function, engine: Engine, x: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>)> {
+    let hess = Hessian::with_options(func, &Options::on(engine))?;
+    let (mut g, mut h) = (vec![0.0; hess.n()], vec![0.0; hess.n() * hess.n()]);
+    let y = hess.call(x, &mut g, &mut h)?;
+    Ok((y, g, h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+    use adjit_ir::random::{random_function, RandomOptions, Rng};
+    use adjit_ir::Type;
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// `|a − b| ≤ rel·(1 + |b|)` entrywise.
+    fn assert_close(a: &[f64], b: &[f64], rel: f64, what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}");
+        for (k, (p, q)) in a.iter().zip(b).enumerate() {
+            assert!(
+                (p - q).abs() <= rel * (1.0 + q.abs()),
+                "{what}[{k}]: {p} vs {q}"
+            );
+        }
+    }
+
+    fn random(seed: u64, n_params: usize, n_outputs: usize) -> Function {
+        let opts = RandomOptions {
+            n_params,
+            n_outputs,
+            n_insts: 60,
+            ..RandomOptions::default()
+        };
+        random_function(seed, &opts)
+    }
+
+    /// Forward columns are the JVPs along unit directions and reverse rows the VJPs along
+    /// unit cotangents, bit for bit; the two modes agree to rounding on non-square programs,
+    /// including forward Jacobians wider than one chunk of directions.
+    #[test]
+    fn forward_and_reverse_agree_with_each_other_and_with_single_products() {
+        for (seed, n, m) in [(1, 3, 5), (2, 5, 2), (3, 11, 13), (4, 1, 1), (5, 9, 4)] {
+            let f = random(seed, n, m);
+            let x = Rng::new(seed).vector(n, -2.0, 2.0);
+            let fwd = Jacobian::with_mode(&f, JacobianMode::Forward, &Options::default()).unwrap();
+            let rev = Jacobian::with_mode(&f, JacobianMode::Reverse, &Options::default()).unwrap();
+            let auto = Jacobian::new(&f).unwrap();
+            let expected_auto = if n <= m {
+                JacobianMode::Forward
+            } else {
+                JacobianMode::Reverse
+            };
+            assert_eq!(auto.mode(), expected_auto);
+            let (mut y1, mut j1) = (vec![0.0; m], vec![0.0; m * n]);
+            let (mut y2, mut j2) = (vec![0.0; m], vec![0.0; m * n]);
+            fwd.call(&x, &mut y1, &mut j1).unwrap();
+            rev.call(&x, &mut y2, &mut j2).unwrap();
+            assert_eq!(bits(&y1), bits(&y2));
+            assert_close(&j1, &j2, 1e-12, &format!("@{} forward vs reverse", f.name));
+            for col in 0..n {
+                let mut e = vec![0.0; n];
+                e[col] = 1.0;
+                let (_, dy) = crate::jvp(&f, Engine::Jit, &x, &e).unwrap();
+                let column: Vec<f64> = (0..m).map(|row| j1[row * n + col]).collect();
+                assert_eq!(bits(&column), bits(&dy), "@{} column {col}", f.name);
+            }
+            for row in 0..m {
+                let mut w = vec![0.0; m];
+                w[row] = 1.0;
+                let (_, g) = crate::vjp(&f, Engine::Jit, crate::Strategy::Tape, &x, &w).unwrap();
+                assert_eq!(
+                    bits(&j2[row * n..(row + 1) * n]),
+                    bits(&g),
+                    "@{} row {row}",
+                    f.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn interpreter_and_native_code_agree_bitwise() {
+        let f = random(7, 4, 3);
+        let x = [0.5, -1.0, 1.5, 0.25];
+        for mode in [JacobianMode::Forward, JacobianMode::Reverse] {
+            let run = |engine| jacobian(&f, engine, mode, &x).unwrap();
+            let (a, b) = (run(Engine::Jit), run(Engine::Interp));
+            assert_eq!((bits(&a.0), bits(&a.1)), (bits(&b.0), bits(&b.1)), "{mode}");
+        }
+        let g = random(8, 4, 1);
+        let (a, b) = (
+            hessian(&g, Engine::Jit, &x).unwrap(),
+            hessian(&g, Engine::Interp, &x).unwrap(),
+        );
+        assert_eq!(a.0.to_bits(), b.0.to_bits());
+        assert_eq!((bits(&a.1), bits(&a.2)), (bits(&b.1), bits(&b.2)));
+    }
+
+    /// `ir/examples/rosenbrock.ir`: H = [[2 − 400(y − x²) + 800x², −400x], [−400x, 200]].
+    #[test]
+    fn rosenbrock_hessian_is_the_analytic_one() {
+        let text = include_str!("../ir/examples/rosenbrock.ir");
+        let f = crate::load_str(text, "rosenbrock.ir").unwrap().remove(0);
+        let hess = Hessian::new(&f).unwrap();
+        for (x, y) in [
+            (-1.2, 1.0),
+            (1.0, 1.0),
+            (0.0, 0.0),
+            (0.5, 2.0),
+            (3.0, -7.25),
+        ] {
+            let (mut g, mut h) = ([0.0; 2], [0.0; 4]);
+            let value = hess.call(&[x, y], &mut g, &mut h).unwrap();
+            let d = y - x * x;
+            assert_close(
+                &[value],
+                &[(1.0 - x) * (1.0 - x) + 100.0 * d * d],
+                1e-14,
+                "y",
+            );
+            assert_close(
+                &g,
+                &[-2.0 * (1.0 - x) - 400.0 * x * d, 200.0 * d],
+                1e-14,
+                "∇",
+            );
+            let analytic = [
+                2.0 - 400.0 * d + 800.0 * x * x,
+                -400.0 * x,
+                -400.0 * x,
+                200.0,
+            ];
+            assert_close(&h, &analytic, 1e-14, &format!("H at ({x}, {y})"));
+        }
+    }
+
+    /// The chained Rosenbrock function in 100 variables: a tridiagonal Hessian, compiled once.
+    #[test]
+    fn hessian_of_a_hundred_inputs() {
+        let n = 100;
+        let f = crate::trace(n, |x| {
+            let mut sum = (1.0 - x[0]) * (1.0 - x[0]);
+            for i in 0..n - 1 {
+                let a = 1.0 - x[i + 1];
+                let d = x[i + 1] - x[i] * x[i];
+                sum = sum + a * a + 100.0 * d * d;
+            }
+            sum
+        });
+        let hess = Hessian::new(&f).unwrap();
+        assert_eq!(
+            (hess.n(), hess.layout().output(Part::Hessian).len()),
+            (n, n * n)
+        );
+        let x: Vec<f64> = (0..n).map(|i| 0.01 * i as f64 - 0.3).collect();
+        let (mut g, mut h) = (vec![0.0; n], vec![0.0; n * n]);
+        hess.call(&x, &mut g, &mut h).unwrap();
+        for i in 0..n {
+            for j in 0..n {
+                let expected = if i == j {
+                    let from_left = if i > 0 { 2.0 + 200.0 } else { 2.0 };
+                    let from_right = if i + 1 < n {
+                        1200.0 * x[i] * x[i] - 400.0 * x[i + 1]
+                    } else {
+                        0.0
+                    };
+                    from_left + from_right
+                } else if i.abs_diff(j) == 1 {
+                    -400.0 * x[i.min(j)]
+                } else {
+                    0.0
+                };
+                assert_close(&[h[i * n + j]], &[expected], 1e-12, &format!("H[{i}][{j}]"));
+            }
+        }
+    }
+
+    #[test]
+    fn derivatives_skip_data_and_bool_inputs() {
+        let fit = adjit_ir::trace::trace_with_data(2, 2, |p, d| {
+            let r = p[0] * (p[1] * d[0]).exp() - d[1];
+            r * r
+        });
+        let x = [0.5, -0.25, 2.0, 1.0];
+        let hess = Hessian::new(&fit).unwrap();
+        assert_eq!(
+            hess.layout().to_string(),
+            "(x (4)) -> (y (1) ++ x̄ (2) ++ H (4))"
+        );
+        let (mut g, mut h) = ([0.0; 2], [0.0; 4]);
+        hess.call(&x, &mut g, &mut h).unwrap();
+        let jac = Jacobian::new(&fit).unwrap();
+        assert_eq!(
+            (jac.rows(), jac.cols(), jac.mode()),
+            (1, 2, JacobianMode::Reverse)
+        );
+        let (mut y, mut j) = ([0.0], [0.0; 2]);
+        jac.call(&x, &mut y, &mut j).unwrap();
+        assert_eq!(bits(&j), bits(&g));
+
+        let mut b = adjit_ir::Builder::new("flagged");
+        let x0 = b.param(Type::F64, "x");
+        let flag = b.param(Type::Bool, "flag");
+        let s = b.unary(adjit_ir::UnaryOp::Sin, x0);
+        let y0 = b.select(flag, s, x0);
+        let f = b.finish(&[y0, flag]);
+        let jac = Jacobian::new(&f).unwrap();
+        assert_eq!(jac.layout().to_string(), "(x (2)) -> (y (2) ++ J (1))");
+        let (mut y, mut j) = ([0.0; 2], [0.0]);
+        jac.call(&[0.5, 1.0], &mut y, &mut j).unwrap();
+        assert_eq!((y, j), ([0.5f64.sin(), 1.0], [0.5f64.cos()]));
+        let err = jac.call(&[0.5, 0.5], &mut y, &mut j).unwrap_err();
+        assert!(matches!(err, Error::NotBool { index: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn wrong_lengths_name_the_part() {
+        let f = random(9, 2, 3);
+        let check = |err: Error, part: Part, message: &str| {
+            assert!(
+                matches!(&err, Error::Length { part: p, .. } if *p == part),
+                "{err}"
+            );
+            assert_eq!(err.to_string(), message);
+        };
+        let jac = Jacobian::new(&f).unwrap();
+        let (mut y, mut j) = ([0.0; 3], [0.0; 6]);
+        let layout = "(layout (x (2)) -> (y (3) ++ J (6)))";
+        check(
+            jac.call(&[1.0], &mut y, &mut j).unwrap_err(),
+            Part::Inputs,
+            &format!("@random9: x has 1 numbers, expected 2 {layout}"),
+        );
+        check(
+            jac.call(&[1.0, 2.0], &mut y[..2], &mut j).unwrap_err(),
+            Part::Outputs,
+            &format!("@random9: y has 2 numbers, expected 3 {layout}"),
+        );
+        check(
+            jac.call(&[1.0, 2.0], &mut y, &mut [0.0; 4]).unwrap_err(),
+            Part::Jacobian,
+            &format!("@random9: J has 4 numbers, expected 6 {layout}"),
+        );
+        let g = random(10, 2, 1);
+        let hess = Hessian::new(&g).unwrap();
+        let (mut grad, mut h) = ([0.0; 2], [0.0; 4]);
+        let err = hess
+            .call(&[1.0, 2.0], &mut grad, &mut [0.0; 2])
+            .unwrap_err();
+        check(
+            err,
+            Part::Hessian,
+            "@random10: H has 2 numbers, expected 4 (layout (x (2)) -> (y (1) ++ x̄ (2) ++ H (4)))",
+        );
+        let err = hess.call(&[1.0, 2.0], &mut [0.0; 3], &mut h).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Length {
+                    part: Part::Gradient,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = Hessian::new(&f).map(|_| ()).unwrap_err();
+        assert!(matches!(err, Error::Derive(_)), "{err}");
+    }
+}
