@@ -235,11 +235,22 @@ fn semantic_problems_are_left_to_the_verifier() {
     );
     check_verify_errors(
         "func @f(%x: f64) -> f64 {\n    %a = neg %x\n    %a = neg %a\n    ret %a\n}\n",
-        &["redefinition of %a (first defined as value 1)"],
+        &["redefinition of %a"],
     );
     check_verify_errors(
         "func @f(%x: f64, %x: f64) -> f64 {\n    ret %x\n}\n",
-        &["duplicate parameter name %x (first defined as value 0)"],
+        &["duplicate parameter name %x"],
+    );
+    // The first definition travels with the error (the facade places it in the source).
+    let funcs =
+        parse("func @f(%x: f64) -> f64 {\n    %a = neg %x\n    %a = neg %a\n    ret %a\n}\n")
+            .unwrap();
+    let err = verify(&funcs[0]).unwrap_err();
+    assert_eq!(err.errors[0].related, Some(adjit_ir::Value::new(1)));
+    assert!(
+        err.to_string()
+            .contains("redefinition of %a (first defined by `%a = neg %x`)"),
+        "{err}"
     );
     check_verify_errors(
         "func @f(%x: f64, %y: f32) -> f64 {\n    %a = add %x, %y\n    ret %a\n}\n",
