@@ -10,6 +10,7 @@ pub mod inverse;
 pub mod map;
 mod runner;
 mod scratch;
+pub mod steps;
 mod timing;
 
 use std::fmt;

@@ -185,7 +185,7 @@ impl MappedKernel {
     /// The number of rows in `data`, checking it holds whole rows.
     pub fn n_rows(&self, data: &[f64]) -> Result<usize> {
         let r = self.row_len();
-        if data.len() % r != 0 {
+        if data.len() / r * r != data.len() {
             return Err(self.length_error(
                 "the data",
                 format!("a multiple of the row length {r}"),
@@ -591,9 +591,9 @@ mod tests {
         let (mut y, mut grads) = (vec![0.0; 37], vec![0.0; 37 * 8]);
         k.vjp(&theta, &data, &[1.0], &mut y, &mut grads).unwrap();
         // The documented order: blocks of 5 rows from −0.0, blocks added in order.
-        let mut expected = vec![-0.0; 9];
+        let mut expected = [-0.0; 9];
         for block in 0..37usize.div_ceil(5) {
-            let mut partial = vec![-0.0; 9];
+            let mut partial = [-0.0; 9];
             for i in block * 5..(block * 5 + 5).min(37) {
                 partial[0] += y[i];
                 for j in 0..8 {
