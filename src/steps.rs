@@ -569,56 +569,115 @@ fn uniform_actions(
 /// by bisection on its slope instead of a scan.
 fn revolve_actions(l: usize, s: usize, f: &mut impl FnMut(Action) -> Result<()>) -> Result<()> {
     f(Action::Takeshot { state: 0, slot: 0 })?;
-    reverse_chain(0, l, s.min(l).max(1), 0, true, f)?;
+    // `revolve::reverse_chain`'s recursion with an explicit stack: with many snapshots it
+    // nests about as deep as there are snapshots, too deep for a thread's stack.
+    let mut tasks = vec![Task::Chain {
+        start: 0,
+        n: l,
+        s: s.min(l).max(1),
+        slot: 0,
+        last: true,
+    }];
+    while let Some(task) = tasks.pop() {
+        let (start, n, s, slot, last) = match task {
+            Task::Emit(action) => {
+                f(action)?;
+                continue;
+            }
+            Task::Chain {
+                start,
+                n,
+                s,
+                slot,
+                last,
+            } => (start, n, s, slot, last),
+        };
+        let turn = |stage: usize| {
+            if last && stage == start + n - 1 {
+                Action::Firsturn { stage }
+            } else {
+                Action::Youturn { stage }
+            }
+        };
+        if n == 1 {
+            f(turn(start))?;
+        } else if s >= n {
+            // A slot for every state: the recursion splits off one step at a time.
+            for k in 1..n {
+                f(Action::Advance {
+                    from: start + k - 1,
+                    to: start + k,
+                })?;
+                f(Action::Takeshot {
+                    state: start + k,
+                    slot: slot + k,
+                })?;
+            }
+            f(turn(start + n - 1))?;
+            for k in (0..n - 1).rev() {
+                f(Action::Restore {
+                    state: start + k,
+                    slot: slot + k,
+                })?;
+                f(turn(start + k))?;
+            }
+        } else if s == 1 {
+            // One slot: re-advance from `start` to every step in turn, last first.
+            for k in (0..n).rev() {
+                if k + 1 < n {
+                    f(Action::Restore { state: start, slot })?;
+                }
+                if k > 0 {
+                    f(Action::Advance {
+                        from: start,
+                        to: start + k,
+                    })?;
+                }
+                f(turn(start + k))?;
+            }
+        } else {
+            let split = best_split(n, s);
+            f(Action::Advance {
+                from: start,
+                to: start + split,
+            })?;
+            f(Action::Takeshot {
+                state: start + split,
+                slot: slot + 1,
+            })?;
+            // Reverse the tail with one slot fewer, restore, reverse the head: pushed last
+            // to first.
+            tasks.push(Task::Chain {
+                start,
+                n: split,
+                s,
+                slot,
+                last: false,
+            });
+            tasks.push(Task::Emit(Action::Restore { state: start, slot }));
+            tasks.push(Task::Chain {
+                start: start + split,
+                n: n - split,
+                s: s - 1,
+                slot: slot + 1,
+                last,
+            });
+        }
+    }
     f(Action::Terminate)
 }
 
-/// As `revolve::reverse_chain`: reverse steps `start..start + n` from state `start` in `slot`.
-fn reverse_chain(
-    start: usize,
-    n: usize,
-    s: usize,
-    slot: usize,
-    last: bool,
-    f: &mut impl FnMut(Action) -> Result<()>,
-) -> Result<()> {
-    let turn = |stage: usize| {
-        if last && stage == start + n - 1 {
-            Action::Firsturn { stage }
-        } else {
-            Action::Youturn { stage }
-        }
-    };
-    if n == 1 {
-        return f(turn(start));
-    }
-    if s == 1 {
-        for k in (0..n).rev() {
-            if k + 1 < n {
-                f(Action::Restore { state: start, slot })?;
-            }
-            if k > 0 {
-                f(Action::Advance {
-                    from: start,
-                    to: start + k,
-                })?;
-            }
-            f(turn(start + k))?;
-        }
-        return Ok(());
-    }
-    let split = best_split(n, s);
-    f(Action::Advance {
-        from: start,
-        to: start + split,
-    })?;
-    f(Action::Takeshot {
-        state: start + split,
-        slot: slot + 1,
-    })?;
-    reverse_chain(start + split, n - split, s - 1, slot + 1, last, f)?;
-    f(Action::Restore { state: start, slot })?;
-    reverse_chain(start, split, s, slot, false, f)
+/// Pending work of [`revolve_actions`]: reverse a chain (as `revolve::reverse_chain`'s
+/// arguments) or hand over one action.
+enum Task {
+    Chain {
+        start: usize,
+        n: usize,
+        s: usize,
+        slot: usize,
+        last: bool,
+    },
+    Emit(Action),
 }
 
 /// The largest i in 1..n minimising i + t(i, s) + t(n − i, s − 1) (s ≥ 2). The cost is convex
