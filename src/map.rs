@@ -170,7 +170,7 @@ impl MappedKernel {
 
     /// Number of kernel outputs per row.
     pub fn n_outputs(&self) -> usize {
-        self.sig.ret_types.len()
+        self.kernel.n_outputs()
     }
 
     /// Number of float outputs per row (the length of a cotangent).

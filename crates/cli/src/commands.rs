@@ -37,9 +37,14 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Eval {
             target,
             point,
+            driver,
             output,
         } => {
             let func = load_function(&target)?;
+            let mode = crate::drivers::DriverMode::Eval;
+            if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)? {
+                return Ok(Outcome::ok(text));
+            }
             let x = read_point(&func, &point)?;
             let y = adjit::eval(&func, point.engine, &x)?;
             Ok(Outcome::ok(render_vectors(&[("outputs", &y)], output.json)))
@@ -47,10 +52,19 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Jvp {
             target,
             point,
+            driver,
             tangent,
             output,
         } => {
             let func = load_function(&target)?;
+            if driver.rows.is_some() || driver.steps.is_some() {
+                let v = read_vector("--tangent", &tangent)?;
+                let mode = crate::drivers::DriverMode::Jvp(v);
+                if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)?
+                {
+                    return Ok(Outcome::ok(text));
+                }
+            }
             let x = read_point(&func, &point)?;
             let v = read_vector("--tangent", &tangent)?;
             expect_inputs("--tangent", v.len(), &func, true)?;
@@ -63,11 +77,23 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Vjp {
             target,
             point,
+            driver,
             cotangent,
             strategy,
             output,
         } => {
             let func = load_function(&target)?;
+            if driver.rows.is_some() || driver.steps.is_some() {
+                let w = cotangent
+                    .as_deref()
+                    .map(|arg| read_vector("--cotangent", arg))
+                    .transpose()?;
+                let mode = crate::drivers::DriverMode::Vjp(w, strategy);
+                if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)?
+                {
+                    return Ok(Outcome::ok(text));
+                }
+            }
             let x = read_point(&func, &point)?;
             let w = match cotangent {
                 Some(arg) => {
