@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut out = p[3 * HIDDEN] * 1.0;
         for j in 0..HIDDEN {
             let h = (p[2 * j] * t + p[2 * j + 1]).tanh();
-            out = out + p[2 * HIDDEN + j] * h;
+            out += p[2 * HIDDEN + j] * h;
         }
         (out - y).square()
     });
