@@ -8,8 +8,10 @@ pub mod checkpoint;
 mod compile;
 pub mod inverse;
 mod jacobian;
+pub mod map;
 mod runner;
 mod scratch;
+pub mod steps;
 mod timing;
 
 use std::fmt;
@@ -118,6 +120,10 @@ pub enum Error {
     },
     #[error(transparent)]
     UnknownName(#[from] UnknownName),
+    /// An argument of a driver ([`map::MappedKernel`], [`steps::IteratedStep`]) that does
+    /// not fit; the message names it (`θ`, `the data`, `the output x̄`, …).
+    #[error("@{func}: {message}")]
+    Driver { func: String, message: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -73,6 +73,8 @@ JSON: {{\"outputs\": [...]}}"))]
         #[command(flatten)]
         point: PointArgs,
         #[command(flatten)]
+        driver: DriverArgs,
+        #[command(flatten)]
         output: OutputArgs,
     },
 
@@ -90,6 +92,8 @@ of rows, one per direction."),
         target: FunctionArgs,
         #[command(flatten)]
         point: PointArgs,
+        #[command(flatten)]
+        driver: DriverArgs,
         /// The tangent v (one number per input).
         #[arg(long, value_name = "V", allow_hyphen_values = true)]
         tangent: Option<String>,
@@ -114,6 +118,8 @@ JSON: {{\"outputs\": [...], \"gradient\": [...]}}"))]
         target: FunctionArgs,
         #[command(flatten)]
         point: PointArgs,
+        #[command(flatten)]
+        driver: DriverArgs,
         /// The cotangent w (one number per output); may be omitted for one-output functions,
         /// where it is 1.
         #[arg(long, value_name = "W", allow_hyphen_values = true)]
@@ -297,6 +303,21 @@ pub struct PointArgs {
     /// Which evaluator runs the program.
     #[arg(long, value_parser = engine_parser(), default_value = "jit")]
     pub engine: adjit::Engine,
+}
+
+/// Drivers over the function: map it over data rows, or iterate it as a step.
+#[derive(Debug, Args)]
+pub struct DriverArgs {
+    /// Map the function over the rows of FILE (one row per line, numbers separated by commas
+    /// and/or whitespace): its `data` inputs are one row, --at gives the others (θ), and each
+    /// row gives one output row (--json: a JSON array).
+    #[arg(long, value_name = "FILE", conflicts_with = "steps")]
+    pub rows: Option<std::path::PathBuf>,
+    /// Iterate the function as a step N times: its outputs are the state, its first inputs
+    /// the state and the rest θ (shared by every step); --at gives (s₀, θ). vjp's --strategy
+    /// is Revolve over the steps.
+    #[arg(long, value_name = "N")]
+    pub steps: Option<usize>,
 }
 
 #[derive(Debug, Args)]

@@ -37,9 +37,14 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Eval {
             target,
             point,
+            driver,
             output,
         } => {
             let func = load_function(&target)?;
+            let mode = crate::drivers::DriverMode::Eval;
+            if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)? {
+                return Ok(Outcome::ok(text));
+            }
             let x = read_point(&func, &point)?;
             let y = adjit::eval(&func, point.engine, &x)?;
             Ok(Outcome::ok(render_vectors(&[("outputs", &y)], output.json)))
@@ -47,39 +52,43 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Jvp {
             target,
             point,
-            tangent: _,
-            tangents: Some(tangents),
-            output,
-        } => {
-            let func = load_function(&target)?;
-            let x = read_point(&func, &point)?;
-            let directions = read_vectors("--tangents", &tangents)?;
-            for v in &directions {
-                expect_inputs(&v.place, v.numbers.len(), &func, true)?;
-            }
-            let vs: Vec<&[f64]> = directions.iter().map(|v| v.numbers.as_slice()).collect();
-            let (y, dys) = adjit::jvp_vector(&func, point.engine, &x, &vs)?;
-            let rows = dys.concat();
-            let matrix = Matrix {
-                rows: dys.len(),
-                cols: n_float_outputs(&func),
-                entries: &rows,
-            };
-            Ok(Outcome::ok(render_with_matrix(
-                &[("outputs", &y)],
-                ("tangents", matrix),
-                output.json,
-            )))
-        }
-        Command::Jvp {
-            target,
-            point,
+            driver,
             tangent,
-            tangents: None,
+            tangents,
             output,
         } => {
             let func = load_function(&target)?;
+            if driver.rows.is_some() || driver.steps.is_some() {
+                let one = tangent.as_deref().ok_or_else(|| {
+                    CliError::input("--rows and --steps take one direction: give --tangent V")
+                })?;
+                let v = read_vector("--tangent", one)?;
+                let mode = crate::drivers::DriverMode::Jvp(v);
+                if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)?
+                {
+                    return Ok(Outcome::ok(text));
+                }
+            }
             let x = read_point(&func, &point)?;
+            if let Some(tangents) = tangents {
+                let directions = read_vectors("--tangents", &tangents)?;
+                for v in &directions {
+                    expect_inputs(&v.place, v.numbers.len(), &func, true)?;
+                }
+                let vs: Vec<&[f64]> = directions.iter().map(|v| v.numbers.as_slice()).collect();
+                let (y, dys) = adjit::jvp_vector(&func, point.engine, &x, &vs)?;
+                let rows = dys.concat();
+                let matrix = Matrix {
+                    rows: dys.len(),
+                    cols: n_float_outputs(&func),
+                    entries: &rows,
+                };
+                return Ok(Outcome::ok(render_with_matrix(
+                    &[("outputs", &y)],
+                    ("tangents", matrix),
+                    output.json,
+                )));
+            }
             let tangent =
                 tangent.ok_or_else(|| CliError::input("give --tangent V or --tangents VS"))?;
             let v = read_vector("--tangent", &tangent)?;
@@ -93,11 +102,23 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Vjp {
             target,
             point,
+            driver,
             cotangent,
             strategy,
             output,
         } => {
             let func = load_function(&target)?;
+            if driver.rows.is_some() || driver.steps.is_some() {
+                let w = cotangent
+                    .as_deref()
+                    .map(|arg| read_vector("--cotangent", arg))
+                    .transpose()?;
+                let mode = crate::drivers::DriverMode::Vjp(w, strategy);
+                if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)?
+                {
+                    return Ok(Outcome::ok(text));
+                }
+            }
             let x = read_point(&func, &point)?;
             let w = match cotangent {
                 Some(arg) => {

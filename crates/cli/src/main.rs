@@ -10,6 +10,7 @@
 mod args;
 mod bench_report;
 mod commands;
+mod drivers;
 mod measure;
 mod output;
 mod plot;

@@ -1697,3 +1697,71 @@ fn matrix_commands_report_wrong_lengths_and_shapes() {
     let run = adjit(&["jacobian", &rosen, "--at", "1,2", "--mode", "sideways"]);
     assert!(run.fails(2).contains("sideways"), "{}", run.describe());
 }
+
+const LINE_FIT: &str = "func @line(%a: f64, %b: f64, data %t: f64, data %y: f64) -> f64 {
+  %p = mul %a, %t
+  %q = add %p, %b
+  %r = sub %q, %y
+  %s = mul %r, %r
+  ret %s
+}
+";
+
+#[test]
+fn rows_give_one_output_row_per_data_row() {
+    let ir = temp_file("line_fit.ir", LINE_FIT);
+    let rows = temp_file("line_rows.txt", "0 1\n1, 3\n# a comment\n\n2 5\n");
+    let at = ["--at", "1,1", "--rows", &rows];
+    let run = adjit(&[&["eval", &ir][..], &at].concat());
+    assert_eq!(run.ok(), "outputs: 0\noutputs: 1\noutputs: 4\n");
+    let run = adjit(&[&["vjp", &ir, "--json"][..], &at].concat());
+    assert_eq!(
+        run.ok(),
+        "[{\"outputs\": [0.0], \"gradient\": [0.0, 0.0]},\n \
+         {\"outputs\": [1.0], \"gradient\": [-2.0, -2.0]},\n \
+         {\"outputs\": [4.0], \"gradient\": [-8.0, -4.0]}]\n"
+    );
+    let run = adjit(&[&["jvp", &ir, "--tangent", "1,0"][..], &at].concat());
+    assert_eq!(
+        run.ok(),
+        "outputs: 0; tangents: 0\noutputs: 1; tangents: -2\noutputs: 4; tangents: -8\n"
+    );
+    let bad = temp_file("line_bad_rows.txt", "1 2\n1 2 3\n");
+    let run = adjit(&["eval", &ir, "--at", "1,1", "--rows", &bad]);
+    assert!(
+        run.fails(1)
+            .contains("line 2 has 3 numbers, expected 2 (one per data input)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn steps_iterate_a_step_function_under_every_strategy() {
+    let ir = temp_file(
+        "decay_step.ir",
+        "func @decay(%s: f64, %k: f64) -> f64 {\n  %a = mul %k, %s\n  %b = mul 0.1, %a\n  %n = sub %s, %b\n  ret %n\n}\n",
+    );
+    let tape = adjit(&["vjp", &ir, "--at", "1,0.5", "--steps", "100"]);
+    for strategy in ["checkpoint:3", "uniform", "bytes:4096"] {
+        let run = adjit(&[
+            "vjp",
+            &ir,
+            "--at",
+            "1,0.5",
+            "--steps",
+            "100",
+            "--strategy",
+            strategy,
+        ]);
+        assert_eq!(run.ok(), tape.ok(), "{strategy}");
+    }
+    let eval = adjit(&["eval", &ir, "--at", "1,0.5", "--steps", "100"]);
+    assert!(tape.ok().starts_with(eval.ok()), "{}", eval.stdout);
+    let run = adjit(&["eval", &ir, "--at", "1", "--steps", "3"]);
+    assert!(
+        run.fails(1).contains("x has 1 numbers, expected 2"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,167 @@
+//! `eval`, `jvp` and `vjp` over drivers: `--rows FILE` maps the function over the rows of a
+//! data file ([`adjit::map::MappedKernel`]), `--steps N` iterates it as a step
+//! ([`adjit::steps::IteratedStep`]). The facade does the numerics; this file reads the rows and
+//! renders one output row per input row.
+
+use std::path::Path;
+
+use adjit::map::{MapOptions, MappedKernel};
+use adjit::steps::IteratedStep;
+use adjit::{Function, Options, Strategy};
+
+use crate::args::{DriverArgs, PointArgs};
+use crate::output::{human_line, json_vectors, render_vectors};
+use crate::vectors::{parse_numbers, read_vector};
+use crate::CliError;
+
+/// Which derivative a driver command computes, with its vector (`--tangent`, `--cotangent`).
+pub enum DriverMode {
+    Eval,
+    Jvp(Vec<f64>),
+    Vjp(Option<Vec<f64>>, Strategy),
+}
+
+/// Run `mode` of `func` under the driver chosen by `driver`; `None` when no driver flag is
+/// given (the caller runs the plain command).
+pub fn run(
+    func: &Function,
+    point: &PointArgs,
+    driver: &DriverArgs,
+    mode: DriverMode,
+    json: bool,
+) -> Result<Option<String>, CliError> {
+    let options = Options::on(point.engine);
+    if let Some(path) = &driver.rows {
+        let kernel = MappedKernel::with_options(func, MapOptions::default(), &options)?;
+        let theta = read_vector("--at", &point.at)?;
+        let data = read_rows(path, kernel.row_len())?;
+        let n = kernel.n_rows(&data)?;
+        let (names, parts): (Vec<&str>, Vec<Vec<f64>>) = match mode {
+            DriverMode::Eval => {
+                let mut y = vec![0.0; n * kernel.n_outputs()];
+                kernel.eval(&theta, &data, &mut y)?;
+                (vec!["outputs"], vec![y])
+            }
+            DriverMode::Jvp(v) => {
+                let mut y = vec![0.0; n * kernel.n_outputs()];
+                let mut ydot = vec![0.0; n * kernel.n_float_outputs()];
+                kernel.jvp(&theta, &data, &v, &mut y, &mut ydot)?;
+                (vec!["outputs", "tangents"], vec![y, ydot])
+            }
+            DriverMode::Vjp(w, _) => {
+                let w = cotangent(func, w, kernel.n_float_outputs())?;
+                let mut y = vec![0.0; n * kernel.n_outputs()];
+                let mut grad = vec![0.0; n * kernel.n_theta()];
+                kernel.vjp(&theta, &data, &w, &mut y, &mut grad)?;
+                (vec!["outputs", "gradient"], vec![y, grad])
+            }
+        };
+        return Ok(Some(render_rows(&names, &parts, n, json)));
+    }
+    let Some(n_steps) = driver.steps else {
+        return Ok(None);
+    };
+    let strategy = match mode {
+        DriverMode::Vjp(_, strategy) => strategy,
+        _ => Strategy::Tape,
+    };
+    let it = IteratedStep::with_options(func, None, n_steps, strategy, &options)?;
+    let x = read_vector("--at", &point.at)?;
+    let n = it.n_state();
+    Ok(Some(match mode {
+        DriverMode::Eval => {
+            let mut y = vec![0.0; n];
+            it.eval(&x, &mut y)?;
+            render_vectors(&[("outputs", &y)], json)
+        }
+        DriverMode::Jvp(v) => {
+            let (mut y, mut ydot) = (vec![0.0; n], vec![0.0; n]);
+            it.jvp(&x, &v, &mut y, &mut ydot)?;
+            render_vectors(&[("outputs", &y), ("tangents", &ydot)], json)
+        }
+        DriverMode::Vjp(w, _) => {
+            let w = cotangent(func, w, n)?;
+            let mut y = vec![0.0; n];
+            let mut grad = vec![0.0; it.layout().output(adjit::Part::Gradient).len()];
+            it.vjp(&x, &w, &mut y, &mut grad)?;
+            render_vectors(&[("outputs", &y), ("gradient", &grad)], json)
+        }
+    }))
+}
+
+/// `--cotangent`, or 1 for a function with one float output.
+fn cotangent(func: &Function, w: Option<Vec<f64>>, n: usize) -> Result<Vec<f64>, CliError> {
+    match w {
+        Some(w) => Ok(w),
+        None if n == 1 => Ok(vec![1.0]),
+        None => Err(CliError::input(format!(
+            "--cotangent is required: @{} returns {n} float outputs",
+            func.name
+        ))),
+    }
+}
+
+/// The rows of `path`: one row per non-blank line, numbers separated by commas and/or
+/// whitespace (`#` comments), `row_len` numbers each; flattened row-major.
+pub fn read_rows(path: &Path, row_len: usize) -> Result<Vec<f64>, CliError> {
+    let file = path.display();
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::input(format!("--rows {file}: cannot read: {e}")))?;
+    let text = adjit::ir::text::decode_source(&bytes).map_err(|e| {
+        CliError::input(format!(
+            "--rows {file}: line {}, column {}: {}",
+            e.line, e.col, e.message
+        ))
+    })?;
+    let mut data = Vec::new();
+    for (i, line) in adjit::ir::text::source_lines(text).enumerate() {
+        let row = parse_numbers(line).map_err(|e| {
+            CliError::input(format!(
+                "--rows {file}: line {}, column {}: {}",
+                i + 1,
+                e.col,
+                e.message
+            ))
+        })?;
+        if row.is_empty() {
+            continue;
+        }
+        if row.len() != row_len {
+            return Err(CliError::input(format!(
+                "--rows {file}: line {} has {} numbers, expected {row_len} (one per data input)",
+                i + 1,
+                row.len()
+            )));
+        }
+        data.extend_from_slice(&row);
+    }
+    Ok(data)
+}
+
+/// One line (or JSON object) per row: each part's slice of that row.
+fn render_rows(names: &[&str], parts: &[Vec<f64>], n_rows: usize, json: bool) -> String {
+    let row = |i: usize| -> Vec<(&str, &[f64])> {
+        names
+            .iter()
+            .zip(parts)
+            .map(|(&name, part)| {
+                let len = part.len() / n_rows.max(1);
+                (name, &part[i * len..(i + 1) * len])
+            })
+            .collect()
+    };
+    if json {
+        let rows: Vec<String> = (0..n_rows).map(|i| json_vectors(&row(i))).collect();
+        format!("[{}]\n", rows.join(",\n "))
+    } else {
+        (0..n_rows)
+            .map(|i| {
+                let fields: Vec<String> = row(i)
+                    .iter()
+                    .map(|(name, xs)| human_line(name, xs))
+                    .collect();
+                format!("{}\n", fields.join("; "))
+            })
+            .collect()
+    }
+}

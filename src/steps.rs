@@ -1,0 +1,897 @@
+//! Iterated steps: `s_{k+1} = step(s_k, θ)` for N steps, compiled once whatever N, with
+//! gradients under a memory [`Strategy`] that Revolve schedules over the steps.
+//!
+//! **The step's signature.** A step function returns the next state: its `n` outputs are the
+//! state, and its first `n` parameters are the state, of the same types and differentiated
+//! (not `data`). The parameters after them, `θ`, are shared by every step and never change;
+//! the differentiated ones get adjoints, `data` ones (a step size, say) do not. So
+//! `step(s₀ … s_{n−1}, θ₀ … θ_{p−1}) -> (s₀′ … s_{n−1}′)`.
+//!
+//! **The iterated function** F(s₀, θ) has the step's parameters and returns the final state
+//! s_N, or `objective(s_N, θ)` when an objective is given (same parameters as the step, any
+//! number of outputs). [`IteratedStep`] behaves like the unrolled program of F (the step traced
+//! N times, then the objective): the same layouts (`x = (s₀, θ)`, `x̄ = (s̄₀, θ̄)`), and the same
+//! numbers bit for bit, because each piece is the unrolled program's own arithmetic:
+//!
+//! * the primal and the JVP run the step's compiled primal and JVP N times (forward
+//!   derivatives are local to each instruction);
+//! * the VJP runs the compiled VJP of `step′(s, θ) = (step(s, θ), θ)` once per step, last step
+//!   first. Feeding θ's running adjoint in as the cotangent of the pass-through θ makes each
+//!   step continue the unrolled reverse sweep's single chain of additions into θ̄ instead of
+//!   adding per-step partial sums, so θ̄ is the unrolled tape's bit for bit. The chain starts
+//!   from −0.0, the IEEE additive identity.
+//!
+//! **Strategies** decide which states are stored. Every strategy is a Revolve action list over
+//! the N steps (advance = run the step's primal, takeshot/restore = copy a state, firsturn /
+//! youturn = the step's VJP), generated on the fly so that memory is O(snapshots), not O(N):
+//! [`Strategy::Tape`] stores every state (Revolve with N snapshots), `checkpoint:S` is
+//! binomial checkpointing with S snapshots (min_advances(N, S) re-advanced steps),
+//! `bytes:B` the most snapshots whose [`StepStats::peak_bytes`] fit in B, and `uniform` stores
+//! every ⌈√N⌉-th state and then the states of one segment at a time (about one extra forward
+//! pass, 2√N states).
+
+use adjit_diff::checkpoint::revolve::{min_advances, Action};
+use adjit_diff::checkpoint::CheckpointError;
+use adjit_diff::layout::{Kind, Layout};
+use adjit_diff::Mode;
+use adjit_ir::{Function, Value};
+
+use crate::compile::{check_parts, derive, signature_of};
+use crate::runner::Runner;
+use crate::{Error, Options, Result, Strategy};
+
+/// Figures of an [`IteratedStep`]'s VJP, from its schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct StepStats {
+    pub steps: usize,
+    /// Stored states (snapshot slots) the schedule uses.
+    pub snapshots: usize,
+    /// Step primals run per VJP call besides the N step VJPs (re-advances included): for
+    /// `checkpoint:S`, Revolve's `min_advances(N, S)`; N − 1 for the tape. With an objective,
+    /// one more step primal computes the final state before the objective's VJP.
+    pub advances: u64,
+    /// Bytes one VJP call holds beyond the caller's buffers: stored states, the current state
+    /// and adjoint, the programs' input and output buffers, and the largest native workspace.
+    pub peak_bytes: u64,
+}
+
+/// How the states are stored: a Revolve action list with `snapshots` slots, or the two-level
+/// √N scheme with segments of `segment` steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Schedule {
+    Revolve { snapshots: usize },
+    Uniform { segment: usize },
+}
+
+/// The compiled programs of an objective.
+struct ObjectivePrograms {
+    primal: Runner,
+    /// VJP of `objective′(s, θ) = (objective(s, θ), θ)`.
+    vjp: Runner,
+    jvp: Runner,
+    /// Float outputs (the cotangent's length) and all outputs.
+    n_float_outputs: usize,
+    n_outputs: usize,
+}
+
+/// `s_{k+1} = step(s_k, θ)` for N steps, then an optional objective: value, JVP and VJP
+/// compiled once (compile time independent of N), see the [module docs](self).
+///
+/// ```
+/// use adjit::steps::IteratedStep;
+/// use adjit::{Strategy, Type};
+/// // Exponential decay s ← s − 0.1·θ·s, θ shared by all steps.
+/// let step = adjit::trace_multi("decay", &[Type::F64; 2], |x| vec![x[0] - 0.1 * x[1] * x[0]]);
+/// let decay = IteratedStep::new(&step, 1000, Strategy::Checkpoint { snapshots: 5 }).unwrap();
+/// let (mut y, mut grad) = ([0.0], [0.0; 2]);
+/// decay.vjp(&[1.0, 0.5], &[1.0], &mut y, &mut grad).unwrap(); // x = (s₀, θ), w = 1
+/// let expected = 0.95f64.powi(1000);
+/// assert!((y[0] - expected).abs() < 1e-12 * expected);
+/// assert!((grad[0] - expected).abs() < 1e-12 * expected); // ∂s_N/∂s₀ = 0.95^N
+/// assert_eq!(decay.stats().advances, adjit::diff::checkpoint::revolve::min_advances(1000, 5));
+/// ```
+pub struct IteratedStep {
+    /// The step's signature, for messages.
+    sig: Function,
+    /// F's layouts of the primal, the JVP and the VJP: those of the objective, or of the step
+    /// when there is none (F has their parameters and outputs).
+    layouts: [Layout; 3],
+    n_state: usize,
+    n_steps: usize,
+    schedule: Schedule,
+    /// Positions, among the step's parameters, of the differentiated θ entries.
+    theta_at: Vec<usize>,
+    step: Runner,
+    /// VJP of `step′(s, θ) = (step(s, θ), θ)`.
+    step_vjp: Runner,
+    step_jvp: Runner,
+    objective: Option<ObjectivePrograms>,
+    stats: StepStats,
+}
+
+impl std::fmt::Debug for IteratedStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IteratedStep")
+            .field("step", &self.sig.name)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IteratedStep {
+    /// `n_steps` steps of `step`, F = the final state, under `strategy`.
+    pub fn new(step: &Function, n_steps: usize, strategy: Strategy) -> Result<IteratedStep> {
+        IteratedStep::with_options(step, None, n_steps, strategy, &Options::default())
+    }
+
+    /// `n_steps` steps of `step`, then `objective` (with the step's parameters) if given, on
+    /// the engine and with the code-generation options of `opts`.
+    pub fn with_options(
+        step: &Function,
+        objective: Option<&Function>,
+        n_steps: usize,
+        strategy: Strategy,
+        opts: &Options,
+    ) -> Result<IteratedStep> {
+        adjit_ir::verify(step)?;
+        let driver_error = |message: String| Error::Driver {
+            func: step.name.clone(),
+            message,
+        };
+        if let Some(p) = step.params().find(|&p| !step.ty(p).is_float()) {
+            return Err(Error::BoolInput {
+                what: "an iterated step",
+                func: step.name.clone(),
+                index: p.index(),
+            });
+        }
+        let n_state = step.n_outputs();
+        if n_steps == 0 {
+            return Err(driver_error(
+                "an iterated step needs at least one step".into(),
+            ));
+        }
+        if n_state == 0 || step.n_params < n_state {
+            return Err(driver_error(format!(
+                "a step returns the state and takes it first: {} outputs but {} parameters",
+                n_state, step.n_params
+            )));
+        }
+        for i in 0..n_state {
+            let p = Value::new(i);
+            if step.ret_types[i] != step.ty(p) || step.is_data(p) {
+                return Err(driver_error(format!(
+                    "state entry {i}: parameter {i} ({}{}) must be differentiated and of the \
+                     type of output {i} ({})",
+                    if step.is_data(p) { "data " } else { "" },
+                    step.ty(p),
+                    step.ret_types[i]
+                )));
+            }
+        }
+        let theta_at: Vec<usize> = (n_state..step.n_params)
+            .filter(|&i| !step.is_data(Value::new(i)))
+            .collect();
+        let sig = signature_of(step);
+        let shape = objective.unwrap_or(step);
+        let layouts = [Kind::Primal, Kind::Jvp(1), Kind::Vjp].map(|k| Layout::of(shape, k));
+        let objective = match objective {
+            None => None,
+            Some(obj) => {
+                adjit_ir::verify(obj)?;
+                let same = obj.n_params == step.n_params
+                    && step
+                        .params()
+                        .all(|p| obj.ty(p) == step.ty(p) && obj.is_data(p) == step.is_data(p));
+                if !same {
+                    return Err(Error::Driver {
+                        func: obj.name.clone(),
+                        message: format!(
+                            "an objective takes the step's parameters (state, then θ, with \
+                             their types and kinds), like @{}",
+                            step.name
+                        ),
+                    });
+                }
+                Some(ObjectivePrograms {
+                    primal: Runner::new(&derive(obj, Mode::Primal)?.func, opts)?,
+                    vjp: Runner::new(&derive(&pass_theta(obj, &theta_at), Mode::Vjp)?.func, opts)?,
+                    jvp: Runner::new(&derive(obj, Mode::Jvp)?.func, opts)?,
+                    n_float_outputs: obj.ret_types.iter().filter(|t| t.is_float()).count(),
+                    n_outputs: obj.n_outputs(),
+                })
+            }
+        };
+        let step_vjp = derive(&pass_theta(step, &theta_at), Mode::Vjp)?.func;
+        let step_vjp_len = (step_vjp.n_params + step_vjp.n_outputs()) as u64;
+        let mut this = IteratedStep {
+            sig,
+            layouts,
+            n_state,
+            n_steps,
+            schedule: Schedule::Revolve { snapshots: 1 },
+            step: Runner::new(&derive(step, Mode::Primal)?.func, opts)?,
+            step_vjp: Runner::new(&step_vjp, opts)?,
+            step_jvp: Runner::new(&derive(step, Mode::Jvp)?.func, opts)?,
+            theta_at,
+            objective,
+            stats: StepStats::default(),
+        };
+        let workspace = [&this.step, &this.step_vjp]
+            .iter()
+            .chain(this.objective.as_ref().map(|o| &o.vjp).as_ref())
+            .filter_map(|r| r.code().map(|c| c.workspace_bytes() as u64))
+            .max()
+            .unwrap_or(0);
+        // Fixed bytes: current state and adjoint, the primal's and the VJPs' buffers.
+        let fixed = 8 * (2 * (n_state + this.theta_at.len()) as u64 + step_vjp_len)
+            + 8 * (step.n_params + n_state) as u64
+            + this.objective.as_ref().map_or(0, |o| {
+                8 * (step.n_params + 2 * (o.n_outputs + this.theta_at.len()) + n_state) as u64
+            })
+            + workspace;
+        let state_bytes = 8 * n_state as u64;
+        let peak = |slots: usize| fixed + state_bytes * slots as u64;
+        let schedule = match strategy {
+            Strategy::Tape => Schedule::Revolve { snapshots: n_steps },
+            Strategy::Checkpoint { snapshots: 0 } => {
+                return Err(Error::Checkpoint(CheckpointError::NoSnapshots))
+            }
+            Strategy::Checkpoint { snapshots } => Schedule::Revolve {
+                snapshots: snapshots.min(n_steps),
+            },
+            Strategy::CheckpointBytes(budget) => {
+                if peak(1) > budget {
+                    return Err(Error::Checkpoint(CheckpointError::BudgetTooSmall {
+                        budget,
+                        smallest: peak(1),
+                    }));
+                }
+                let slots = (budget - fixed) / state_bytes;
+                Schedule::Revolve {
+                    snapshots: usize::try_from(slots).unwrap_or(usize::MAX).min(n_steps),
+                }
+            }
+            Strategy::Uniform => Schedule::Uniform {
+                segment: (n_steps as f64).sqrt().ceil().max(1.0) as usize,
+            },
+        };
+        this.schedule = schedule;
+        let (snapshots, advances) = count_schedule(n_steps, schedule);
+        this.stats = StepStats {
+            steps: n_steps,
+            snapshots,
+            advances,
+            peak_bytes: peak(snapshots),
+        };
+        Ok(this)
+    }
+
+    pub fn stats(&self) -> StepStats {
+        self.stats
+    }
+
+    /// Number of state entries.
+    pub fn n_state(&self) -> usize {
+        self.n_state
+    }
+
+    pub fn n_steps(&self) -> usize {
+        self.n_steps
+    }
+
+    /// The layout of F's VJP: `(x, ȳ) -> (y, x̄)` with `x = (s₀, θ)` and `x̄ = (s̄₀, θ̄)`.
+    pub fn layout(&self) -> &Layout {
+        &self.layouts[2]
+    }
+
+    fn check(&self, kind: Kind, inputs: &[usize], outputs: &[usize]) -> Result<()> {
+        let layout = match kind {
+            Kind::Primal => &self.layouts[0],
+            Kind::Jvp(_) => &self.layouts[1],
+            _ => &self.layouts[2],
+        };
+        let name = &self.sig.name;
+        check_parts(name, layout, layout.input_parts(), inputs.iter().copied())?;
+        check_parts(name, layout, layout.output_parts(), outputs.iter().copied())
+    }
+
+    /// `y = F(x)` with `x = (s₀, θ)`: N step primals, then the objective.
+    pub fn eval(&self, x: &[f64], y: &mut [f64]) -> Result<()> {
+        self.check(Kind::Primal, &[x.len()], &[y.len()])?;
+        let n = self.n_state;
+        let mut input = x.to_vec();
+        let mut next = vec![0.0; n];
+        for _ in 0..self.n_steps {
+            self.step.run(&input, &mut next)?;
+            input[..n].copy_from_slice(&next);
+        }
+        match &self.objective {
+            None => y.copy_from_slice(&input[..n]),
+            Some(obj) => obj.primal.run(&input, y)?,
+        }
+        Ok(())
+    }
+
+    /// `y = F(x)` and `ydot = J·xdot` (`xdot = (ṡ₀, θ̇)`, one per differentiated input): the
+    /// step's JVP N times, then the objective's.
+    pub fn jvp(&self, x: &[f64], xdot: &[f64], y: &mut [f64], ydot: &mut [f64]) -> Result<()> {
+        self.check(Kind::Jvp(1), &[x.len(), xdot.len()], &[y.len(), ydot.len()])?;
+        let n = self.n_state;
+        // The JVP's inputs: x, then ẋ = (ṡ, θ̇); outputs: s′, ṡ′.
+        let mut input = x.to_vec();
+        input.extend_from_slice(xdot);
+        let mut next = vec![0.0; 2 * n];
+        let tangent_at = x.len();
+        for _ in 0..self.n_steps {
+            self.step_jvp.run(&input, &mut next)?;
+            input[..n].copy_from_slice(&next[..n]);
+            input[tangent_at..tangent_at + n].copy_from_slice(&next[n..]);
+        }
+        match &self.objective {
+            None => {
+                y.copy_from_slice(&input[..n]);
+                ydot.copy_from_slice(&input[tangent_at..tangent_at + n]);
+            }
+            Some(obj) => {
+                let mut out = vec![0.0; obj.n_outputs + ydot.len()];
+                obj.jvp.run(&input, &mut out)?;
+                y.copy_from_slice(&out[..obj.n_outputs]);
+                ydot.copy_from_slice(&out[obj.n_outputs..]);
+            }
+        }
+        Ok(())
+    }
+
+    /// `y = F(x)` and `grad = Jᵀ·w` (`w`: one per float output of F; `grad = (s̄₀, θ̄)`) under
+    /// the strategy: the step's VJP once per step, last first, on states the schedule stores
+    /// or recomputes.
+    pub fn vjp(&self, x: &[f64], w: &[f64], y: &mut [f64], grad: &mut [f64]) -> Result<()> {
+        self.check(Kind::Vjp, &[x.len(), w.len()], &[y.len(), grad.len()])?;
+        self.sweep(x, w, y, grad).map(|_| ())
+    }
+
+    /// The VJP, returning the number of step primals it ran (re-advances, not counting the
+    /// one before the objective).
+    fn sweep(&self, x: &[f64], w: &[f64], y: &mut [f64], grad: &mut [f64]) -> Result<u64> {
+        let mut sweep = Sweep::new(self, x);
+        let mut on_action = |a: Action| sweep.act(a, w, y);
+        match self.schedule {
+            Schedule::Revolve { snapshots } => {
+                revolve_actions(self.n_steps, snapshots, &mut on_action)?
+            }
+            Schedule::Uniform { segment } => {
+                uniform_actions(self.n_steps, segment, &mut on_action)?
+            }
+        }
+        grad.copy_from_slice(&sweep.adjoint);
+        Ok(sweep.advances)
+    }
+}
+
+/// `func` with its differentiated θ parameters (positions `theta_at`) appended to its
+/// returns, so that a VJP takes θ's running adjoint as their cotangent.
+fn pass_theta(func: &Function, theta_at: &[usize]) -> Function {
+    let mut f = func.clone();
+    for &i in theta_at {
+        f.push_ret(Value::new(i));
+    }
+    f
+}
+
+/// The buffers of one VJP call, driven action by action.
+struct Sweep<'a> {
+    it: &'a IteratedStep,
+    /// The step primal's input: the current state, then θ (fixed).
+    current: Vec<f64>,
+    next: Vec<f64>,
+    /// Snapshot slots, `n_state` each.
+    slots: Vec<f64>,
+    /// The step VJP's inputs `(s, θ, s̄′, θ̄)` and outputs `(s′, θ, s̄, θ̄)`.
+    vjp_in: Vec<f64>,
+    vjp_out: Vec<f64>,
+    /// `(s̄_k, θ̄)`: the adjoint of the current state and θ's running adjoint.
+    adjoint: Vec<f64>,
+    advances: u64,
+}
+
+impl<'a> Sweep<'a> {
+    fn new(it: &'a IteratedStep, x: &[f64]) -> Sweep<'a> {
+        let n = it.n_state;
+        let n_adj = n + it.theta_at.len();
+        let slots = match it.schedule {
+            Schedule::Revolve { snapshots } => snapshots,
+            Schedule::Uniform { segment } => uniform_slots(it.n_steps, segment),
+        };
+        let mut vjp_in = x.to_vec();
+        vjp_in.resize(x.len() + n_adj, 0.0);
+        Sweep {
+            it,
+            current: x.to_vec(),
+            next: vec![0.0; n],
+            slots: vec![0.0; slots * n],
+            vjp_in,
+            vjp_out: vec![0.0; 2 * n_adj],
+            adjoint: vec![0.0; n_adj],
+            advances: 0,
+        }
+    }
+
+    fn act(&mut self, action: Action, w: &[f64], y: &mut [f64]) -> Result<()> {
+        let n = self.it.n_state;
+        match action {
+            Action::Advance { from, to } => {
+                for _ in from..to {
+                    self.it.step.run(&self.current, &mut self.next)?;
+                    self.current[..n].copy_from_slice(&self.next);
+                }
+                self.advances += (to - from) as u64;
+            }
+            Action::Takeshot { slot, .. } => {
+                self.slots[slot * n..(slot + 1) * n].copy_from_slice(&self.current[..n]);
+            }
+            Action::Restore { slot, .. } => {
+                self.current[..n].copy_from_slice(&self.slots[slot * n..(slot + 1) * n]);
+            }
+            Action::Firsturn { .. } => {
+                self.seed(w, y)?;
+                self.turn()?;
+                if self.it.objective.is_none() {
+                    // Without an objective F's value is the last step's output.
+                    y.copy_from_slice(&self.vjp_out[..n]);
+                }
+            }
+            Action::Youturn { .. } => self.turn()?,
+            Action::Terminate => {}
+        }
+        Ok(())
+    }
+
+    /// The adjoint of the final state (and θ's, from the objective) before the last step's
+    /// VJP, and F's value when it is not the last step's output. The current state is s_{N−1}.
+    fn seed(&mut self, w: &[f64], y: &mut [f64]) -> Result<()> {
+        let n = self.it.n_state;
+        match &self.it.objective {
+            None => {
+                self.adjoint[..n].copy_from_slice(w);
+                self.adjoint[n..].fill(-0.0);
+            }
+            Some(obj) => {
+                self.it.step.run(&self.current, &mut self.next)?;
+                // (s_N, θ, w, −0.0…) -> (y, θ, s̄_N, θ̄)
+                let mut input = self.current.clone();
+                input[..n].copy_from_slice(&self.next);
+                input.extend_from_slice(w);
+                input.resize(input.len() + self.it.theta_at.len(), -0.0);
+                debug_assert_eq!(w.len(), obj.n_float_outputs);
+                let m = obj.n_outputs;
+                let mut out = vec![0.0; m + self.it.theta_at.len() + self.adjoint.len()];
+                obj.vjp.run(&input, &mut out)?;
+                y.copy_from_slice(&out[..m]);
+                self.adjoint
+                    .copy_from_slice(&out[m + self.it.theta_at.len()..]);
+            }
+        }
+        Ok(())
+    }
+
+    /// The VJP of the step from the current state: the adjoint moves one step back.
+    fn turn(&mut self) -> Result<()> {
+        let x_len = self.current.len();
+        self.vjp_in[..x_len].copy_from_slice(&self.current);
+        self.vjp_in[x_len..].copy_from_slice(&self.adjoint);
+        self.it.step_vjp.run(&self.vjp_in, &mut self.vjp_out)?;
+        let n_adj = self.adjoint.len();
+        self.adjoint.copy_from_slice(&self.vjp_out[n_adj..]);
+        Ok(())
+    }
+}
+
+/// Snapshot slots and step advances of a VJP under `schedule`, by running the action list
+/// without computing anything.
+fn count_schedule(n_steps: usize, schedule: Schedule) -> (usize, u64) {
+    match schedule {
+        // Revolve's closed form (the sweep's own count agrees: tested).
+        Schedule::Revolve { snapshots } if snapshots >= n_steps => (n_steps, n_steps as u64 - 1),
+        Schedule::Revolve { snapshots } => (snapshots, min_advances(n_steps, snapshots)),
+        Schedule::Uniform { segment } => {
+            let mut advances = 0u64;
+            // Cannot fail: the counter returns Ok.
+            let _ = uniform_actions(n_steps, segment, &mut |a| {
+                if let Action::Advance { from, to } = a {
+                    advances += (to - from) as u64;
+                }
+                Ok(())
+            });
+            (uniform_slots(n_steps, segment), advances)
+        }
+    }
+}
+
+/// Slots of the √N scheme: one per segment start, plus the inner states of one segment.
+fn uniform_slots(n_steps: usize, segment: usize) -> usize {
+    n_steps.div_ceil(segment) + segment - 1
+}
+
+/// The √N scheme as actions: store every `segment`-th state on one forward pass, then for each
+/// segment, last first, restore its start, store its states and reverse them.
+fn uniform_actions(
+    n_steps: usize,
+    segment: usize,
+    f: &mut impl FnMut(Action) -> Result<()>,
+) -> Result<()> {
+    let n_segments = n_steps.div_ceil(segment);
+    f(Action::Takeshot { state: 0, slot: 0 })?;
+    for b in 1..n_segments {
+        f(Action::Advance {
+            from: (b - 1) * segment,
+            to: b * segment,
+        })?;
+        f(Action::Takeshot {
+            state: b * segment,
+            slot: b,
+        })?;
+    }
+    for b in (0..n_segments).rev() {
+        let start = b * segment;
+        let end = (start + segment).min(n_steps);
+        f(Action::Restore {
+            state: start,
+            slot: b,
+        })?;
+        let inner = |j: usize| n_segments + (j - start - 1);
+        for j in start + 1..end {
+            f(Action::Advance { from: j - 1, to: j })?;
+            f(Action::Takeshot {
+                state: j,
+                slot: inner(j),
+            })?;
+        }
+        for j in (start..end).rev() {
+            if j + 1 < end {
+                let slot = if j == start { b } else { inner(j) };
+                f(Action::Restore { state: j, slot })?;
+            }
+            f(if j + 1 == n_steps {
+                Action::Firsturn { stage: j }
+            } else {
+                Action::Youturn { stage: j }
+            })?;
+        }
+    }
+    f(Action::Terminate)
+}
+
+/// Revolve's actions for `l` steps and `s` snapshots, the same list as
+/// [`adjit_diff::checkpoint::revolve::schedule`] (tested), handed to `f` one by one instead of
+/// collected: for 10⁶ steps the list would take ~90 MB and its split search seconds. The split
+/// point minimises the convex i + t(i, s) + t(n − i, s − 1), so the largest minimiser is found
+/// by bisection on its slope instead of a scan.
+fn revolve_actions(l: usize, s: usize, f: &mut impl FnMut(Action) -> Result<()>) -> Result<()> {
+    f(Action::Takeshot { state: 0, slot: 0 })?;
+    // `revolve::reverse_chain`'s recursion with an explicit stack: with many snapshots it
+    // nests about as deep as there are snapshots, too deep for a thread's stack.
+    let mut tasks = vec![Task::Chain {
+        start: 0,
+        n: l,
+        s: s.min(l).max(1),
+        slot: 0,
+        last: true,
+    }];
+    while let Some(task) = tasks.pop() {
+        let (start, n, s, slot, last) = match task {
+            Task::Emit(action) => {
+                f(action)?;
+                continue;
+            }
+            Task::Chain {
+                start,
+                n,
+                s,
+                slot,
+                last,
+            } => (start, n, s, slot, last),
+        };
+        let turn = |stage: usize| {
+            if last && stage == start + n - 1 {
+                Action::Firsturn { stage }
+            } else {
+                Action::Youturn { stage }
+            }
+        };
+        if n == 1 {
+            f(turn(start))?;
+        } else if s >= n {
+            // A slot for every state: the recursion splits off one step at a time.
+            for k in 1..n {
+                f(Action::Advance {
+                    from: start + k - 1,
+                    to: start + k,
+                })?;
+                f(Action::Takeshot {
+                    state: start + k,
+                    slot: slot + k,
+                })?;
+            }
+            f(turn(start + n - 1))?;
+            for k in (0..n - 1).rev() {
+                f(Action::Restore {
+                    state: start + k,
+                    slot: slot + k,
+                })?;
+                f(turn(start + k))?;
+            }
+        } else if s == 1 {
+            // One slot: re-advance from `start` to every step in turn, last first.
+            for k in (0..n).rev() {
+                if k + 1 < n {
+                    f(Action::Restore { state: start, slot })?;
+                }
+                if k > 0 {
+                    f(Action::Advance {
+                        from: start,
+                        to: start + k,
+                    })?;
+                }
+                f(turn(start + k))?;
+            }
+        } else {
+            let split = best_split(n, s);
+            f(Action::Advance {
+                from: start,
+                to: start + split,
+            })?;
+            f(Action::Takeshot {
+                state: start + split,
+                slot: slot + 1,
+            })?;
+            // Reverse the tail with one slot fewer, restore, reverse the head: pushed last
+            // to first.
+            tasks.push(Task::Chain {
+                start,
+                n: split,
+                s,
+                slot,
+                last: false,
+            });
+            tasks.push(Task::Emit(Action::Restore { state: start, slot }));
+            tasks.push(Task::Chain {
+                start: start + split,
+                n: n - split,
+                s: s - 1,
+                slot: slot + 1,
+                last,
+            });
+        }
+    }
+    f(Action::Terminate)
+}
+
+/// Pending work of [`revolve_actions`]: reverse a chain (as `revolve::reverse_chain`'s
+/// arguments) or hand over one action.
+enum Task {
+    Chain {
+        start: usize,
+        n: usize,
+        s: usize,
+        slot: usize,
+        last: bool,
+    },
+    Emit(Action),
+}
+
+/// The largest i in 1..n minimising i + t(i, s) + t(n − i, s − 1) (s ≥ 2). The cost is convex
+/// in i (t is convex in the step count), so its slope changes sign once.
+fn best_split(n: usize, s: usize) -> usize {
+    if s >= n {
+        return 1;
+    }
+    let cost = |i: usize| i as u64 + min_advances(i, s) + min_advances(n - i, s - 1);
+    // Largest i with i == 1 or cost(i) ≤ cost(i − 1): true up to the answer, false after.
+    let (mut lo, mut hi) = (1, n - 1);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if cost(mid) <= cost(mid - 1) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adjit_diff::checkpoint::revolve::schedule;
+    use adjit_ir::trace::{trace_multi, Var};
+    use adjit_ir::Type;
+
+    fn bits(xs: &[f64]) -> Vec<u64> {
+        xs.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn streamed_revolve_is_the_library_schedule() {
+        for l in 1..=120 {
+            for s in 1..=10 {
+                let expected = schedule(l, s).unwrap();
+                let mut got = Vec::new();
+                revolve_actions(l, s, &mut |a| {
+                    got.push(a);
+                    Ok(())
+                })
+                .unwrap();
+                assert_eq!(got, expected, "l = {l}, s = {s}");
+            }
+        }
+    }
+
+    /// A pendulum-like step with θ = (a, b) used several times per step and a data step size.
+    fn pendulum_step<'t>(x: &[Var<'t>]) -> Vec<Var<'t>> {
+        let (s0, s1, a, b, dt) = (x[0], x[1], x[2], x[3], x[4]);
+        let force = -a * s0.sin() - b * s1 + a * a * 0.01 * s0;
+        vec![s0 + dt * s1, s1 + dt * force]
+    }
+
+    fn with_dt_as_data(mut f: Function) -> Function {
+        f.set_param_kind(Value::new(4), adjit_ir::ParamKind::Data);
+        f
+    }
+
+    fn pendulum(steps: usize) -> Function {
+        with_dt_as_data(trace_multi("pendulum", &[Type::F64; 5], |x| {
+            let mut s = vec![x[0], x[1]];
+            for _ in 0..steps {
+                let mut input = s.clone();
+                input.extend_from_slice(&x[2..]);
+                s = pendulum_step(&input);
+            }
+            s
+        }))
+    }
+
+    fn energy<'t>(x: &[Var<'t>]) -> Var<'t> {
+        0.5 * x[1] * x[1] + x[2] * (1.0 - x[0].cos()) + x[3]
+    }
+
+    const STRATEGIES: [Strategy; 6] = [
+        Strategy::Tape,
+        Strategy::Uniform,
+        Strategy::Checkpoint { snapshots: 1 },
+        Strategy::Checkpoint { snapshots: 3 },
+        Strategy::Checkpoint { snapshots: 20 },
+        Strategy::CheckpointBytes(2000),
+    ];
+
+    /// Every strategy's VJP (and the JVP and value) equals the unrolled program's bit for bit,
+    /// with and without an objective, and re-advances as often as the stats say.
+    #[test]
+    fn every_strategy_is_bitwise_the_unrolled_tape() {
+        let n_steps = 37;
+        let step = pendulum(1);
+        let unrolled = pendulum(n_steps);
+        let objective =
+            with_dt_as_data(trace_multi("energy", &[Type::F64; 5], |x| vec![energy(x)]));
+        let unrolled_obj = with_dt_as_data(trace_multi("energy_n", &[Type::F64; 5], |x| {
+            let mut s = vec![x[0], x[1]];
+            for _ in 0..n_steps {
+                let mut input = s.clone();
+                input.extend_from_slice(&x[2..]);
+                s = pendulum_step(&input);
+            }
+            let mut input = s;
+            input.extend_from_slice(&x[2..]);
+            vec![energy(&input)]
+        }));
+        let x = [0.3, -0.2, 1.7, 0.1, 0.05];
+        let xdot = [0.5, -1.0, 0.25, 2.0];
+        for (obj, whole, w) in [
+            (None, &unrolled, &[0.7, -1.3][..]),
+            (Some(&objective), &unrolled_obj, &[1.0][..]),
+        ] {
+            let m = w.len();
+            let tape = crate::Compiled::new(whole, Mode::Vjp).unwrap();
+            let (mut y, mut g) = (vec![0.0; m], vec![0.0; 4]);
+            tape.call_parts(&[&x, w], &mut [&mut y, &mut g]).unwrap();
+            let jvp = crate::Compiled::new(whole, Mode::Jvp).unwrap();
+            let (mut jy, mut ydot) = (vec![0.0; m], vec![0.0; m]);
+            jvp.call_parts(&[&x, &xdot], &mut [&mut jy, &mut ydot])
+                .unwrap();
+            for strategy in STRATEGIES {
+                let it =
+                    IteratedStep::with_options(&step, obj, n_steps, strategy, &Options::default())
+                        .unwrap();
+                let (mut y2, mut g2) = (vec![0.0; m], vec![0.0; 4]);
+                let advances = it.sweep(&x, w, &mut y2, &mut g2).unwrap();
+                assert_eq!(bits(&y2), bits(&y), "{strategy}");
+                assert_eq!(bits(&g2), bits(&g), "{strategy}");
+                assert_eq!(advances, it.stats().advances, "{strategy}");
+                if let Strategy::Checkpoint { snapshots } = strategy {
+                    assert_eq!(advances, min_advances(n_steps, snapshots), "{strategy}");
+                }
+                if let Strategy::CheckpointBytes(budget) = strategy {
+                    assert!(it.stats().peak_bytes <= budget);
+                    assert!(it.stats().snapshots > 1, "{:?}", it.stats());
+                }
+                let (mut y3, mut ydot3) = (vec![0.0; m], vec![0.0; m]);
+                it.jvp(&x, &xdot, &mut y3, &mut ydot3).unwrap();
+                assert_eq!(bits(&y3), bits(&jy));
+                assert_eq!(bits(&ydot3), bits(&ydot));
+                let mut y4 = vec![0.0; m];
+                it.eval(&x, &mut y4).unwrap();
+                assert_eq!(bits(&y4), bits(&jy));
+            }
+        }
+    }
+
+    #[test]
+    fn lorenz_rk4_steps_are_bitwise_the_unrolled_tape() {
+        let (n_steps, dt) = (200, 0.01);
+        let step = adjit_testkit::lorenz_rk4(1, dt, Type::F64);
+        let unrolled = adjit_testkit::lorenz_rk4(n_steps, dt, Type::F64);
+        let x = [1.0, 1.0, 1.0];
+        let w = [1.0, -0.5, 0.25];
+        let tape = crate::Compiled::new(&unrolled, Mode::Vjp).unwrap();
+        let (mut y, mut g) = ([0.0; 3], [0.0; 3]);
+        tape.call_parts(&[&x, &w], &mut [&mut y, &mut g]).unwrap();
+        for strategy in [Strategy::Tape, Strategy::Checkpoint { snapshots: 5 }] {
+            let it = IteratedStep::new(&step, n_steps, strategy).unwrap();
+            let (mut y2, mut g2) = ([0.0; 3], [0.0; 3]);
+            it.vjp(&x, &w, &mut y2, &mut g2).unwrap();
+            assert_eq!((bits(&y2), bits(&g2)), (bits(&y), bits(&g)), "{strategy}");
+        }
+    }
+
+    #[test]
+    fn bad_steps_and_arguments_are_errors() {
+        let step = pendulum(1);
+        let err = IteratedStep::new(&step, 0, Strategy::Tape).unwrap_err();
+        assert!(err.to_string().contains("at least one step"), "{err}");
+        let five = trace_multi("five", &[Type::F64; 1], |x| vec![x[0]; 3]);
+        let err = IteratedStep::new(&five, 4, Strategy::Tape).unwrap_err();
+        assert!(
+            err.to_string().contains("3 outputs but 1 parameters"),
+            "{err}"
+        );
+        let err = IteratedStep::new(&step, 4, Strategy::CheckpointBytes(10)).unwrap_err();
+        assert!(
+            err.to_string().contains("smallest that works needs"),
+            "{err}"
+        );
+        let it = IteratedStep::new(&step, 4, Strategy::Uniform).unwrap();
+        let (mut y, mut g) = ([0.0; 2], [0.0; 4]);
+        let err = it.vjp(&[0.0; 5], &[1.0], &mut y, &mut g).unwrap_err();
+        assert!(
+            err.to_string().contains("ȳ has 1 numbers, expected 2"),
+            "{err}"
+        );
+        let bad_obj = trace_multi("obj", &[Type::F64; 2], |x| vec![x[0]]);
+        let err = IteratedStep::with_options(
+            &step,
+            Some(&bad_obj),
+            4,
+            Strategy::Tape,
+            &Options::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("takes the step's parameters"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn best_split_is_the_largest_minimiser() {
+        for n in 2..300 {
+            for s in 2..12 {
+                let scan = (1..n)
+                    .rev()
+                    .min_by_key(|&i| i as u64 + min_advances(i, s) + min_advances(n - i, s - 1))
+                    .unwrap_or(1);
+                let expected = if s >= n { 1 } else { scan };
+                assert_eq!(best_split(n, s), expected, "n = {n}, s = {s}");
+            }
+        }
+    }
+}
