@@ -71,7 +71,7 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
             .zip(z.iter().copied())
             .collect();
         let back = adjoint_sweep(&mut ar, lump, &parts, seeds, &lump.inputs);
-        for p in &lump.pass {
+        for p in &lump.pass_read {
             if let Some(&bt) = back.get(p) {
                 let updated = ar.sub(state[p], bt);
                 state.insert(*p, updated);

@@ -82,7 +82,7 @@ pub(crate) fn emit_reverse(
     for (lump, structure) in lumps.iter().zip(structures).rev() {
         let parts = lump_partials(&mut ar, func, active, &map, lump);
         let a = jacobian_block(&mut ar, lump, &parts);
-        let seeds: HashMap<Value, Num> = lump.pass.iter().map(|p| (*p, state[p])).collect();
+        let seeds: HashMap<Value, Num> = lump.pass_read.iter().map(|p| (*p, state[p])).collect();
         let through = tangent_sweep(&mut ar, lump, &parts, &seeds);
         let r: Vec<Num> = lump
             .outputs
