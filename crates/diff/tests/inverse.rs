@@ -548,3 +548,52 @@ fn wide_bidiagonal_maps_invert_in_linear_time() {
         assert!(e < 1e-12, "lower = {lower}: J⁻¹(J·v) off by {e:e}");
     }
 }
+
+/// A near-singular 1×1 block next to a pass-through value. y = (a·b, b) at b = 1e-200:
+/// J = [[b, a], [0, 1]] has condition ≈ 1/b, but the block A = [b] alone has condition 1, so
+/// a pivot test relative to the block only fired when b was exactly 0, and the forward-inverse
+/// printed `-inf, inf` (or huge finite garbage when it did not overflow). The pivot is now
+/// judged against the lump's whole Jacobian `[[A, B], [0, I]]` (scale ≥ 1 with a pass-through),
+/// so the status names the lump.
+#[test]
+fn tiny_pivot_of_a_one_by_one_block_with_pass_through_is_singular() {
+    let f = two_by_two(|bd, [a, c]| vec![bd.mul(a, c), c]);
+    let t = transforms(&f);
+    for (b, expect) in [(1e-200, 1.0), (1e-13, 1.0), (1e-11, 0.0), (2.0, 0.0)] {
+        for inv in [&t.rev, &t.fwd, &t.dense] {
+            let (_, r, status) = run(inv, &[1.0, b], &[1.0, 1.0]);
+            assert_eq!(status, expect, "b = {b:e}: {r:?}\n{inv}");
+        }
+    }
+    // A lone 1×1 map is well conditioned however small its entry: J⁻¹ = 1/a exactly.
+    let mut bd = Builder::new("scale");
+    let a = bd.param(Type::F64, "a");
+    let y = bd.mul(a, 1e-200);
+    let f = bd.finish(&[y]);
+    let t = transforms(&f);
+    let (_, r, status) = run(&t.rev, &[1.0], &[1e-200]);
+    assert_eq!((r, status), (vec![1.0], 0.0));
+}
+
+/// A long square chain whose primal overflows to NaN: the product is not finite, and the status
+/// says so (−1, `NOT_FINITE`) instead of returning `nan, nan, nan` as a result.
+#[test]
+fn overflowing_chain_reports_not_finite() {
+    // Lorenz with a huge step diverges to inf − inf = NaN within a few hundred instructions.
+    let f = lorenz_rk4(100, 0.5, Type::F64);
+    assert!(f.n_insts() >= 3_000, "{} instructions", f.n_insts());
+    let t = transforms(&f);
+    let x = [1.0, 1.5, 20.0];
+    let y = interpret(&f, &x).expect("primal");
+    assert!(
+        y.iter().any(|v| !v.is_finite()),
+        "the primal diverges: {y:?}"
+    );
+    for inv in [&t.rev, &t.fwd, &t.dense] {
+        let (_, r, status) = run(inv, &x, &[1.0, 1.0, 1.0]);
+        assert!(
+            status == adjit_diff::inverse::NOT_FINITE || status >= 1.0,
+            "status {status} with product {r:?}"
+        );
+    }
+}

@@ -197,16 +197,21 @@ pub fn jacobian_block(ar: &mut Arith, lump: &Lump, parts: &LumpPartials) -> Bloc
     BlockMatrix { rows, cols }
 }
 
-/// `x` (by input index) with `A·x = r` (`r` by output index), block by block.
+/// `x` (by input index) with `A·x = r` (`r` by output index), block by block. Pivots are judged
+/// against the whole lump's Jacobian (`identity`: values pass through the lump, so it has an
+/// identity block), see [`lu::threshold`].
 pub fn solve_a(
     ar: &mut Arith,
     a: &BlockMatrix,
+    identity: bool,
     structure: &LumpBlocks,
     r: &[Num],
     tol: f64,
     mut flag: Num,
 ) -> (Vec<Num>, Num) {
     let l = a.rows.len();
+    let entries = a.rows.iter().flatten().map(|&(_, e)| e);
+    let threshold = lu::threshold(ar, entries, identity, tol);
     let mut x: Vec<Option<Num>> = vec![None; l];
     for block in &structure.blocks {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
@@ -227,7 +232,7 @@ pub fn solve_a(
             .iter()
             .map(|&i| cols.iter().map(|&j| a.get(i, j)).collect())
             .collect();
-        let (xs, f) = lu::solve(ar, sub, rhs, tol, flag);
+        let (xs, f) = lu::solve(ar, sub, rhs, threshold, flag);
         flag = f;
         for (&j, xj) in cols.iter().zip(xs) {
             x[j] = Some(xj);
@@ -241,16 +246,20 @@ pub fn solve_a(
     )
 }
 
-/// `z` (by output index) with `Aᵀ·z = s` (`s` by input index), blocks in reverse order.
+/// `z` (by output index) with `Aᵀ·z = s` (`s` by input index), blocks in reverse order; pivots
+/// as in [`solve_a`].
 pub fn solve_at(
     ar: &mut Arith,
     a: &BlockMatrix,
+    identity: bool,
     structure: &LumpBlocks,
     s: &[Num],
     tol: f64,
     mut flag: Num,
 ) -> (Vec<Num>, Num) {
     let l = a.rows.len();
+    let entries = a.rows.iter().flatten().map(|&(_, e)| e);
+    let threshold = lu::threshold(ar, entries, identity, tol);
     let mut z: Vec<Option<Num>> = vec![None; l];
     for block in structure.blocks.iter().rev() {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
@@ -271,7 +280,7 @@ pub fn solve_at(
             .iter()
             .map(|&j| block.iter().map(|&i| a.get(i, j)).collect())
             .collect();
-        let (zs, f) = lu::solve(ar, sub, rhs, tol, flag);
+        let (zs, f) = lu::solve(ar, sub, rhs, threshold, flag);
         flag = f;
         for (&i, zi) in block.iter().zip(zs) {
             z[i] = Some(zi);

@@ -92,7 +92,15 @@ pub(crate) fn emit_reverse(
                 None => state[o],
             })
             .collect();
-        let (x, flag) = solve_a(&mut ar, &a, structure, &r, opts.pivot_tol, Num::Lit(0.0));
+        let (x, flag) = solve_a(
+            &mut ar,
+            &a,
+            lump.n_pass > 0,
+            structure,
+            &r,
+            opts.pivot_tol,
+            Num::Lit(0.0),
+        );
         flags.push((lump.index, flag));
         for o in &lump.outputs {
             state.remove(o);
