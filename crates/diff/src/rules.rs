@@ -26,7 +26,8 @@
 //! - `pow a, b`: ∂a = b·a^(b−1) (via `pow`); ∂b = y·log a for a > 0, **0 at a = 0** (the limit
 //!   from the right for b > 0), NaN for a < 0 (a real power is not differentiable in its
 //!   exponent there).
-//! - `powi x, k`: k·x^(k−1) via `powi` (k = 0: zero, k = 1: one; k = i32::MIN, where k − 1
+//! - `powi x, k`: k·x^(k−1) via `powi` (k = 0: none, like `floor`: the operand carries no
+//!   derivative, so no mode emits code for it; k = 1: one; k = i32::MIN, where k − 1
 //!   overflows: k·y/x).
 //! - `fma a, b, c`: b, a, 1.
 //! - `min`/`max`: the derivative flows to the operand the primal returned: to `a` iff
@@ -265,10 +266,15 @@ pub(crate) fn value_of(o: Operand) -> Value {
 }
 
 /// Whether operand number `pos` (text order, as in [`InstData::operands`]) of `inst` carries
-/// a derivative: false for `select`'s condition, `fcmp`, `floor`, `ceil` and `const`.
+/// a derivative: false for `select`'s condition, `fcmp`, `floor`, `ceil`, `const` and
+/// `powi x, 0` (which is 1 for every `x`, NaN included). Activity reads this, so such an
+/// operand gets no derivative code in any mode: a zero adjoint that crossed a checkpoint stage
+/// boundary as a runtime value would otherwise meet `0·inf = NaN` upstream where the tape had
+/// nothing at all.
 pub fn carries_derivative(inst: &InstData, pos: usize) -> bool {
     match inst {
         InstData::Const { .. } | InstData::Fcmp { .. } => false,
+        InstData::Powi { exp: 0, .. } => false,
         InstData::Unary { op, .. } => !matches!(op, UnaryOp::Floor | UnaryOp::Ceil),
         InstData::Select { .. } => pos > 0,
         _ => true,

@@ -29,6 +29,17 @@ pub fn dense_inverse(func: &Function, opts: &InverseOptions) -> Result<Function,
         .map(|(v, _)| v)
         .filter(|v| active[v.index()])
         .collect();
+    let pass: BTreeSet<Value> = params.intersection(&rets).copied().collect();
+    let mut read: BTreeSet<Value> = BTreeSet::new();
+    for &v in &insts {
+        if let Some(inst) = func.inst(v) {
+            inst.for_each_value(|o| {
+                if pass.contains(&o) {
+                    read.insert(o);
+                }
+            });
+        }
+    }
     let lumps = if insts.is_empty() {
         Vec::new()
     } else {
@@ -39,7 +50,8 @@ pub fn dense_inverse(func: &Function, opts: &InverseOptions) -> Result<Function,
             insts,
             inputs: params.difference(&rets).copied().collect(),
             outputs: rets.difference(&params).copied().collect(),
-            pass: params.intersection(&rets).copied().collect(),
+            n_pass: pass.len(),
+            pass_read: read.into_iter().collect(),
         }]
     };
     let structures: Vec<LumpBlocks> = checked_structures(func, &active, &lumps, opts, false)?

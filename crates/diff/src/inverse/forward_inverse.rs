@@ -62,7 +62,15 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
         let parts = lump_partials(&mut ar, func, &analysis.active, &map, lump);
         let a = jacobian_block(&mut ar, lump, &parts);
         let s: Vec<Num> = lump.inputs.iter().map(|i| state[i]).collect();
-        let (z, flag) = solve_at(&mut ar, &a, structure, &s, opts.pivot_tol, Num::Lit(0.0));
+        let (z, flag) = solve_at(
+            &mut ar,
+            &a,
+            lump.n_pass > 0,
+            structure,
+            &s,
+            opts.pivot_tol,
+            Num::Lit(0.0),
+        );
         flags.push((lump.index, flag));
         let seeds: HashMap<Value, Num> = lump
             .outputs
@@ -71,7 +79,7 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
             .zip(z.iter().copied())
             .collect();
         let back = adjoint_sweep(&mut ar, lump, &parts, seeds, &lump.inputs);
-        for p in &lump.pass {
+        for p in &lump.pass_read {
             if let Some(&bt) = back.get(p) {
                 let updated = ar.sub(state[p], bt);
                 state.insert(*p, updated);

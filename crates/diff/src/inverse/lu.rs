@@ -4,8 +4,12 @@
 //! row (`fcmp.gt` on magnitudes) and the two rows are exchanged with `select`s when it is larger,
 //! so row `k` ends up holding the largest magnitude of the column (ties keep the upper row). The
 //! right-hand side is carried along, then back substitution gives the solution. A pivot is
-//! numerically singular when `|p| ≤ tol · scale` (also when it is not finite), `scale` being the
-//! largest magnitude in the matrix; the caller receives a flag (`f64`, 0 or 1) instead of a panic.
+//! numerically singular when `|p| ≤ tol · scale` (also when it is not finite); the caller chooses
+//! the scale with [`threshold`]: the largest magnitude of the whole lump's Jacobian, not just of
+//! the block being solved (a 1×1 block is its own largest entry, so a block-relative test only
+//! fires on an exact zero). That is a lower bound on the lump's condition number
+//! max|entry| / min|pivot| compared with 1/tol. The caller receives a flag (`f64`, 0 or 1)
+//! instead of a panic.
 //! Literal entries fold at emission time. Assumes all entries are `f64`.
 
 use adjit_ir::CmpPred;
@@ -46,37 +50,46 @@ fn check_pivot(ar: &mut Arith, pivot: Num, threshold: Num, flag: Num) -> Num {
     }
 }
 
+/// `tol · scale`, the threshold under which a pivot is numerically singular, where `scale` is
+/// the largest magnitude among `entries` (structural zeros skipped), at least 1 when `identity`
+/// (the lump's Jacobian `[[A, B], [0, I]]` has an identity block when values pass through it).
+/// NaN entries do not count (`max` returns the other operand); a NaN pivot fails the test.
+pub fn threshold(
+    ar: &mut Arith,
+    entries: impl Iterator<Item = Num>,
+    identity: bool,
+    tol: f64,
+) -> Num {
+    let mut scale: Option<Num> = identity.then_some(Num::Lit(1.0));
+    for e in entries {
+        if e == Num::Lit(0.0) {
+            continue;
+        }
+        let a = ar.abs(e);
+        scale = Some(match scale {
+            None => a,
+            Some(s) => ar.max(s, a),
+        });
+    }
+    match scale {
+        Some(s) => ar.mul(Num::Lit(tol), s),
+        None => Num::Lit(0.0),
+    }
+}
+
 /// Solve `m · x = r` for a square `m` (rows of entries). Returns `x` and the updated singular
-/// flag (`flag` becomes 1 when a pivot fails the test described in the module docs).
+/// flag (`flag` becomes 1 when a pivot `p` has `|p| ≤ threshold`, see [`threshold`]).
 // Row operations index two rows of `m` with the same column: a range loop says it best.
 #[allow(clippy::needless_range_loop)]
 pub fn solve(
     ar: &mut Arith,
     mut m: Vec<Vec<Num>>,
     mut r: Vec<Num>,
-    tol: f64,
+    threshold: Num,
     mut flag: Num,
 ) -> (Vec<Num>, Num) {
     let k_max = m.len();
     debug_assert!(m.iter().all(|row| row.len() == k_max) && r.len() == k_max);
-    // scale = max |m_ij|
-    let mut scale: Option<Num> = None;
-    for row in &m {
-        for &e in row {
-            if e == Num::Lit(0.0) {
-                continue;
-            }
-            let a = ar.abs(e);
-            scale = Some(match scale {
-                None => a,
-                Some(s) => ar.max(s, a),
-            });
-        }
-    }
-    let threshold = match scale {
-        Some(s) => ar.mul(Num::Lit(tol), s),
-        None => Num::Lit(0.0),
-    };
     for k in 0..k_max {
         // Bring the largest magnitude of column k (rows k..) to row k.
         for i in k + 1..k_max {

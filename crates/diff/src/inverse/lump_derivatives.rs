@@ -7,7 +7,7 @@
 //! to values of the function being built); emits nothing but `f64` arithmetic, `fcmp` and
 //! `select`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use adjit_ir::{CmpPred, Function, Value};
 
@@ -17,10 +17,38 @@ use super::lu;
 use super::lumps::Lump;
 use crate::rules::{carries_derivative, partials, Emitter, Partial};
 
-/// The partials of every instruction of a lump, keyed by instruction: for each active operand
-/// through which a derivative flows, the operand (a value of the source function) and ∂y/∂it.
-/// An operand used twice appears twice.
-pub type LumpPartials = HashMap<Value, Vec<(Value, Partial<Num>)>>;
+/// The partials of every instruction of a lump: for each active operand through which a
+/// derivative flows, the operand (a value of the source function) and ∂y/∂it (an operand used
+/// twice appears twice); and, for every value the lump reads, the positions of the lump's
+/// instructions that read it, so that sweeps visit only what a seed reaches.
+pub struct LumpPartials {
+    parts: HashMap<Value, Vec<(Value, Partial<Num>)>>,
+    users: HashMap<Value, Vec<usize>>,
+}
+
+impl LumpPartials {
+    fn of(&self, v: Value) -> &[(Value, Partial<Num>)] {
+        self.parts.get(&v).map_or(&[], Vec::as_slice)
+    }
+
+    /// Positions in `lump.insts` of the instructions a tangent seeded on `seeds` reaches, in
+    /// order.
+    fn reached<'a>(&self, lump: &Lump, seeds: impl Iterator<Item = &'a Value>) -> Vec<usize> {
+        let mut seen: HashSet<usize> = HashSet::new();
+        let mut todo: Vec<usize> = Vec::new();
+        for s in seeds {
+            todo.extend(self.users.get(s).into_iter().flatten());
+        }
+        while let Some(k) = todo.pop() {
+            if seen.insert(k) {
+                todo.extend(self.users.get(&lump.insts[k]).into_iter().flatten());
+            }
+        }
+        let mut reached: Vec<usize> = seen.into_iter().collect();
+        reached.sort_unstable();
+        reached
+    }
+}
 
 /// Emit the partials of every instruction of `lump` with the rulebook ([`crate::rules`]), in
 /// `f64`. `map` sends values of `func` to values of the function being built.
@@ -31,10 +59,19 @@ pub fn lump_partials(
     map: &[Value],
     lump: &Lump,
 ) -> LumpPartials {
-    lump.insts
-        .iter()
-        .map(|&v| (v, inst_partials(ar, func, active, map, v)))
-        .collect()
+    let mut parts = HashMap::with_capacity(lump.insts.len());
+    let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
+    for (k, &v) in lump.insts.iter().enumerate() {
+        let p = inst_partials(ar, func, active, map, v);
+        for &(o, _) in &p {
+            let list = users.entry(o).or_default();
+            if list.last() != Some(&k) {
+                list.push(k);
+            }
+        }
+        parts.insert(v, p);
+    }
+    LumpPartials { parts, users }
 }
 
 fn inst_partials(
@@ -73,9 +110,10 @@ pub fn tangent_sweep(
     seeds: &HashMap<Value, Num>,
 ) -> HashMap<Value, Num> {
     let mut tangents: HashMap<Value, Num> = HashMap::new();
-    for &v in &lump.insts {
+    for k in parts.reached(lump, seeds.keys()) {
+        let v = lump.insts[k];
         let mut acc = None;
-        for &(o, p) in &parts[&v] {
+        for &(o, p) in parts.of(v) {
             if let Some(&t) = seeds.get(&o).or_else(|| tangents.get(&o)) {
                 acc = Some(p.apply_to(ar, acc, t));
             }
@@ -96,12 +134,13 @@ pub fn adjoint_sweep(
     seeds: HashMap<Value, Num>,
     skip: &[Value],
 ) -> HashMap<Value, Num> {
+    let skip: HashSet<Value> = skip.iter().copied().collect();
     let mut adjoints = seeds;
     for &v in lump.insts.iter().rev() {
         let Some(a) = adjoints.remove(&v) else {
             continue;
         };
-        for &(o, p) in &parts[&v] {
+        for &(o, p) in parts.of(v) {
             if skip.contains(&o) {
                 continue;
             }
@@ -113,53 +152,87 @@ pub fn adjoint_sweep(
     adjoints
 }
 
+/// A lump's `A = ∂Out/∂In`, stored by rows and by columns with only the entries a forward
+/// direction reaches (a wide lump is mostly structural zeros).
+pub struct BlockMatrix {
+    /// `rows[i]`: `(j, A[i][j])`, sorted by `j`.
+    rows: Vec<Vec<(usize, Num)>>,
+    /// `cols[j]`: `(i, A[i][j])`, sorted by `i`.
+    cols: Vec<Vec<(usize, Num)>>,
+}
+
+impl BlockMatrix {
+    /// `A[i][j]` (a literal 0 where no direction reaches).
+    pub fn get(&self, i: usize, j: usize) -> Num {
+        let row = &self.rows[i];
+        match row.binary_search_by_key(&j, |&(c, _)| c) {
+            Ok(k) => row[k].1,
+            Err(_) => Num::Lit(0.0),
+        }
+    }
+}
+
 /// `A[i][j] = ∂Out_i/∂In_j` from one forward direction per input (structural zeros are literal 0).
-pub fn jacobian_block(ar: &mut Arith, lump: &Lump, parts: &LumpPartials) -> Vec<Vec<Num>> {
+pub fn jacobian_block(ar: &mut Arith, lump: &Lump, parts: &LumpPartials) -> BlockMatrix {
     let l = lump.size();
-    let mut a = vec![vec![Num::Lit(0.0); l]; l];
+    let out_index: HashMap<Value, usize> = lump
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(i, &o)| (o, i))
+        .collect();
+    let mut rows: Vec<Vec<(usize, Num)>> = vec![Vec::new(); l];
+    let mut cols: Vec<Vec<(usize, Num)>> = vec![Vec::new(); l];
     for (j, &x) in lump.inputs.iter().enumerate() {
         let seeds = HashMap::from([(x, Num::Lit(1.0))]);
         let tangents = tangent_sweep(ar, lump, parts, &seeds);
-        for (i, out) in lump.outputs.iter().enumerate() {
-            if let Some(&t) = tangents.get(out) {
-                a[i][j] = t;
+        for (out, &t) in &tangents {
+            if let Some(&i) = out_index.get(out) {
+                rows[i].push((j, t));
+                cols[j].push((i, t));
             }
         }
+        cols[j].sort_unstable_by_key(|&(i, _)| i);
     }
-    a
+    BlockMatrix { rows, cols }
 }
 
-/// `x` (by input index) with `A·x = r` (`r` by output index), block by block.
+/// `x` (by input index) with `A·x = r` (`r` by output index), block by block. Pivots are judged
+/// against the whole lump's Jacobian (`identity`: values pass through the lump, so it has an
+/// identity block), see [`lu::threshold`].
 pub fn solve_a(
     ar: &mut Arith,
-    a: &[Vec<Num>],
+    a: &BlockMatrix,
+    identity: bool,
     structure: &LumpBlocks,
     r: &[Num],
     tol: f64,
     mut flag: Num,
 ) -> (Vec<Num>, Num) {
-    let l = a.len();
+    let l = a.rows.len();
+    let entries = a.rows.iter().flatten().map(|&(_, e)| e);
+    let threshold = lu::threshold(ar, entries, identity, tol);
     let mut x: Vec<Option<Num>> = vec![None; l];
     for block in &structure.blocks {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
         let mut rhs = Vec::with_capacity(block.len());
         for &i in block {
             let mut acc = r[i];
-            for &j in &structure.deps[i] {
-                if cols.contains(&j) || a[i][j] == Num::Lit(0.0) {
+            for &(j, aij) in &a.rows[i] {
+                if cols.contains(&j) || aij == Num::Lit(0.0) {
                     continue;
                 }
                 let xj = x[j].expect("earlier blocks are solved first");
                 let neg = ar.neg(xj);
-                acc = ar.fma(a[i][j], neg, acc);
+                acc = ar.fma(aij, neg, acc);
             }
             rhs.push(acc);
         }
         let sub: Vec<Vec<Num>> = block
             .iter()
-            .map(|&i| cols.iter().map(|&j| a[i][j]).collect())
+            .map(|&i| cols.iter().map(|&j| a.get(i, j)).collect())
             .collect();
-        let (xs, f) = lu::solve(ar, sub, rhs, tol, flag);
+        let (xs, f) = lu::solve(ar, sub, rhs, threshold, flag);
         flag = f;
         for (&j, xj) in cols.iter().zip(xs) {
             x[j] = Some(xj);
@@ -173,37 +246,41 @@ pub fn solve_a(
     )
 }
 
-/// `z` (by output index) with `Aᵀ·z = s` (`s` by input index), blocks in reverse order.
+/// `z` (by output index) with `Aᵀ·z = s` (`s` by input index), blocks in reverse order; pivots
+/// as in [`solve_a`].
 pub fn solve_at(
     ar: &mut Arith,
-    a: &[Vec<Num>],
+    a: &BlockMatrix,
+    identity: bool,
     structure: &LumpBlocks,
     s: &[Num],
     tol: f64,
     mut flag: Num,
 ) -> (Vec<Num>, Num) {
-    let l = a.len();
+    let l = a.rows.len();
+    let entries = a.rows.iter().flatten().map(|&(_, e)| e);
+    let threshold = lu::threshold(ar, entries, identity, tol);
     let mut z: Vec<Option<Num>> = vec![None; l];
     for block in structure.blocks.iter().rev() {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
         let mut rhs = Vec::with_capacity(block.len());
         for &j in &cols {
             let mut acc = s[j];
-            for (i, zi) in z.iter().enumerate() {
-                let (Some(zi), false) = (zi, a[i][j] == Num::Lit(0.0)) else {
+            for &(i, aij) in &a.cols[j] {
+                let (Some(zi), false) = (z[i], aij == Num::Lit(0.0)) else {
                     continue;
                 };
-                let neg = ar.neg(*zi);
-                acc = ar.fma(a[i][j], neg, acc);
+                let neg = ar.neg(zi);
+                acc = ar.fma(aij, neg, acc);
             }
             rhs.push(acc);
         }
         // Transposed block: row c (column j = cols[c]) , column r (row i = block[r]).
         let sub: Vec<Vec<Num>> = cols
             .iter()
-            .map(|&j| block.iter().map(|&i| a[i][j]).collect())
+            .map(|&j| block.iter().map(|&i| a.get(i, j)).collect())
             .collect();
-        let (zs, f) = lu::solve(ar, sub, rhs, tol, flag);
+        let (zs, f) = lu::solve(ar, sub, rhs, threshold, flag);
         flag = f;
         for (&i, zi) in block.iter().zip(zs) {
             z[i] = Some(zi);

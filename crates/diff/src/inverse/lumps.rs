@@ -8,8 +8,6 @@
 //! fewer than `n` live values proves `J` singular; the cuts with exactly `n` live values split the
 //! program into lumps. This file only analyses; it emits no code and leaves passive values alone.
 
-use std::collections::BTreeSet;
-
 use adjit_ir::{Function, Value};
 
 use super::{label, order, InverseError};
@@ -37,8 +35,12 @@ pub struct Lump {
     pub inputs: Vec<Value>,
     /// Out: produced inside, live at the closing cut (sorted).
     pub outputs: Vec<Value>,
-    /// P: live across the whole lump (sorted).
-    pub pass: Vec<Value>,
+    /// The values of P (live across the whole lump) that the lump's instructions read (sorted).
+    /// The others pass through untouched and are only counted, so that a program with many
+    /// lumps and a wide cut costs O(program), not O(lumps × n).
+    pub pass_read: Vec<Value>,
+    /// `|P|`, the number of values live across the whole lump (`n − l`).
+    pub n_pass: usize,
 }
 
 impl Lump {
@@ -130,8 +132,10 @@ pub(crate) fn check_structure(func: &Function) -> Result<Vec<bool>, InverseError
             });
         }
     }
+    // The first output index of every value returned so far.
+    let mut first_ret: Vec<Option<usize>> = vec![None; func.n_values()];
     for (index, r) in func.rets.iter().enumerate() {
-        if let Some(first) = func.rets[..index].iter().position(|q| q == r) {
+        if let Some(first) = first_ret[r.index()] {
             return Err(InverseError::DuplicatedOutput {
                 func: func.name.clone(),
                 value: label(func, *r),
@@ -139,6 +143,7 @@ pub(crate) fn check_structure(func: &Function) -> Result<Vec<bool>, InverseError
                 second: index,
             });
         }
+        first_ret[r.index()] = Some(index);
         if !active[r.index()] {
             return Err(InverseError::PassiveOutput {
                 func: func.name.clone(),
@@ -148,54 +153,6 @@ pub(crate) fn check_structure(func: &Function) -> Result<Vec<bool>, InverseError
         }
     }
     Ok(active)
-}
-
-/// A cut of width `n`: its position in the order and the live set there.
-pub(crate) type Cut = (usize, BTreeSet<Value>);
-
-/// The live widths along `order` (length `order.len() + 1`) and the live set at every cut of
-/// width `n` (position, set). Stops with [`InverseError::NarrowCut`] at the first cut narrower
-/// than `n`.
-pub(crate) fn live_cuts(
-    func: &Function,
-    active: &[bool],
-    order: &[Value],
-    n: usize,
-) -> Result<(Vec<usize>, Vec<Cut>), InverseError> {
-    let mut remaining = remaining_uses(func, active);
-    let mut live: BTreeSet<Value> = func.params().collect();
-    let mut widths = Vec::with_capacity(order.len() + 1);
-    widths.push(live.len());
-    let mut cuts = vec![(0, live.clone())];
-    for (pos, &v) in order.iter().enumerate() {
-        if !active[v.index()] {
-            widths.push(live.len());
-            continue;
-        }
-        let inst = func.inst(v).expect("the order holds instructions only");
-        for o in derivative_operands(inst) {
-            if active[o.index()] {
-                remaining[o.index()] -= 1;
-                if remaining[o.index()] == 0 {
-                    live.remove(&o);
-                }
-            }
-        }
-        live.insert(v);
-        widths.push(live.len());
-        if live.len() < n {
-            return Err(InverseError::NarrowCut {
-                func: func.name.clone(),
-                live: live.len(),
-                n,
-                after: label(func, v),
-            });
-        }
-        if live.len() == n {
-            cuts.push((pos + 1, live.clone()));
-        }
-    }
-    Ok((widths, cuts))
 }
 
 /// The lump partition of a square program along a given topological `order` of all its
@@ -211,6 +168,11 @@ pub fn analyze_order(
 }
 
 /// [`analyze_order`] of a function already checked, with its activity.
+///
+/// One walk along `order` keeps the live active values as flags and, for the lump being built,
+/// what it kills (In), what it creates (Out candidates) and which older live values it reads (the
+/// P it touches). Every value is born and killed once, so the walk is linear in the program; no
+/// live set is ever copied, which would cost O(cuts × n).
 fn partition(
     func: &Function,
     active: Vec<bool>,
@@ -218,27 +180,84 @@ fn partition(
     order_name: &'static str,
 ) -> Result<Analysis, InverseError> {
     let n = func.n_params;
-    let (widths, cuts) = live_cuts(func, &active, &order, n)?;
+    let mut remaining = remaining_uses(func, &active);
+    let mut live = vec![false; func.n_values()];
+    // The lump (counted from 1) in which a value was born; parameters are born in lump 0.
+    let mut born_in = vec![0u32; func.n_values()];
+    // The last lump whose `pass_read` holds a value (0: none yet).
+    let mut read_in = vec![0u32; func.n_values()];
+    let mut width = 0;
+    for p in func.params() {
+        live[p.index()] = true;
+        width += 1;
+    }
+    let mut widths = Vec::with_capacity(order.len() + 1);
+    widths.push(width);
     let mut lumps = Vec::new();
-    for pair in cuts.windows(2) {
-        let ((start, before), (end, after)) = (&pair[0], &pair[1]);
-        let insts: Vec<Value> = order[*start..*end]
-            .iter()
-            .copied()
-            .filter(|v| active[v.index()])
-            .collect();
-        if insts.is_empty() {
+    // The lump being built: its number, first position and sets so far.
+    let mut current = 1u32;
+    let mut start = 0;
+    let mut insts = Vec::new();
+    let mut inputs = Vec::new();
+    let mut created = Vec::new();
+    let mut pass_read = Vec::new();
+    for (pos, &v) in order.iter().enumerate() {
+        if !active[v.index()] {
+            widths.push(width);
             continue;
         }
-        lumps.push(Lump {
-            index: lumps.len() + 1,
-            start: *start,
-            end: *end,
-            insts,
-            inputs: before.difference(after).copied().collect(),
-            outputs: after.difference(before).copied().collect(),
-            pass: before.intersection(after).copied().collect(),
-        });
+        let inst = func.inst(v).expect("the order holds instructions only");
+        for o in derivative_operands(inst) {
+            if !active[o.index()] {
+                continue;
+            }
+            let older = born_in[o.index()] < current;
+            remaining[o.index()] -= 1;
+            if remaining[o.index()] == 0 {
+                live[o.index()] = false;
+                width -= 1;
+                if older {
+                    inputs.push(o);
+                }
+            } else if older && read_in[o.index()] != current {
+                read_in[o.index()] = current;
+                pass_read.push(o);
+            }
+        }
+        live[v.index()] = true;
+        born_in[v.index()] = current;
+        width += 1;
+        insts.push(v);
+        created.push(v);
+        widths.push(width);
+        if width < n {
+            return Err(InverseError::NarrowCut {
+                func: func.name.clone(),
+                live: width,
+                n,
+                after: label(func, v),
+            });
+        }
+        if width == n {
+            // A read value killed later in the same lump is In, not P.
+            pass_read.retain(|p: &Value| live[p.index()]);
+            let mut outputs: Vec<Value> = created.drain(..).filter(|c| live[c.index()]).collect();
+            inputs.sort_unstable();
+            outputs.sort_unstable();
+            pass_read.sort_unstable();
+            lumps.push(Lump {
+                index: lumps.len() + 1,
+                start,
+                end: pos + 1,
+                insts: std::mem::take(&mut insts),
+                n_pass: n - outputs.len(),
+                inputs: std::mem::take(&mut inputs),
+                outputs,
+                pass_read: std::mem::take(&mut pass_read),
+            });
+            current += 1;
+            start = pos + 1;
+        }
     }
     Ok(Analysis {
         n,

@@ -55,7 +55,9 @@ pub struct InverseOptions {
     /// compile-time error suggesting the dense mode.
     pub max_lump: usize,
     /// A pivot `p` of a block is numerically singular when `|p| ≤ pivot_tol · scale`, `scale` being
-    /// the largest magnitude among the block's entries (non-finite pivots count as singular too).
+    /// the largest magnitude in the lump's Jacobian `[[A, B], [0, I]]` (the entries of `A`, and 1
+    /// when values pass through): max|entry| / |p| estimates the lump's condition number from
+    /// below. Non-finite pivots count as singular too.
     pub pivot_tol: f64,
 }
 

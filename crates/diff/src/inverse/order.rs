@@ -7,6 +7,8 @@
 //! can be emitted in it; only derivative-carrying uses count for liveness. Leaves the function
 //! alone and assumes it verified.
 
+use std::collections::BTreeSet;
+
 use adjit_ir::{Function, Value};
 
 use super::lumps::active_flags;
@@ -52,6 +54,14 @@ pub(crate) fn greedy_order_with(func: &Function, active: &[bool]) -> Vec<Value> 
     for r in &func.rets {
         remaining[r.index()] += 1;
     }
+    // Instructions that have `o` among their active operands: when `o` is down to its last use,
+    // the one of them that is ready gets cheaper.
+    let mut active_users: Vec<Vec<Value>> = vec![Vec::new(); n_values];
+    for (v, ops) in active_operands.iter().enumerate() {
+        for o in ops {
+            active_users[o.index()].push(Value::new(v));
+        }
+    }
     let delta = |v: Value, remaining: &[u32]| -> i64 {
         let born = i64::from(active[v.index()]);
         let freed = active_operands[v.index()]
@@ -60,35 +70,50 @@ pub(crate) fn greedy_order_with(func: &Function, active: &[bool]) -> Vec<Value> 
             .count() as i64;
         born - freed
     };
-    // (instruction, time it became ready)
-    let mut ready: Vec<(Value, usize)> = func
-        .insts()
-        .filter(|(v, _)| pending[v.index()] == 0)
-        .map(|(v, _)| (v, 0))
-        .collect();
+    // The ready instructions by key: smallest delta, then latest readied, then program order.
+    // A priority set rather than a scan of the ready list, which is O(n) per step when a whole
+    // layer is ready at once (n parallel chains).
+    type Key = (i64, usize, usize);
+    let key = |v: Value, time: usize, remaining: &[u32]| -> Key {
+        (delta(v, remaining), usize::MAX - time, v.index())
+    };
+    let mut ready_key: Vec<Option<Key>> = vec![None; n_values];
+    let mut ready: BTreeSet<Key> = BTreeSet::new();
+    for (v, _) in func.insts() {
+        if pending[v.index()] == 0 {
+            let k = key(v, 0, &remaining);
+            ready_key[v.index()] = Some(k);
+            ready.insert(k);
+        }
+    }
     let mut order = Vec::with_capacity(func.n_insts());
     let mut clock = 0usize;
-    while !ready.is_empty() {
-        let mut best = 0;
-        let mut best_key = (i64::MAX, 0usize, usize::MAX);
-        for (i, &(v, time)) in ready.iter().enumerate() {
-            // Smallest delta, then latest readied, then program order.
-            let key = (delta(v, &remaining), usize::MAX - time, v.index());
-            if key < best_key {
-                best_key = key;
-                best = i;
-            }
-        }
-        let (v, _) = ready.swap_remove(best);
+    while let Some(best) = ready.pop_first() {
+        let v = Value::new(best.2);
+        ready_key[v.index()] = None;
         order.push(v);
         clock += 1;
         for &o in &active_operands[v.index()] {
             remaining[o.index()] -= 1;
+            if remaining[o.index()] == 1 {
+                for &u in &active_users[o.index()] {
+                    if let Some(old) = ready_key[u.index()] {
+                        let new = (delta(u, &remaining), old.1, old.2);
+                        if new != old {
+                            ready.remove(&old);
+                            ready.insert(new);
+                            ready_key[u.index()] = Some(new);
+                        }
+                    }
+                }
+            }
         }
         for &u in &users[v.index()] {
             pending[u.index()] -= 1;
             if pending[u.index()] == 0 {
-                ready.push((u, clock));
+                let k = key(u, clock, &remaining);
+                ready_key[u.index()] = Some(k);
+                ready.insert(k);
             }
         }
     }

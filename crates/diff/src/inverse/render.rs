@@ -46,6 +46,10 @@ pub fn dot(func: &Function, opts: &InverseOptions) -> String {
         out,
         "  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];"
     );
+    let mut is_ret = vec![false; func.n_values()];
+    for r in &func.rets {
+        is_ret[r.index()] = true;
+    }
     let node = |v: adjit_ir::Value| -> String {
         let data = func.data(v);
         let text = match &data.def {
@@ -62,7 +66,7 @@ pub fn dot(func: &Function, opts: &InverseOptions) -> String {
         if func.is_param(v) {
             attrs.push_str(", shape=box");
         }
-        if func.rets.contains(&v) {
+        if is_ret[v.index()] {
             attrs.push_str(", peripheries=2");
         }
         if !active[v.index()] {
@@ -103,13 +107,24 @@ pub fn dot(func: &Function, opts: &InverseOptions) -> String {
     out
 }
 
-/// A readable dump of the lump analysis: cuts, widths, and every lump with its In/Out/P sets,
-/// instruction count and diagonal block sizes.
+/// A readable dump of the lump analysis: cuts, widths, and every lump with its In/Out sets, the
+/// values of P it reads (`+ k untouched` counts the rest of P), instruction count and diagonal
+/// block sizes. Its size is linear in the program: untouched pass-through values are counted,
+/// not listed, as listing them would print O(lumps × n) names.
 pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, InverseError> {
     let analysis = analyze(func)?;
     let printed = adjit_ir::text::printed_names(func);
     let label = |v: Value| format!("%{}", printed[v.index()]);
     let names = |vs: &[Value]| vs.iter().map(|&v| label(v)).collect::<Vec<_>>().join(", ");
+    let pass_text = |lump: &super::Lump| {
+        let untouched = lump.n_pass - lump.pass_read.len();
+        let read = format!("{{{}}}", names(&lump.pass_read));
+        if untouched == 0 {
+            read
+        } else {
+            format!("{read} + {untouched} untouched")
+        }
+    };
     let mut out = String::new();
     let max_width = analysis.widths.iter().copied().max().unwrap_or(0);
     let _ = writeln!(
@@ -150,7 +165,7 @@ pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, Inve
             .unwrap_or(0);
         let _ = writeln!(
             out,
-            "lump {}: l = {}, {} instructions ({}..{}), widest {}\n  In  {{{}}}\n  Out {{{}}}\n  P   {{{}}}\n  blocks [{}]",
+            "lump {}: l = {}, {} instructions ({}..{}), widest {}\n  In  {{{}}}\n  Out {{{}}}\n  P   {}\n  blocks [{}]",
             lump.index,
             lump.size(),
             lump.insts.len(),
@@ -159,7 +174,7 @@ pub fn lumps_text(func: &Function, opts: &InverseOptions) -> Result<String, Inve
             widest,
             names(&lump.inputs),
             names(&lump.outputs),
-            names(&lump.pass),
+            pass_text(lump),
             block_sizes
         );
     }

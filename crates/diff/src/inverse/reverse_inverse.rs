@@ -82,7 +82,7 @@ pub(crate) fn emit_reverse(
     for (lump, structure) in lumps.iter().zip(structures).rev() {
         let parts = lump_partials(&mut ar, func, active, &map, lump);
         let a = jacobian_block(&mut ar, lump, &parts);
-        let seeds: HashMap<Value, Num> = lump.pass.iter().map(|p| (*p, state[p])).collect();
+        let seeds: HashMap<Value, Num> = lump.pass_read.iter().map(|p| (*p, state[p])).collect();
         let through = tangent_sweep(&mut ar, lump, &parts, &seeds);
         let r: Vec<Num> = lump
             .outputs
@@ -92,7 +92,15 @@ pub(crate) fn emit_reverse(
                 None => state[o],
             })
             .collect();
-        let (x, flag) = solve_a(&mut ar, &a, structure, &r, opts.pivot_tol, Num::Lit(0.0));
+        let (x, flag) = solve_a(
+            &mut ar,
+            &a,
+            lump.n_pass > 0,
+            structure,
+            &r,
+            opts.pivot_tol,
+            Num::Lit(0.0),
+        );
         flags.push((lump.index, flag));
         for o in &lump.outputs {
             state.remove(o);
