@@ -106,17 +106,49 @@ pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError>
         MathNames::Wrappers,
         chunk_name,
         Linkage::Local,
-        |_, _, ctx, chunk| {
-            let _ = writeln!(
-                text,
-                "; chunk {chunk} of @{}\n{}",
-                func.name,
-                ctx.func.display()
-            );
+        |module, _, ctx, chunk| {
+            let calls = called_names(module, ctx);
+            let legend: Vec<String> = calls
+                .iter()
+                .enumerate()
+                .map(|(k, name)| format!("fn{k} = {name}"))
+                .collect();
+            let _ = writeln!(text, "; chunk {chunk} of @{}", func.name);
+            if !legend.is_empty() {
+                let _ = writeln!(text, "; calls: {}", legend.join(", "));
+            }
+            let _ = writeln!(text, "{}", ctx.func.display());
             Ok(())
         },
     )?;
     Ok(text)
+}
+
+/// The symbol of every function a lowered chunk imports, in `fnK` order (`sin`, `exp`, …), so
+/// dumps name math calls instead of printing `u0:1` / `userextname0`.
+fn called_names<M: Module>(module: &M, ctx: &cranelift_codegen::Context) -> Vec<String> {
+    use cranelift_codegen::ir::ExternalName;
+    ctx.func
+        .dfg
+        .ext_funcs
+        .values()
+        .map(|ext| match &ext.name {
+            ExternalName::User(r) => symbol(module, &ctx.func.params.user_named_funcs()[*r]),
+            other => other.display(None).to_string(),
+        })
+        .collect()
+}
+
+/// The linkage name of a module symbol: namespace 0 holds functions, 1 data objects (the
+/// constant table).
+fn symbol<M: Module>(module: &M, user: &cranelift_codegen::ir::UserExternalName) -> String {
+    let decls = module.declarations();
+    if user.namespace == 1 {
+        let id = cranelift_module::DataId::from_u32(user.index);
+        return decls.get_data_decl(id).linkage_name(id).into_owned();
+    }
+    let id = cranelift_module::FuncId::from_u32(user.index);
+    decls.get_function_decl(id).linkage_name(id).into_owned()
 }
 
 /// Cranelift's pseudo-assembly (VCode after register allocation) of every chunk function.
@@ -136,10 +168,21 @@ pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> 
             module.define_function(id, ctx).map_err(|e| {
                 JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
             })?;
-            let vcode = ctx
+            let mut vcode = ctx
                 .compiled_code()
                 .and_then(|c| c.vcode.clone())
                 .unwrap_or_default();
+            // `userextnameK` is the chunk's K-th user external name: print its symbol.
+            let names: Vec<String> = ctx
+                .func
+                .params
+                .user_named_funcs()
+                .values()
+                .map(|user| symbol(module, user))
+                .collect();
+            for (k, name) in names.iter().enumerate().rev() {
+                vcode = vcode.replace(&format!("userextname{k}"), name);
+            }
             let _ = writeln!(text, "; chunk {chunk} of @{}\n{vcode}", func.name);
             Ok(())
         },
