@@ -24,7 +24,7 @@ pub use adjit_diff::inverse::InverseOptions;
 pub use adjit_diff::layout::{Layout, Part};
 pub use adjit_diff::{Derived, Mode, UnknownName};
 pub use adjit_ir as ir;
-pub use adjit_ir::trace::{trace, trace_multi};
+pub use adjit_ir::trace::{trace, trace_multi, trace_named, trace_with_data, Var};
 pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
@@ -449,9 +449,26 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
 /// `aarch64-unknown-linux-gnu`; `None` is the host), with a C header declaring its entry point.
 pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Result<ObjectCode> {
     let derived = derive(func, mode)?;
+    object_for(&derived.func, target)
+}
+
+/// [`compile_object`] for an inverse mode of a square program: the object computes
+/// `(x, v) -> (y, product, status)` (status 0: ok; a lump index: singular pivot;
+/// [`adjit_diff::inverse::NOT_FINITE`]: the product is not finite), as the C header documents.
+pub fn compile_inverse_object(
+    func: &Function,
+    mode: InverseMode,
+    target: Option<&str>,
+) -> Result<ObjectCode> {
+    adjit_ir::verify(func)?;
+    let program = inverse::inverse_program(func, mode, &InverseOptions::default())?;
+    object_for(&program, target)
+}
+
+fn object_for(program: &Function, target: Option<&str>) -> Result<ObjectCode> {
     let host = target_lexicon::Triple::host().to_string();
     Ok(adjit_jit::compile_object(
-        &derived.func,
+        program,
         target.unwrap_or(&host),
         &JitOptions::default(),
     )?)

@@ -271,9 +271,10 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
     Compile {
         #[command(flatten)]
         target: FunctionArgs,
-        /// Which program to compile.
-        #[arg(long, value_parser = mode_parser(), default_value = "primal")]
-        mode: adjit::Mode,
+        /// Which program to compile: primal, jvp, jvpK (K directions), vjp, gradient, hvp, or an
+        /// inverse mode of a square function (reverse-inverse, forward-inverse, dense-inverse).
+        #[arg(long, value_parser = parse_compile_mode, default_value = "primal")]
+        mode: CompileMode,
         /// Target triple (default: the host).
         #[arg(long = "target", value_name = "TRIPLE")]
         triple: Option<String>,
@@ -408,6 +409,28 @@ pub fn mode_parser() -> impl clap::builder::TypedValueParser<Value = adjit::Mode
         adjit::Mode::help,
         &[],
     )
+}
+
+/// What `adjit compile` builds: a derived program or an inverse program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileMode {
+    Derived(adjit::Mode),
+    Inverse(adjit::InverseMode),
+}
+
+/// A program mode (`jvpK` included, by the library's `FromStr`) or an inverse mode's name.
+pub fn parse_compile_mode(s: &str) -> Result<CompileMode, String> {
+    if let Ok(mode) = s.parse::<adjit::Mode>() {
+        return Ok(CompileMode::Derived(mode));
+    }
+    s.parse::<adjit::InverseMode>()
+        .map(CompileMode::Inverse)
+        .map_err(|_| {
+            format!(
+                "unknown mode `{s}`: expected primal, jvp, jvpK, vjp, gradient, hvp, \
+                 reverse-inverse, forward-inverse or dense-inverse"
+            )
+        })
 }
 
 /// Parse `tape`, `checkpoint:S`, `bytes:N` or `uniform` (the library's `FromStr`).

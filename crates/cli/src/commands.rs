@@ -6,7 +6,7 @@ use std::path::Path;
 
 use adjit::Function;
 
-use crate::args::{strategy_name, Command, FunctionArgs, PointArgs};
+use crate::args::{strategy_name, Command, CompileMode, FunctionArgs, PointArgs};
 use crate::bench_report::{rows_json, rows_svg, rows_table, BenchRow};
 use crate::measure::BenchMode;
 use crate::output::{error_report, render_vectors, render_with_matrix, Matrix};
@@ -268,7 +268,14 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             output,
         } => {
             let func = load_function(&target)?;
-            let code = adjit::compile_object(&func, mode, triple.as_deref())?;
+            let code = match mode {
+                CompileMode::Derived(mode) => {
+                    adjit::compile_object(&func, mode, triple.as_deref())?
+                }
+                CompileMode::Inverse(mode) => {
+                    adjit::compile_inverse_object(&func, mode, triple.as_deref())?
+                }
+            };
             let header_path = output.with_extension("h");
             write_file(&output, &code.bytes)?;
             write_file(&header_path, code.header.as_bytes())?;

@@ -51,6 +51,28 @@ where
     trace_multi("traced", &vec![Type::F64; n_inputs], |x| vec![f(x)])
 }
 
+/// [`trace`] with the function and its inputs named by the caller, so derived programs, dumps
+/// and C headers read `rosen_grad` and `%x_b` instead of `traced_grad` and `%x0_b`.
+///
+/// ```
+/// let f = adjit_ir::trace::trace_named("rosen", &["x", "y"], |v| {
+///     let a = 1.0 - v[0];
+///     let d = v[1] - v[0] * v[0];
+///     a * a + 100.0 * d * d
+/// });
+/// assert!(f.to_string().starts_with("func @rosen(%x: f64, %y: f64) -> f64"));
+/// ```
+pub fn trace_named<F>(name: &str, inputs: &[&str], f: F) -> Function
+where
+    F: for<'t> FnOnce(&[Var<'t>]) -> Var<'t>,
+{
+    let mut func = trace_multi(name, &vec![Type::F64; inputs.len()], |x| vec![f(x)]);
+    for (data, input) in func.values.iter_mut().zip(inputs) {
+        data.name = Some((*input).to_string());
+    }
+    func
+}
+
 /// Trace a function named `name` with one parameter per entry of `param_types` (`%x0`, …)
 /// returning every value of the closure's vector, in order.
 ///

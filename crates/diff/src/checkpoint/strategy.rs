@@ -29,13 +29,15 @@ pub enum Strategy {
 }
 
 impl fmt::Display for Strategy {
+    /// The text form; width and alignment apply (`{:<14}` pads it like a string).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Strategy::Tape => write!(f, "tape"),
-            Strategy::Checkpoint { snapshots } => write!(f, "checkpoint:{snapshots}"),
-            Strategy::CheckpointBytes(bytes) => write!(f, "bytes:{bytes}"),
-            Strategy::Uniform => write!(f, "uniform"),
-        }
+        let text = match self {
+            Strategy::Tape => "tape".to_string(),
+            Strategy::Checkpoint { snapshots } => format!("checkpoint:{snapshots}"),
+            Strategy::CheckpointBytes(bytes) => format!("bytes:{bytes}"),
+            Strategy::Uniform => "uniform".to_string(),
+        };
+        f.pad(&text)
     }
 }
 
@@ -109,6 +111,15 @@ mod tests {
         ] {
             assert!(bad.parse::<Strategy>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn display_honours_width() {
+        assert_eq!(format!("[{:<12}]", Strategy::Uniform), "[uniform     ]");
+        assert_eq!(
+            format!("[{:>14}]", Strategy::Checkpoint { snapshots: 4 }),
+            "[  checkpoint:4]"
+        );
     }
 
     #[test]
