@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::evals::{self, Eval};
+use crate::evals::{self, Config, Eval};
 
 /// A message from the eval (the fields the tool reads).
 #[derive(Debug, Deserialize)]
@@ -39,8 +39,11 @@ enum Message {
 }
 
 /// Answer every line of `input` on `output` until the end of the input.
-pub fn serve(mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
-    let mut tool = Tool::default();
+pub fn serve(config: Config, mut input: impl BufRead, mut output: impl Write) -> io::Result<()> {
+    let mut tool = Tool {
+        config,
+        modules: HashMap::new(),
+    };
     let mut bytes = Vec::new();
     let mut line = 0;
     loop {
@@ -61,8 +64,8 @@ pub fn serve(mut input: impl BufRead, mut output: impl Write) -> io::Result<()> 
 }
 
 /// The session: the modules defined so far.
-#[derive(Default)]
 struct Tool {
+    config: Config,
     modules: HashMap<String, Box<dyn Eval>>,
 }
 
@@ -80,7 +83,7 @@ impl Tool {
         };
         match message {
             Message::Start { id } => json!({ "id": id, "tool": "adjit" }),
-            Message::Define { id, module } => match evals::define(&module) {
+            Message::Define { id, module } => match evals::define(&module, self.config) {
                 Ok(eval) => {
                     self.modules.insert(module, eval);
                     json!({ "id": id, "success": true })

@@ -12,10 +12,11 @@ use std::rc::Rc;
 use adjit::ir::trace::trace_with_data;
 use adjit::map::MappedKernel;
 use adjit::Mode;
+use adjit::Options;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{unknown_function, Eval};
+use super::{unknown_function, Config, Eval};
 use crate::error::Result;
 use crate::input::Source;
 use crate::measure::{evaluate, Evaluation, Runs};
@@ -27,8 +28,8 @@ struct Input {
 }
 
 /// Kernels by (k, d).
-#[derive(Default)]
 pub struct Kmeans {
+    config: Config,
     kernels: HashMap<(usize, usize), Rc<MappedKernel>>,
 }
 
@@ -44,6 +45,15 @@ fn kernel(k: usize, d: usize) -> adjit::Function {
         };
         (1..k).fold(dist(0), |closest, j| closest.min(dist(j)))
     })
+}
+
+impl Kmeans {
+    pub fn new(config: Config) -> Kmeans {
+        Kmeans {
+            config,
+            kernels: HashMap::new(),
+        }
+    }
 }
 
 impl Eval for Kmeans {
@@ -71,7 +81,11 @@ impl Eval for Kmeans {
             let theta = source.rows("centroids", &centroids, d)?;
             let kernel = match self.kernels.get(&(k, d)) {
                 Some(kernel) => kernel.clone(),
-                None => Rc::new(MappedKernel::new(&kernel(k, d))?),
+                None => Rc::new(MappedKernel::with_options(
+                    &kernel(k, d),
+                    self.config.map(),
+                    &Options::default(),
+                )?),
             };
             kernel.prepare(&[mode])?;
             self.kernels.insert((k, d), kernel.clone());

@@ -9,10 +9,11 @@ use std::rc::Rc;
 
 use adjit::ir::trace::{trace_with_data, Var};
 use adjit::map::MappedKernel;
+use adjit::Options;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{unknown_function, Eval};
+use super::{unknown_function, Config, Eval};
 use crate::error::Result;
 use crate::input::Source;
 use crate::measure::{evaluate, Evaluation, Runs};
@@ -24,8 +25,8 @@ struct Input {
 }
 
 /// Kernels by m, data rows by n.
-#[derive(Default)]
 pub struct Llsq {
+    config: Config,
     kernels: HashMap<usize, Rc<MappedKernel>>,
     rows: HashMap<usize, Rc<Vec<f64>>>,
 }
@@ -58,6 +59,16 @@ fn rows(n: usize) -> Vec<f64> {
     rows
 }
 
+impl Llsq {
+    pub fn new(config: Config) -> Llsq {
+        Llsq {
+            config,
+            kernels: HashMap::new(),
+            rows: HashMap::new(),
+        }
+    }
+}
+
 impl Eval for Llsq {
     fn evaluate(&mut self, function: &str, input: &Value) -> Result<Evaluation> {
         let source = Source {
@@ -74,7 +85,11 @@ impl Eval for Llsq {
             let k = match self.kernels.get(&m) {
                 Some(k) => k.clone(),
                 None => {
-                    let k = Rc::new(MappedKernel::new(&kernel(m))?);
+                    let k = Rc::new(MappedKernel::with_options(
+                        &kernel(m),
+                        self.config.map(),
+                        &Options::default(),
+                    )?);
                     k.prepare(&[adjit::Mode::Primal, adjit::Mode::Gradient])?;
                     self.kernels.entry(m).or_insert(k).clone()
                 }

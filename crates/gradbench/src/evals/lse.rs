@@ -17,7 +17,7 @@ use adjit::{Compiled, Gradient, Mode};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{threads, unknown_function, Eval};
+use super::{unknown_function, Config, Eval};
 use crate::error::Result;
 use crate::input::Source;
 use crate::measure::{evaluate, Evaluation, Runs};
@@ -50,12 +50,19 @@ impl ChunkKernel {
 }
 
 /// Chunk kernels by length.
-#[derive(Default)]
 pub struct Lse {
+    config: Config,
     kernels: HashMap<usize, Rc<ChunkKernel>>,
 }
 
 impl Lse {
+    pub fn new(config: Config) -> Lse {
+        Lse {
+            config,
+            kernels: HashMap::new(),
+        }
+    }
+
     /// The kernels of the full chunks and of the last, shorter one (if any).
     fn kernels(&mut self, n: usize) -> Result<[Option<Rc<ChunkKernel>>; 2]> {
         let mut get = |len: usize| -> Result<Option<Rc<ChunkKernel>>> {
@@ -75,6 +82,7 @@ impl Lse {
 /// The per-chunk sums S_c of x (and, with `grad`, ∂S_c/∂xⱼ into it), chunks spread over
 /// threads; the sums come back in chunk order.
 fn chunk_sums(
+    config: Config,
     kernels: &[Option<Rc<ChunkKernel>>; 2],
     x: &[f64],
     a: f64,
@@ -83,7 +91,7 @@ fn chunk_sums(
     let [full, tail] = kernels;
     let (full, tail) = (full.as_deref(), tail.as_deref());
     let n_chunks = x.len().div_ceil(CHUNK);
-    let per_thread = n_chunks.div_ceil(threads(n_chunks)).max(1) * CHUNK;
+    let per_thread = n_chunks.div_ceil(config.threads(n_chunks)).max(1) * CHUNK;
     let mut grads: Vec<Option<&mut [f64]>> = match grad {
         Some(g) => g.chunks_mut(per_thread).map(Some).collect(),
         None => x.chunks(per_thread).map(|_| None).collect(),
@@ -158,13 +166,14 @@ impl Eval for Lse {
             return Err(source.error("x is empty"));
         }
         let n = x.len();
+        let config = self.config;
         match function {
             "primal" => evaluate(
                 runs,
                 || self.kernels(n),
                 |kernels| {
                     let a = max(&x);
-                    let s: f64 = chunk_sums(kernels, &x, a, None)?.iter().sum();
+                    let s: f64 = chunk_sums(config, kernels, &x, a, None)?.iter().sum();
                     Ok(s.ln() + a)
                 },
                 |y| json!(y),
@@ -175,7 +184,9 @@ impl Eval for Lse {
                 |kernels| {
                     let a = max(&x);
                     let mut grad = vec![0.0; x.len()];
-                    let s: f64 = chunk_sums(kernels, &x, a, Some(&mut grad))?.iter().sum();
+                    let s: f64 = chunk_sums(config, kernels, &x, a, Some(&mut grad))?
+                        .iter()
+                        .sum();
                     for g in &mut grad {
                         *g /= s;
                     }

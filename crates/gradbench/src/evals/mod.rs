@@ -18,20 +18,56 @@ pub trait Eval {
     fn evaluate(&mut self, function: &str, input: &Value) -> Result<Evaluation>;
 }
 
+/// Settings shared by every eval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Worker threads of mapped kernels and chunked sums (0 = every core). GradBench's C++
+    /// tools run on one thread unless built multithreaded, hence the default of 1.
+    pub threads: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config { threads: 1 }
+    }
+}
+
+impl Config {
+    /// Worker threads for `items` independent pieces of work: at most one per item.
+    fn threads(self, items: usize) -> usize {
+        let t = match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            t => t,
+        };
+        t.min(items).max(1)
+    }
+
+    /// How mapped kernels split their rows under this configuration.
+    fn map(self) -> adjit::map::MapOptions {
+        adjit::map::MapOptions {
+            threads: self.threads,
+            ..adjit::map::MapOptions::default()
+        }
+    }
+}
+
+/// Makes a fresh eval (empty kernel caches) under a configuration.
+type Make = fn(Config) -> Box<dyn Eval>;
+
 /// The evals adjit implements, by GradBench module name.
-const IMPLEMENTED: &[(&str, fn() -> Box<dyn Eval>)] = &[
-    ("hello", || Box::<hello::Hello>::default()),
-    ("llsq", || Box::<llsq::Llsq>::default()),
-    ("lse", || Box::<lse::Lse>::default()),
-    ("kmeans", || Box::<kmeans::Kmeans>::default()),
+const IMPLEMENTED: &[(&str, Make)] = &[
+    ("hello", |_| Box::<hello::Hello>::default()),
+    ("llsq", |config| Box::new(llsq::Llsq::new(config))),
+    ("lse", |config| Box::new(lse::Lse::new(config))),
+    ("kmeans", |config| Box::new(kmeans::Kmeans::new(config))),
 ];
 
 /// The eval named `module`, or an error naming the ones adjit implements.
-pub fn define(module: &str) -> Result<Box<dyn Eval>> {
+pub fn define(module: &str, config: Config) -> Result<Box<dyn Eval>> {
     IMPLEMENTED
         .iter()
         .find(|(name, _)| *name == module)
-        .map(|(_, make)| make())
+        .map(|(_, make)| make(config))
         .ok_or_else(|| Error::UnknownModule {
             module: module.to_string(),
             implemented: IMPLEMENTED
@@ -49,10 +85,4 @@ fn unknown_function(module: &str, function: &str, expected: &'static str) -> Err
         function: function.to_string(),
         expected,
     }
-}
-
-/// Worker threads for `items` independent pieces of work: every core, at most one per item.
-fn threads(items: usize) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.min(items).max(1)
 }
