@@ -392,3 +392,123 @@ fn kmeans_cost_and_newton_direction() {
         assert_close(&numbers(row), &expected, 1e-12);
     }
 }
+
+/// A GMM input of d = 3, k = 2, n = 4 built from a flat θ = (α, μ, q, l).
+fn gmm_input(theta: &[f64]) -> Value {
+    let (d, k) = (3, 2);
+    let (alpha, rest) = theta.split_at(k);
+    let (mu, rest) = rest.split_at(k * d);
+    let (q, l) = rest.split_at(k * d);
+    let x: Vec<Vec<f64>> = (0..4)
+        .map(|i| {
+            (0..d)
+                .map(|j| ((i * 5 + j * 3) % 7) as f64 * 0.3 - 1.0)
+                .collect()
+        })
+        .collect();
+    json!({"d": d, "k": k, "n": 4, "m": 1, "gamma": 1.5, "x": x, "alpha": alpha,
+           "mu": mu.chunks(d).collect::<Vec<_>>(), "q": q.chunks(d).collect::<Vec<_>>(),
+           "l": l.chunks(3).collect::<Vec<_>>()})
+}
+
+/// The GMM log-posterior, written out plainly (no max trick; Γ by its recurrence).
+fn gmm_reference(input: &Value) -> f64 {
+    let (d, k, n) = (3usize, 2usize, 4usize);
+    let (gamma, m) = (1.5f64, 1usize);
+    let get = |v: &Value| numbers(v);
+    let alpha = get(&input["alpha"]);
+    let rows = |key: &str| -> Vec<Vec<f64>> {
+        input[key]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(get)
+            .collect()
+    };
+    let (mu, q, l, x) = (rows("mu"), rows("q"), rows("l"), rows("x"));
+    let mut total = -(n as f64) * d as f64 * 0.5 * (2.0 * std::f64::consts::PI).ln();
+    for xi in &x {
+        let mut s = 0.0;
+        for j in 0..k {
+            // Q = diag(exp q) + strictly lower triangle, column by column.
+            let mut big_q = [[0.0; 3]; 3];
+            let mut at = 0;
+            for c in 0..d {
+                big_q[c][c] = q[j][c].exp();
+                for r in c + 1..d {
+                    big_q[r][c] = l[j][at];
+                    at += 1;
+                }
+            }
+            let y: Vec<f64> = (0..d)
+                .map(|r| (0..d).map(|c| big_q[r][c] * (xi[c] - mu[j][c])).sum())
+                .collect();
+            let norm: f64 = y.iter().map(|v| v * v).sum();
+            s += (alpha[j] + q[j].iter().sum::<f64>() - 0.5 * norm).exp();
+        }
+        total += s.ln();
+    }
+    total -= n as f64 * alpha.iter().map(|a| a.exp()).sum::<f64>().ln();
+    // Wishart prior with n' = d + m + 1 degrees of freedom; Γ(2.5), Γ(2), Γ(1.5) exactly.
+    let dof = (d + m + 1) as f64;
+    let pi = std::f64::consts::PI;
+    let log_gamma_3 =
+        0.75 * 2.0 * pi.ln() + (0.75 * pi.sqrt()).ln() + 1f64.ln() + (0.5 * pi.sqrt()).ln();
+    let c = dof * d as f64 * (gamma.ln() - 0.5 * 2f64.ln()) - log_gamma_3;
+    for j in 0..k {
+        let frobenius: f64 = q[j].iter().map(|v| (2.0 * v).exp()).sum::<f64>()
+            + l[j].iter().map(|v| v * v).sum::<f64>();
+        total -= 0.5 * gamma * gamma * frobenius - m as f64 * q[j].iter().sum::<f64>();
+    }
+    total + k as f64 * c
+}
+
+#[test]
+fn gmm_matches_its_definition_and_finite_differences() {
+    let theta: Vec<f64> = (0..2 * (1 + 3 + 3 + 3))
+        .map(|i| ((i * 13 % 17) as f64 / 17.0 - 0.5) * 1.2)
+        .collect();
+    let input = gmm_input(&theta);
+    let objective = output("gmm", "objective", input.clone())
+        .as_f64()
+        .expect("a number");
+    assert_close(&[objective], &[gmm_reference(&input)], 1e-12);
+    let jacobian = output("gmm", "jacobian", input);
+    let flat: Vec<f64> = ["alpha", "mu", "q", "l"]
+        .iter()
+        .flat_map(|key| match &jacobian[key] {
+            Value::Array(items) if items.iter().all(Value::is_array) => {
+                items.iter().flat_map(numbers).collect()
+            }
+            other => numbers(other),
+        })
+        .collect();
+    // Central differences of the tool's objective, θ perturbed entry by entry.
+    let [s, d] = start("gmm");
+    let mut messages = vec![s, d];
+    let h = 1e-5;
+    for j in 0..theta.len() {
+        for sign in [1.0, -1.0] {
+            let mut shifted = theta.clone();
+            shifted[j] += sign * h;
+            messages.push(evaluate(
+                messages.len() as u64,
+                "gmm",
+                "objective",
+                gmm_input(&shifted),
+            ));
+        }
+    }
+    let answers = exchange(&messages);
+    let fd: Vec<f64> = (0..theta.len())
+        .map(|j| {
+            let plus = answers[2 + 2 * j]["output"].as_f64().expect("a number");
+            let minus = answers[3 + 2 * j]["output"].as_f64().expect("a number");
+            (plus - minus) / (2.0 * h)
+        })
+        .collect();
+    assert_close(&flat, &fd, 1e-6);
+    let keys: Vec<&String> = jacobian.as_object().expect("an object").keys().collect();
+    assert_eq!(keys, ["alpha", "l", "mu", "q"]);
+    assert_eq!(jacobian["l"].as_array().map(Vec::len), Some(2));
+}
