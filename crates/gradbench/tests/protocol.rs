@@ -435,8 +435,8 @@ fn gmm_reference(input: &Value) -> f64 {
             let mut at = 0;
             for c in 0..d {
                 big_q[c][c] = q[j][c].exp();
-                for r in c + 1..d {
-                    big_q[r][c] = l[j][at];
+                for row in big_q.iter_mut().skip(c + 1) {
+                    row[c] = l[j][at];
                     at += 1;
                 }
             }

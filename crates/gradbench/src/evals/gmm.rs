@@ -84,9 +84,9 @@ fn point_kernel(shape: Shape) -> adjit::Function {
                 let mut qx: Vec<Var<'_>> =
                     (0..d).map(|i| q[j * d + i].exp() * centred[i]).collect();
                 let mut at = j * l_size;
-                for i in 0..d {
-                    for row in i + 1..d {
-                        qx[row] = qx[row] + l[at] * centred[i];
+                for (i, &c) in centred.iter().enumerate() {
+                    for out in &mut qx[i + 1..] {
+                        *out += l[at] * c;
                         at += 1;
                     }
                 }
