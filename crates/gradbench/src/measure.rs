@@ -1,0 +1,88 @@
+//! Repeating an evaluation as the eval asks (`min_runs`, `min_seconds`) and reporting one
+//! `"evaluate"` timing per run, after one `"prepare"` timing.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::input::Source;
+
+/// One named duration of a response's `timings`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Timing {
+    pub name: &'static str,
+    pub nanoseconds: u128,
+}
+
+/// How often to run: at least `min_runs` times (never fewer than once) and until
+/// `min_seconds` of evaluation have passed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Runs {
+    pub min_runs: u64,
+    pub min_seconds: f64,
+}
+
+impl Runs {
+    /// The `min_runs` (default 1) and `min_seconds` (default 0) of an input.
+    pub fn of(input: &Value, source: Source<'_>) -> Result<Runs> {
+        let min_runs = match input.get("min_runs") {
+            None | Some(Value::Null) => 1,
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| source.error(format!("min_runs is {v}, expected a count")))?,
+        };
+        let min_seconds = match input.get("min_seconds") {
+            None | Some(Value::Null) => 0.0,
+            Some(v) => v
+                .as_f64()
+                .filter(|s| s.is_finite())
+                .ok_or_else(|| source.error(format!("min_seconds is {v}, expected seconds")))?,
+        };
+        Ok(Runs {
+            min_runs,
+            min_seconds,
+        })
+    }
+}
+
+/// The output of an evaluation and its timings.
+#[derive(Debug)]
+pub struct Evaluation {
+    pub output: Value,
+    pub timings: Vec<Timing>,
+}
+
+/// Time `prepare` (trace, derive, compile, lay out the data) once, then `run` as `runs`
+/// asks; the output is made from the last run's result by `to_json`, outside the timings.
+pub fn evaluate<P, T>(
+    runs: Runs,
+    prepare: impl FnOnce() -> Result<P>,
+    mut run: impl FnMut(&P) -> Result<T>,
+    to_json: impl FnOnce(T) -> Value,
+) -> Result<Evaluation> {
+    let start = Instant::now();
+    let prepared = prepare()?;
+    let mut timings = vec![Timing {
+        name: "prepare",
+        nanoseconds: start.elapsed().as_nanos(),
+    }];
+    let mut elapsed = 0.0;
+    let mut done = 0;
+    let mut result = None;
+    while done < runs.min_runs.max(1) || elapsed < runs.min_seconds {
+        let start = Instant::now();
+        let value = run(&prepared)?;
+        let took = start.elapsed();
+        result = Some(value);
+        timings.push(Timing {
+            name: "evaluate",
+            nanoseconds: took.as_nanos(),
+        });
+        elapsed += took.as_secs_f64();
+        done += 1;
+    }
+    let output = result.map_or(Value::Null, to_json);
+    Ok(Evaluation { output, timings })
+}
