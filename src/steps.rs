@@ -38,7 +38,10 @@ use adjit_ir::{Function, Value};
 
 use crate::compile::{check_parts, derive, signature_of};
 use crate::runner::Runner;
-use crate::{Error, Options, Result, Strategy};
+use std::sync::OnceLock;
+
+use crate::inverse::CompiledInverse;
+use crate::{Error, InverseMode, Options, Result, Strategy};
 
 /// Figures of an [`IteratedStep`]'s VJP, from its schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -107,6 +110,11 @@ pub struct IteratedStep {
     step_jvp: Runner,
     objective: Option<ObjectivePrograms>,
     stats: StepStats,
+    /// The step itself and the options, to build its inverse programs on first use.
+    step_func: Function,
+    opts: Options,
+    /// The step's compiled reverse-, forward- and dense-inverse (in `InverseMode::ALL` order).
+    inverses: [OnceLock<CompiledInverse>; 3],
 }
 
 impl std::fmt::Debug for IteratedStep {
@@ -216,6 +224,9 @@ impl IteratedStep {
             theta_at,
             objective,
             stats: StepStats::default(),
+            step_func: step.clone(),
+            opts: opts.clone(),
+            inverses: Default::default(),
         };
         let workspace = [&this.step, &this.step_vjp]
             .iter()
@@ -351,6 +362,109 @@ impl IteratedStep {
         self.sweep(x, w, y, grad).map(|_| ())
     }
 
+    /// Inverse products through the steps, for a square step without θ and without an
+    /// objective (F = s_N, J = J_N ⋯ J_1): `out = J⁻¹·v` (reverse- or dense-inverse: every
+    /// step's inverse, last step first, the states visited in the Revolve order of the
+    /// strategy, so `checkpoint:S` bounds the memory as for the VJP) or `out = J⁻ᵀ·v`
+    /// (forward-inverse: first step first, streamed with the primal, no tape); `y = s_N`. A
+    /// step whose J is singular or whose product is not finite is an error naming the step's
+    /// lump, like [`CompiledInverse`]. The step's inverse program is compiled on first use.
+    ///
+    /// ```
+    /// use adjit::steps::IteratedStep;
+    /// use adjit::{InverseMode, Strategy, Type};
+    /// // A rotation by 0.1 rad per step: J⁻¹ of 10 steps rotates back by 1 rad.
+    /// let (c, s) = (0.1f64.cos(), 0.1f64.sin());
+    /// let step = adjit::trace_multi("rot", &[Type::F64; 2], |x| {
+    ///     vec![c * x[0] - s * x[1], s * x[0] + c * x[1]]
+    /// });
+    /// let it = IteratedStep::new(&step, 10, Strategy::Checkpoint { snapshots: 2 }).unwrap();
+    /// let (mut y, mut back) = ([0.0; 2], [0.0; 2]);
+    /// it.inverse(InverseMode::Reverse, &[1.0, 0.0], &[1.0f64.cos(), 1.0f64.sin()], &mut y, &mut back)
+    ///     .unwrap();
+    /// assert!((back[0] - 1.0).abs() < 1e-12 && back[1].abs() < 1e-12);
+    /// ```
+    pub fn inverse(
+        &self,
+        mode: InverseMode,
+        x: &[f64],
+        v: &[f64],
+        y: &mut [f64],
+        out: &mut [f64],
+    ) -> Result<()> {
+        let n = self.n_state;
+        if !self.theta_at.is_empty() || self.step_func.n_params != n || self.objective.is_some() {
+            return Err(Error::Driver {
+                func: self.sig.name.clone(),
+                message: "inverse products through the steps need a square step without θ \
+                          (parameters = state) and no objective"
+                    .into(),
+            });
+        }
+        for (what, len) in [
+            ("x", x.len()),
+            ("v", v.len()),
+            ("y", y.len()),
+            ("out", out.len()),
+        ] {
+            if len != n {
+                return Err(Error::Driver {
+                    func: self.sig.name.clone(),
+                    message: format!("{what} has {len} numbers, the state has {n}"),
+                });
+            }
+        }
+        let k = InverseMode::ALL
+            .iter()
+            .position(|&m| m == mode)
+            .unwrap_or(0);
+        let inv = match self.inverses[k].get() {
+            Some(inv) => inv,
+            None => {
+                let built = CompiledInverse::with_options(&self.step_func, mode, &self.opts)?;
+                self.inverses[k].get_or_init(|| built)
+            }
+        };
+        let mut product = v.to_vec();
+        let mut next = vec![0.0; n];
+        if mode == InverseMode::Forward {
+            // J⁻ᵀ = J_1⁻ᵀ first: each step's forward-inverse also returns the next state.
+            let mut state = x.to_vec();
+            for _ in 0..self.n_steps {
+                inv.call(&state, &product, &mut next, out)?;
+                product.copy_from_slice(out);
+                state.copy_from_slice(&next);
+            }
+            y.copy_from_slice(&state);
+            out.copy_from_slice(&product);
+            return Ok(());
+        }
+        // J⁻¹ = J_N⁻¹ first: the states in reverse order, as the VJP's sweep visits them.
+        let mut states = StateWalk::new(self, x);
+        let mut first = true;
+        let mut on_action = |a: Action| -> Result<()> {
+            if let Some(state) = states.act(a)? {
+                inv.call(state, &product, &mut next, out)?;
+                product.copy_from_slice(out);
+                if first {
+                    y.copy_from_slice(&next);
+                    first = false;
+                }
+            }
+            Ok(())
+        };
+        match self.schedule {
+            Schedule::Revolve { snapshots } => {
+                revolve_actions(self.n_steps, snapshots, &mut on_action)?
+            }
+            Schedule::Uniform { segment } => {
+                uniform_actions(self.n_steps, segment, &mut on_action)?
+            }
+        }
+        out.copy_from_slice(&product);
+        Ok(())
+    }
+
     /// The VJP, returning the number of step primals it ran (re-advances, not counting the
     /// one before the objective).
     fn sweep(&self, x: &[f64], w: &[f64], y: &mut [f64], grad: &mut [f64]) -> Result<u64> {
@@ -377,6 +491,53 @@ fn pass_theta(func: &Function, theta_at: &[usize]) -> Function {
         f.push_ret(Value::new(i));
     }
     f
+}
+
+/// The states of a reversal schedule without derivatives: advances, snapshots and restores,
+/// and at every turn the state before the step being reversed.
+struct StateWalk<'a> {
+    it: &'a IteratedStep,
+    current: Vec<f64>,
+    next: Vec<f64>,
+    slots: Vec<f64>,
+}
+
+impl<'a> StateWalk<'a> {
+    fn new(it: &'a IteratedStep, x: &[f64]) -> StateWalk<'a> {
+        let n = it.n_state;
+        let slots = match it.schedule {
+            Schedule::Revolve { snapshots } => snapshots,
+            Schedule::Uniform { segment } => uniform_slots(it.n_steps, segment),
+        };
+        StateWalk {
+            it,
+            current: x.to_vec(),
+            next: vec![0.0; n],
+            slots: vec![0.0; slots * n],
+        }
+    }
+
+    /// Apply `action`; at a turn, the state the reversed step starts from.
+    fn act(&mut self, action: Action) -> Result<Option<&[f64]>> {
+        let n = self.it.n_state;
+        match action {
+            Action::Advance { from, to } => {
+                for _ in from..to {
+                    self.it.step.run(&self.current, &mut self.next)?;
+                    self.current[..n].copy_from_slice(&self.next);
+                }
+            }
+            Action::Takeshot { slot, .. } => {
+                self.slots[slot * n..(slot + 1) * n].copy_from_slice(&self.current[..n]);
+            }
+            Action::Restore { slot, .. } => {
+                self.current[..n].copy_from_slice(&self.slots[slot * n..(slot + 1) * n]);
+            }
+            Action::Firsturn { .. } | Action::Youturn { .. } => return Ok(Some(&self.current)),
+            Action::Terminate => {}
+        }
+        Ok(None)
+    }
 }
 
 /// The buffers of one VJP call, driven action by action.
