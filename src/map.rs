@@ -378,8 +378,10 @@ impl MappedKernel {
     }
 
     fn threads(&self, work_items: usize) -> usize {
+        // `available_parallelism` reads cgroup files on Linux (tens of µs): ask once.
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let t = match self.map.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             t => t,
         };
         t.min(work_items).max(1)

@@ -242,6 +242,8 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         target: FunctionArgs,
         #[command(flatten)]
         point: PointArgs,
+        #[command(flatten)]
+        driver: DriverArgs,
         /// Comma-separated strategies for the vjp rows.
         #[arg(long, value_name = "LIST", value_delimiter = ',', default_value = "tape",
               value_parser = parse_strategy)]

@@ -244,14 +244,20 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Bench {
             target,
             point,
+            driver,
             strategies,
             modes,
             json,
             plot,
         } => {
             let func = load_function(&target)?;
-            let x = read_point(&func, &point)?;
-            let rows = bench(&func, &x, &modes, &strategies, !json)?;
+            let rows = match crate::drivers::bench(&func, &point, &driver, &modes, &strategies)? {
+                Some(rows) => rows,
+                None => {
+                    let x = read_point(&func, &point)?;
+                    bench(&func, &x, &modes, &strategies, !json)?
+                }
+            };
             if let Some(path) = plot {
                 write_file(&path, rows_svg(&func.name, &rows).as_bytes())?;
             }

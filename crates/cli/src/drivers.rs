@@ -7,7 +7,12 @@ use std::path::Path;
 
 use adjit::map::{MapOptions, MappedKernel};
 use adjit::steps::IteratedStep;
-use adjit::{Function, Options, Strategy};
+use std::time::Instant;
+
+use adjit::{Function, Mode, Options, Strategy};
+
+use crate::bench_report::BenchRow;
+use crate::measure::{BenchMeasurement, BenchMode};
 
 use crate::args::{DriverArgs, PointArgs};
 use crate::output::{human_line, json_vectors, render_vectors};
@@ -87,6 +92,122 @@ pub fn run(
             render_vectors(&[("outputs", &y), ("gradient", &grad)], json)
         }
     }))
+}
+
+/// `adjit bench` rows for a driver (`None` without `--rows`/`--steps`): per mode, the time of
+/// one whole call — the summed value, JVP or gradient over every row, or N steps (one vjp row
+/// per strategy, with its snapshot bytes and re-advanced steps). Inverse modes are not driver
+/// rows.
+pub fn bench(
+    func: &Function,
+    point: &PointArgs,
+    driver: &DriverArgs,
+    modes: &[BenchMode],
+    strategies: &[Strategy],
+) -> Result<Option<Vec<BenchRow>>, CliError> {
+    if driver.rows.is_none() && driver.steps.is_none() {
+        return Ok(None);
+    }
+    let options = Options::on(point.engine);
+    let x = read_vector("--at", &point.at)?;
+    let mut rows = Vec::new();
+    let row = |mode: BenchMode, strategy: Option<String>, m: BenchMeasurement| BenchRow {
+        mode: mode.name().to_string(),
+        strategy,
+        measurement: m,
+    };
+    if let Some(path) = &driver.rows {
+        let kernel = MappedKernel::with_options(func, MapOptions::default(), &options)?;
+        let data = read_rows(path, kernel.row_len())?;
+        let v = vec![1.0; kernel.n_theta()];
+        let w = vec![1.0; kernel.n_float_outputs()];
+        let mut y = vec![0.0; kernel.n_outputs()];
+        let mut ydot = vec![0.0; kernel.n_float_outputs()];
+        let mut grad = vec![0.0; kernel.n_theta()];
+        for &mode in modes {
+            let program = match mode {
+                BenchMode::Primal => Mode::Primal,
+                BenchMode::Jvp => Mode::Jvp,
+                BenchMode::Vjp => Mode::Vjp,
+                other => {
+                    return Err(CliError::input(format!(
+                        "bench --rows measures primal, jvp and vjp, not {}",
+                        other.name()
+                    )))
+                }
+            };
+            // The kernel's program is compiled once, whatever the number of rows.
+            let start = Instant::now();
+            kernel.prepare(&[program])?;
+            let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+            let ns = match mode {
+                BenchMode::Primal => measured(Box::new(|| kernel.eval_sum(&x, &data, &mut y)))?,
+                BenchMode::Jvp => measured(Box::new(|| {
+                    kernel.jvp_sum(&x, &data, &v, &mut y, &mut ydot)
+                }))?,
+                _ => measured(Box::new(|| {
+                    kernel.vjp_sum(&x, &data, &w, &mut y, &mut grad)
+                }))?,
+            };
+            rows.push(row(
+                mode,
+                None,
+                BenchMeasurement {
+                    compile_ms,
+                    ns_per_call: ns,
+                    peak_bytes: 0,
+                    recomputed_ops: 0,
+                },
+            ));
+        }
+        return Ok(Some(rows));
+    }
+    let n_steps = driver.steps.unwrap_or(1);
+    for &mode in modes {
+        let plan: Vec<Strategy> = match mode {
+            BenchMode::Vjp => strategies.to_vec(),
+            BenchMode::Primal | BenchMode::Jvp => vec![Strategy::Tape],
+            other => {
+                return Err(CliError::input(format!(
+                    "bench --steps measures primal, jvp and vjp, not {}",
+                    other.name()
+                )))
+            }
+        };
+        for strategy in plan {
+            let start = Instant::now();
+            let it = IteratedStep::with_options(func, None, n_steps, strategy, &options)?;
+            let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+            let n = it.n_state();
+            let (mut y, mut out) = (vec![0.0; n], vec![0.0; n]);
+            let w = vec![1.0; n];
+            let mut grad = vec![0.0; it.layout().output(adjit::Part::Gradient).len()];
+            let xdot = vec![1.0; x.len()];
+            let ns = match mode {
+                BenchMode::Primal => measured(Box::new(|| it.eval(&x, &mut y)))?,
+                BenchMode::Jvp => measured(Box::new(|| it.jvp(&x, &xdot, &mut y, &mut out)))?,
+                _ => measured(Box::new(|| it.vjp(&x, &w, &mut y, &mut grad)))?,
+            };
+            let stats = it.stats();
+            let vjp = mode == BenchMode::Vjp;
+            rows.push(row(
+                mode,
+                vjp.then(|| strategy.to_string()),
+                BenchMeasurement {
+                    compile_ms,
+                    ns_per_call: ns,
+                    peak_bytes: if vjp { stats.peak_bytes } else { 0 },
+                    recomputed_ops: if vjp { stats.advances } else { 0 },
+                },
+            ));
+        }
+    }
+    Ok(Some(rows))
+}
+
+/// Median nanoseconds per call of `run`.
+fn measured(mut run: Box<dyn FnMut() -> adjit::Result<()> + '_>) -> Result<f64, CliError> {
+    Ok(adjit::time_per_call(|| run())?)
 }
 
 /// `--cotangent`, or 1 for a function with one float output.

@@ -1855,3 +1855,35 @@ fn compile_writes_vector_jvp_and_inverse_objects_that_run() {
         assert_eq!(native, expected, "{mode}");
     }
 }
+
+/// `bench` measures the drivers too: one row per mode for `--rows`, and per strategy for
+/// `--steps` vjp, with the snapshot bytes and the re-advanced steps of the Revolve schedule.
+#[test]
+fn bench_rows_for_mapped_kernels_and_iterated_steps() {
+    let points = temp_file("bench_points.txt", "0 1\n1 3\n2 5\n");
+    let line = example("line.ir");
+    let run = adjit(&["bench", &line, "--at", "1,1", "--rows", &points, "--json"]);
+    let json = run.ok();
+    assert_eq!(json.matches("\"mode\": ").count(), 3, "{json}");
+    let decay = example("decay.ir");
+    let run = adjit(&[
+        "bench",
+        &decay,
+        "--at",
+        "1,0.5",
+        "--steps",
+        "100",
+        "--modes",
+        "vjp",
+        "--strategies",
+        "tape,checkpoint:3",
+        "--json",
+    ]);
+    let json = run.ok();
+    assert!(json.contains("\"strategy\": \"checkpoint:3\""), "{json}");
+    let expected = adjit::diff::checkpoint::revolve::min_advances(100, 3);
+    assert!(
+        json.contains(&format!("\"recomputed_ops\": {expected}")),
+        "{json} (Revolve: {expected})"
+    );
+}

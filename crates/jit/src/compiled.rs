@@ -165,8 +165,10 @@ impl CompiledFunction {
         threads: usize,
     ) -> Result<(), JitError> {
         let n_points = self.batch_points(inputs, outputs)?;
+        // `available_parallelism` reads cgroup files on Linux (tens of µs): ask once.
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let threads = match threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             t => t,
         }
         .min(n_points.max(1));
