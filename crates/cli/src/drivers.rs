@@ -207,7 +207,7 @@ pub fn bench(
 
 /// Median nanoseconds per call of `run`.
 fn measured(mut run: Box<dyn FnMut() -> adjit::Result<()> + '_>) -> Result<f64, CliError> {
-    Ok(adjit::time_per_call(|| run())?)
+    Ok(adjit::time_per_call(run)?)
 }
 
 /// `--cotangent`, or 1 for a function with one float output.
