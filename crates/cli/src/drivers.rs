@@ -206,7 +206,7 @@ pub fn bench(
 }
 
 /// Median nanoseconds per call of `run`.
-fn measured(mut run: Box<dyn FnMut() -> adjit::Result<()> + '_>) -> Result<f64, CliError> {
+fn measured(run: Box<dyn FnMut() -> adjit::Result<()> + '_>) -> Result<f64, CliError> {
     Ok(adjit::time_per_call(run)?)
 }
 
