@@ -202,3 +202,40 @@ fn inverse_through_iterated_steps() {
         .unwrap_err();
     assert!(err.to_string().contains("square step without θ"), "{err}");
 }
+
+/// One compiled object serves many threads (`&self` calls, `Send + Sync`): 8 threads calling
+/// the same Gradient, CheckpointedGradient and CompiledInverse get the single-thread bits.
+#[test]
+fn eight_threads_share_one_compiled_object() {
+    use adjit::checkpoint::CheckpointedGradient;
+    use adjit::inverse::CompiledInverse;
+    let f = adjit_testkit::lorenz_rk4(20, 0.01, Type::F64);
+    let sum = adjit::trace(3, |x| x[0] * x[1].sin() + x[2] * x[2]);
+    let grad = adjit::Gradient::new(&sum).unwrap();
+    let ckpt = CheckpointedGradient::new(&f, Strategy::Checkpoint { snapshots: 2 }).unwrap();
+    let inv = CompiledInverse::new(&f, InverseMode::Reverse).unwrap();
+    let point = |t: usize| [1.0 + 0.01 * t as f64, 1.5, 20.0];
+    let run = |t: usize| {
+        let x = point(t);
+        let mut g = [0.0; 3];
+        let y = grad.call(&x, &mut g).unwrap();
+        let (mut yc, mut gc) = ([0.0; 3], [0.0; 3]);
+        ckpt.call(&x, &[1.0, -1.0, 0.5], &mut yc, &mut gc).unwrap();
+        let (mut yi, mut vi) = ([0.0; 3], [0.0; 3]);
+        inv.call(&x, &[0.3, 0.2, 0.1], &mut yi, &mut vi).unwrap();
+        [
+            y, g[0], g[1], g[2], gc[0], gc[1], gc[2], vi[0], vi[1], vi[2],
+        ]
+        .map(f64::to_bits)
+    };
+    let expected: Vec<_> = (0..8).map(run).collect();
+    let got: Vec<Vec<_>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|t| scope.spawn(move || (0..50).map(|_| run(t)).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (t, calls) in got.iter().enumerate() {
+        assert!(calls.iter().all(|c| *c == expected[t]), "thread {t}");
+    }
+}

@@ -223,13 +223,27 @@ fn token_soup(rng: &mut Rng) -> String {
 /// Parse, verify and print `src`; the round trip must hold for every function that verifies.
 /// Returns how many functions verified.
 fn check(src: &str) -> usize {
-    let Ok(funcs) = parse(src) else {
-        return 0;
+    // Every error is located: parse errors at a line and column of the source (or the line
+    // after its end), verifier errors at the place of their value or `ret`.
+    let n_lines = adjit_ir::text::source_lines(src).count();
+    let located = |line: usize, col: usize| line >= 1 && col >= 1 && line <= n_lines + 1;
+    let parsed = match adjit_ir::text::parse_with_source(src) {
+        Ok(parsed) => parsed,
+        Err(errs) => {
+            for e in &errs.errors {
+                assert!(located(e.line, e.col), "unlocated parse error {e}\n{src:?}");
+            }
+            return 0;
+        }
     };
     let mut n_verified = 0;
-    for f in &funcs {
+    for (f, map) in &parsed {
         let printed = f.to_string();
-        if verify(f).is_err() {
+        if let Err(errs) = verify(f) {
+            for e in &errs.errors {
+                let (line, col) = map.place(e.value);
+                assert!(located(line, col), "unlocated verifier error {e}\n{src:?}");
+            }
             // Printing an unverified function must still be safe, and so is reading it back.
             let _ = parse(&printed);
             continue;
@@ -262,10 +276,19 @@ fn mutated_inputs_never_panic_and_round_trip() {
         };
         seeds.push(random_function(seed, &opts).to_string());
     }
-    let mut rng = Rng::new(0x5eed);
+    // CI runs 20,000 inputs; a campaign sets ADJIT_FUZZ_INPUTS (e.g. 1000000) and a seed.
+    let rounds: usize = std::env::var("ADJIT_FUZZ_INPUTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let seed: u64 = std::env::var("ADJIT_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed);
+    let mut rng = Rng::new(seed);
     let mut n_inputs = 0;
     let mut n_verified = 0;
-    for round in 0..20_000 {
+    for round in 0..rounds {
         let input = if round % 10 == 9 {
             token_soup(&mut rng)
         } else if round % 10 == 8 {
@@ -282,7 +305,10 @@ fn mutated_inputs_never_panic_and_round_trip() {
         }
         n_inputs += 1;
     }
-    assert_eq!(n_inputs, 20_000);
+    assert_eq!(n_inputs, rounds);
+    if rounds != 20_000 {
+        println!("{n_inputs} mutated inputs, {n_verified} verified functions round-tripped");
+    }
     // The mutations must leave enough programs valid for the round trip to be exercised.
     assert!(
         n_verified > 1_000,
