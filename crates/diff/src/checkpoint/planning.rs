@@ -83,6 +83,17 @@ fn make_plan(
     })
 }
 
+/// The stage count of [`Strategy::Checkpoint`] and [`Strategy::Uniform`]: ⌈√N⌉ for N
+/// instructions, but at most N / n_params. Every stage program takes the live state as its
+/// parameters, and the inputs are usually live across the whole program, so with a wide input
+/// (Rosenbrock with 10,000 parameters) √N stages would build ~√N programs of 10,000 parameters
+/// each: more interface than program, slower than the tape and no memory saved. The bound
+/// keeps the stage interfaces within the program's own size.
+fn stage_count(func: &Function) -> usize {
+    let n = func.n_insts();
+    sqrt_stages(n).min((n / func.n_params.max(1)).max(1))
+}
+
 /// ⌈√n⌉, at least 1.
 fn sqrt_stages(n: usize) -> usize {
     let mut r = (n as f64).sqrt() as usize;
@@ -108,15 +119,17 @@ pub fn plan(func: &Function, strategy: Strategy) -> Result<Plan, CheckpointError
     // no gradient bit, and stops the stages from recomputing them.
     let live = crate::simplify::dce(func);
     let func = &live;
-    let n = func.n_insts();
     match strategy {
         Strategy::Tape => make_plan(func, strategy, partition(func, 1), 1),
         Strategy::Checkpoint { snapshots: 0 } => Err(CheckpointError::NoSnapshots),
-        Strategy::Checkpoint { snapshots } => {
-            make_plan(func, strategy, partition(func, sqrt_stages(n)), snapshots)
-        }
+        Strategy::Checkpoint { snapshots } => make_plan(
+            func,
+            strategy,
+            partition(func, stage_count(func)),
+            snapshots,
+        ),
         Strategy::Uniform => {
-            let l = sqrt_stages(n);
+            let l = stage_count(func);
             make_plan(func, strategy, partition(func, l), l)
         }
         Strategy::CheckpointBytes(budget) => {
@@ -391,6 +404,40 @@ mod tests {
             }
         }
         assert!(refused > 0, "some budget should be too small");
+    }
+
+    #[test]
+    fn wide_inputs_bound_the_stage_count() {
+        // 200 inputs, ~1,000 instructions: √N would give ~32 stage programs of ~200
+        // parameters each; the bound keeps the interfaces within the program's size.
+        let func = random_function(
+            3,
+            &RandomOptions {
+                n_params: 200,
+                n_insts: 1000,
+                window: 400,
+                ..RandomOptions::default()
+            },
+        );
+        let n = crate::simplify::dce(&func).n_insts();
+        for strategy in [Strategy::Checkpoint { snapshots: 2 }, Strategy::Uniform] {
+            let p = plan(&func, strategy).unwrap();
+            let stages = p.partition.n_stages();
+            assert!(
+                stages <= (n / 200).max(1),
+                "{strategy}: {stages} stages for {n} insts"
+            );
+        }
+        // Narrow programs keep √N stages.
+        let narrow = random_function(
+            3,
+            &RandomOptions {
+                n_insts: 1000,
+                ..RandomOptions::default()
+            },
+        );
+        let p = plan(&narrow, Strategy::Uniform).unwrap();
+        assert!(p.partition.n_stages() >= 20, "{}", p.partition.n_stages());
     }
 
     #[test]
