@@ -143,9 +143,15 @@ impl CompiledInverse {
                 self.runner.run(input, result)?;
                 y.copy_from_slice(&result[layout.output(Part::Outputs)]);
                 out.copy_from_slice(&result[layout.output(Part::Product)]);
-                Ok::<f64, Error>(result[layout.output(Part::Status).start])
+                let pivot = &result[layout.output(Part::Pivot)];
+                Ok::<[f64; 3], Error>([
+                    result[layout.output(Part::Status).start],
+                    pivot[0],
+                    pivot[1],
+                ])
             },
         )?;
+        let [status, pivot, threshold] = status;
         if status == NOT_FINITE {
             return Err(Error::NotFinite {
                 mode: self.mode,
@@ -162,6 +168,8 @@ impl CompiledInverse {
                     .get(k.wrapping_sub(1))
                     .cloned()
                     .unwrap_or_else(|| format!("lump {k}")),
+                pivot,
+                threshold,
                 pivot_tol: self.pivot_tol,
             });
         }
@@ -247,6 +255,16 @@ mod tests {
                 "lump 1 (%y0..%y0, l = 1)"
             };
             assert!(e.contains(expected) && e.contains("singular pivot"), "{e}");
+            // The pivot and the condition estimate are reported; the advice fits the mode.
+            assert!(
+                e.contains("smallest |pivot| 0e0") && e.contains("condition estimate ≥ inf"),
+                "{e}"
+            );
+            assert_eq!(
+                e.contains("try the dense mode"),
+                mode != InverseMode::Dense,
+                "{e}"
+            );
         }
     }
 

@@ -61,16 +61,20 @@ pub enum Error {
     #[error(transparent)]
     Inverse(#[from] adjit_diff::inverse::InverseError),
     /// A numerically singular pivot at run time.
-    #[error("{mode} of @{func}: {lump} has a numerically singular pivot (|pivot| ≤ {pivot_tol:e}·scale): J is singular or too ill-conditioned there; try the dense mode or another point")]
+    #[error("{mode} of @{func}: {lump} has a numerically singular pivot: smallest |pivot| {pivot:e} ≤ {threshold:e} (= {pivot_tol:e} · the lump's largest entry), condition estimate ≥ {:e}; J is singular or too ill-conditioned there; {}", condition_estimate(*pivot, *threshold, *pivot_tol), advice(*mode))]
     Singular {
         mode: InverseMode,
         func: String,
         /// The lump, as `lump 2 (%a..%b, l = 3)`, or `the dense Jacobian`.
         lump: String,
+        /// The smallest pivot magnitude of the lump.
+        pivot: f64,
+        /// The threshold it was judged against: `pivot_tol` times the lump's largest entry.
+        threshold: f64,
         pivot_tol: f64,
     },
     /// An inverse product that is infinite or NaN although no pivot test failed.
-    #[error("{mode} of @{func}: the product is not finite (inf or NaN): J is singular or too ill-conditioned at this point, or the vector is not finite; try the dense mode or another point")]
+    #[error("{mode} of @{func}: the product is not finite (inf or NaN): J is singular or too ill-conditioned at this point, or the vector is not finite; {}", advice(*mode))]
     NotFinite { mode: InverseMode, func: String },
     /// No checkpointing plan fits (e.g. a byte budget below the smallest that works).
     #[error(transparent)]
@@ -127,6 +131,24 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What to try after a singular or non-finite inverse product.
+fn advice(mode: InverseMode) -> &'static str {
+    match mode {
+        InverseMode::Dense => "try another point",
+        _ => "try the dense mode (pivoting across the whole Jacobian) or another point",
+    }
+}
+
+/// The lump's largest entry over its smallest pivot: a lower bound on its condition number.
+fn condition_estimate(pivot: f64, threshold: f64, pivot_tol: f64) -> f64 {
+    let scale = threshold / pivot_tol;
+    if pivot > 0.0 {
+        scale / pivot
+    } else {
+        f64::INFINITY
+    }
+}
 
 /// A fixed set of names (stages, engines, modes) with their spelling and parser.
 macro_rules! named {

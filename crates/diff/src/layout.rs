@@ -42,6 +42,9 @@ pub enum Part {
     /// The status word of an inverse program: 0, a lump index, or
     /// [`crate::inverse::NOT_FINITE`].
     Status,
+    /// With a singular lump: its smallest pivot magnitude and the threshold (`tol · scale`) it
+    /// was judged against; 0, 0 otherwise.
+    Pivot,
     /// `J`: the dense Jacobian, row-major, one row per float output and one column per
     /// differentiated float parameter (an object's result, not a derived program's slots).
     Jacobian,
@@ -72,6 +75,7 @@ impl Part {
             Part::HessianVector => "H·v".into(),
             Part::Product => "product".into(),
             Part::Status => "status".into(),
+            Part::Pivot => "pivot".into(),
             Part::Jacobian => "J".into(),
             Part::Hessian => "H".into(),
         }
@@ -156,7 +160,12 @@ impl Layout {
             ),
             Kind::Inverse => (
                 vec![(Part::Inputs, n), (Part::Vector, n)],
-                vec![(Part::Outputs, m), (Part::Product, n), (Part::Status, 1)],
+                vec![
+                    (Part::Outputs, m),
+                    (Part::Product, n),
+                    (Part::Status, 1),
+                    (Part::Pivot, 2),
+                ],
             ),
             Kind::Jacobian => (
                 vec![(Part::Inputs, n)],

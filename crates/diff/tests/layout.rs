@@ -26,6 +26,7 @@ fn part_types(f: &Function, part: Part) -> Vec<Type> {
         Part::Cotangent | Part::OutputTangent(_) => float_rets,
         Part::Product => f.param_types(),
         Part::Status => vec![Type::F64],
+        Part::Pivot => vec![Type::F64, Type::F64],
         // Assembled by the facade's Jacobian and Hessian objects; no derived program has them.
         Part::Jacobian | Part::Hessian => unreachable!("{part:?} is not a program's part"),
     }

@@ -33,7 +33,7 @@ use super::{InverseError, InverseOptions};
 /// let inv = forward_inverse(&f, &InverseOptions::default()).unwrap();
 /// let out = interpret(&inv, &[3.0, 2.0, 1.0, 1.0]).unwrap();
 /// // J⁻ᵀ·(1, 1): ȳ0 = 1/2, ȳ1 = 1 − 3·(1/2) = −1/2.
-/// assert_eq!(out, vec![6.0, 2.0, 0.5, -0.5, 0.0]);
+/// assert_eq!(out, vec![6.0, 2.0, 0.5, -0.5, 0.0, 0.0, 0.0]); // y, J⁻ᵀ·x̄, status, pivot report
 /// ```
 pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Function, InverseError> {
     let analysis = analyze(func)?;
@@ -62,16 +62,8 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
         let parts = lump_partials(&mut ar, func, &analysis.active, &map, lump);
         let a = jacobian_block(&mut ar, lump, &parts);
         let s: Vec<Num> = lump.inputs.iter().map(|i| state[i]).collect();
-        let (z, flag) = solve_at(
-            &mut ar,
-            &a,
-            lump.n_pass > 0,
-            structure,
-            &s,
-            opts.pivot_tol,
-            Num::Lit(0.0),
-        );
-        flags.push((lump.index, flag));
+        let (z, check) = solve_at(&mut ar, &a, lump.n_pass > 0, structure, &s, opts.pivot_tol);
+        flags.push((lump.index, check));
         let seeds: HashMap<Value, Num> = lump
             .outputs
             .iter()
@@ -103,7 +95,6 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
         rets.push(t);
     }
     // Checked in the returned type: an f32 product can overflow where its f64 did not.
-    let status = status_output(&mut ar, &flags, &product);
-    rets.push(status);
+    rets.extend(status_output(&mut ar, &flags, &product));
     Ok(ar.b.finish(&rets))
 }

@@ -40,13 +40,39 @@ fn choose(ar: &mut Arith, c: Cond, a: Num, b: Num) -> Num {
     }
 }
 
-/// `flag` set to 1 unless `|pivot| > threshold`.
-fn check_pivot(ar: &mut Arith, pivot: Num, threshold: Num, flag: Num) -> Num {
-    let mag = ar.abs(pivot);
-    match greater(ar, mag, threshold) {
-        Cond::Known(true) => flag,
-        Cond::Known(false) => Num::Lit(1.0),
-        Cond::Dyn(ok) => ar.select(ok, flag, Num::Lit(1.0)),
+/// What the pivot tests of one lump found: the singular flag (0 or 1), the smallest pivot
+/// magnitude, and the threshold `tol · scale` the pivots were judged against (so
+/// `threshold / tol` over `smallest` estimates the block's condition number). Reported by the
+/// inverse programs when a lump is singular.
+#[derive(Clone, Copy, Debug)]
+pub struct PivotCheck {
+    pub flag: Num,
+    pub smallest: Num,
+    pub threshold: Num,
+}
+
+impl PivotCheck {
+    pub fn new(threshold: Num) -> PivotCheck {
+        PivotCheck {
+            flag: Num::Lit(0.0),
+            smallest: Num::Lit(f64::INFINITY),
+            threshold,
+        }
+    }
+
+    /// Set the flag unless `|pivot| > threshold`; track the smallest `|pivot|` (a NaN pivot
+    /// sets the flag and leaves the smallest alone: `min` returns the other operand).
+    fn test(&mut self, ar: &mut Arith, pivot: Num) {
+        let mag = ar.abs(pivot);
+        self.flag = match greater(ar, mag, self.threshold) {
+            Cond::Known(true) => self.flag,
+            Cond::Known(false) => Num::Lit(1.0),
+            Cond::Dyn(ok) => ar.select(ok, self.flag, Num::Lit(1.0)),
+        };
+        self.smallest = match self.smallest {
+            Num::Lit(inf) if inf == f64::INFINITY => mag,
+            smallest => ar.binary(adjit_ir::BinaryOp::Min, smallest, mag),
+        };
     }
 }
 
@@ -77,17 +103,16 @@ pub fn threshold(
     }
 }
 
-/// Solve `m · x = r` for a square `m` (rows of entries). Returns `x` and the updated singular
-/// flag (`flag` becomes 1 when a pivot `p` has `|p| ≤ threshold`, see [`threshold`]).
+/// Solve `m · x = r` for a square `m` (rows of entries) and return `x`; every pivot goes through
+/// `check` (its flag becomes 1 when a pivot `p` has `|p| ≤ threshold`, see [`threshold`]).
 // Row operations index two rows of `m` with the same column: a range loop says it best.
 #[allow(clippy::needless_range_loop)]
 pub fn solve(
     ar: &mut Arith,
     mut m: Vec<Vec<Num>>,
     mut r: Vec<Num>,
-    threshold: Num,
-    mut flag: Num,
-) -> (Vec<Num>, Num) {
+    check: &mut PivotCheck,
+) -> Vec<Num> {
     let k_max = m.len();
     debug_assert!(m.iter().all(|row| row.len() == k_max) && r.len() == k_max);
     for k in 0..k_max {
@@ -111,7 +136,7 @@ pub fn solve(
             r[k] = choose(ar, c, lower, upper);
             r[i] = choose(ar, c, upper, lower);
         }
-        flag = check_pivot(ar, m[k][k], threshold, flag);
+        check.test(ar, m[k][k]);
         // Eliminate below the pivot.
         for i in k + 1..k_max {
             if m[i][k] == Num::Lit(0.0) {
@@ -142,5 +167,5 @@ pub fn solve(
         x[k] = ar.div(acc, m[k][k]);
         neg_x[k] = ar.neg(x[k]);
     }
-    (x, flag)
+    x
 }

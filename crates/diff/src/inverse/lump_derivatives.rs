@@ -13,7 +13,7 @@ use adjit_ir::{CmpPred, Function, Value};
 
 use super::arith::{Arith, Num};
 use super::blocks::LumpBlocks;
-use super::lu;
+use super::lu::{self, PivotCheck};
 use super::lumps::Lump;
 use crate::rules::{carries_derivative, partials, Emitter, Partial};
 
@@ -207,11 +207,11 @@ pub fn solve_a(
     structure: &LumpBlocks,
     r: &[Num],
     tol: f64,
-    mut flag: Num,
-) -> (Vec<Num>, Num) {
+) -> (Vec<Num>, PivotCheck) {
     let l = a.rows.len();
     let entries = a.rows.iter().flatten().map(|&(_, e)| e);
     let threshold = lu::threshold(ar, entries, identity, tol);
+    let mut check = PivotCheck::new(threshold);
     let mut x: Vec<Option<Num>> = vec![None; l];
     for block in &structure.blocks {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
@@ -232,8 +232,7 @@ pub fn solve_a(
             .iter()
             .map(|&i| cols.iter().map(|&j| a.get(i, j)).collect())
             .collect();
-        let (xs, f) = lu::solve(ar, sub, rhs, threshold, flag);
-        flag = f;
+        let xs = lu::solve(ar, sub, rhs, &mut check);
         for (&j, xj) in cols.iter().zip(xs) {
             x[j] = Some(xj);
         }
@@ -242,7 +241,7 @@ pub fn solve_a(
         x.into_iter()
             .map(|v| v.expect("every column is in a block"))
             .collect(),
-        flag,
+        check,
     )
 }
 
@@ -255,11 +254,11 @@ pub fn solve_at(
     structure: &LumpBlocks,
     s: &[Num],
     tol: f64,
-    mut flag: Num,
-) -> (Vec<Num>, Num) {
+) -> (Vec<Num>, PivotCheck) {
     let l = a.rows.len();
     let entries = a.rows.iter().flatten().map(|&(_, e)| e);
     let threshold = lu::threshold(ar, entries, identity, tol);
+    let mut check = PivotCheck::new(threshold);
     let mut z: Vec<Option<Num>> = vec![None; l];
     for block in structure.blocks.iter().rev() {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
@@ -280,8 +279,7 @@ pub fn solve_at(
             .iter()
             .map(|&j| block.iter().map(|&i| a.get(i, j)).collect())
             .collect();
-        let (zs, f) = lu::solve(ar, sub, rhs, threshold, flag);
-        flag = f;
+        let zs = lu::solve(ar, sub, rhs, &mut check);
         for (&i, zi) in block.iter().zip(zs) {
             z[i] = Some(zi);
         }
@@ -290,14 +288,20 @@ pub fn solve_at(
         z.into_iter()
             .map(|v| v.expect("every row is in a block"))
             .collect(),
-        flag,
+        check,
     )
 }
 
-/// The `status` output: the smallest index of a lump whose singular-pivot flag is set (flags are
-/// `(lump index, flag)`); otherwise [`NOT_FINITE`] when an entry of the `product` is infinite or
-/// NaN (an ill-conditioned J that no pivot test caught, or a non-finite seed); otherwise 0.
-pub fn status_output(ar: &mut Arith, flags: &[(usize, Num)], product: &[Num]) -> Value {
+/// The `status` output and the pivot report: status is the smallest index of a lump whose
+/// singular-pivot flag is set (`checks` are `(lump index, check)`); otherwise [`NOT_FINITE`]
+/// when an entry of the `product` is infinite or NaN (an ill-conditioned J that no pivot test
+/// caught, or a non-finite seed); otherwise 0. With a singular lump, the report is that lump's
+/// smallest pivot magnitude and the threshold it was judged against (0, 0 otherwise).
+pub fn status_output(
+    ar: &mut Arith,
+    checks: &[(usize, PivotCheck)],
+    product: &[Num],
+) -> [Value; 3] {
     let mut status = Num::Lit(0.0);
     for &p in product {
         status = match p {
@@ -310,19 +314,26 @@ pub fn status_output(ar: &mut Arith, flags: &[(usize, Num)], product: &[Num]) ->
             }
         };
     }
-    let mut sorted: Vec<(usize, Num)> = flags.to_vec();
+    let (mut pivot, mut threshold) = (Num::Lit(0.0), Num::Lit(0.0));
+    let mut sorted: Vec<(usize, PivotCheck)> = checks.to_vec();
     sorted.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
-    for (k, flag) in sorted {
-        status = match flag {
-            Num::Lit(0.0) => status,
-            Num::Lit(_) => Num::Lit(k as f64),
+    for (k, check) in sorted {
+        match check.flag {
+            Num::Lit(0.0) => {}
+            Num::Lit(_) => {
+                status = Num::Lit(k as f64);
+                pivot = check.smallest;
+                threshold = check.threshold;
+            }
             Num::Val(fv) => {
                 let set = ar.fcmp(CmpPred::Gt, fv, Num::Lit(0.5));
-                ar.select(set, Num::Lit(k as f64), status)
+                status = ar.select(set, Num::Lit(k as f64), status);
+                pivot = ar.select(set, check.smallest, pivot);
+                threshold = ar.select(set, check.threshold, threshold);
             }
-        };
+        }
     }
-    ar.value(status)
+    [ar.value(status), ar.value(pivot), ar.value(threshold)]
 }
 
 /// The `status` an inverse program returns when its product is not finite.

@@ -1,11 +1,12 @@
-//! Reverse-inverse: `(x.., ẏ..) → (y.., ẋ = J⁻¹·ẏ .., status)`.
+//! Reverse-inverse: `(x.., ẏ..) → (y.., ẋ = J⁻¹·ẏ .., status, pivot, threshold)`.
 //!
 //! The primal runs first, unchanged and in program order (its values are the tape). Then the
 //! lumps are visited last to first: with the tangents `ẏ` of the closing cut known,
 //! `r = ẏ_Out − B·ẏ_P` (one forward sweep through the lump seeded on P), `ẋ_In = A⁻¹·r` (`A` from
 //! one forward direction per input, solved block by block with pivoted LU), and `ẋ_P = ẏ_P`.
 //! `status` is 0, the 1-based index of the first lump with a numerically singular pivot, or −1
-//! when the product is not finite.
+//! when the product is not finite; then the flagged lump's smallest |pivot| and the threshold it
+//! was judged against (0, 0 when no lump is singular).
 //! Assumes nothing beyond a verified function; errors for non-square or singular structure.
 
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ use super::{InverseError, InverseOptions};
 /// let inv = reverse_inverse(&f, &InverseOptions::default()).unwrap();
 /// let out = interpret(&inv, &[3.0, 2.0, 1.0, 1.0]).unwrap();
 /// // J⁻¹·(1, 1): ẋ1 = 1, ẋ0 = (1 − 3·1)/2 = −1.
-/// assert_eq!(out, vec![6.0, 2.0, -1.0, 1.0, 0.0]);
+/// assert_eq!(out, vec![6.0, 2.0, -1.0, 1.0, 0.0, 0.0, 0.0]); // y, J⁻¹·ẏ, status, pivot report
 /// ```
 pub fn reverse_inverse(func: &Function, opts: &InverseOptions) -> Result<Function, InverseError> {
     let analysis = analyze(func)?;
@@ -92,16 +93,8 @@ pub(crate) fn emit_reverse(
                 None => state[o],
             })
             .collect();
-        let (x, flag) = solve_a(
-            &mut ar,
-            &a,
-            lump.n_pass > 0,
-            structure,
-            &r,
-            opts.pivot_tol,
-            Num::Lit(0.0),
-        );
-        flags.push((lump.index, flag));
+        let (x, check) = solve_a(&mut ar, &a, lump.n_pass > 0, structure, &r, opts.pivot_tol);
+        flags.push((lump.index, check));
         for o in &lump.outputs {
             state.remove(o);
         }
@@ -117,7 +110,6 @@ pub(crate) fn emit_reverse(
         rets.push(t);
     }
     // Checked in the returned type: an f32 product can overflow where its f64 did not.
-    let status = status_output(&mut ar, &flags, &product);
-    rets.push(status);
+    rets.extend(status_output(&mut ar, &flags, &product));
     ar.b.finish(&rets)
 }
