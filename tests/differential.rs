@@ -204,6 +204,8 @@ struct Counts {
     adjoint_mismatch: usize,
     inverse_ok: usize,
     inverse_err: usize,
+    /// Checkpointed gradients (checkpoint:1, uniform, on the interpreter) compared with the tape.
+    strategies_checked: usize,
     mismatch_examples: Vec<String>,
 }
 
@@ -225,6 +227,28 @@ fn check_program(f: &Function, rng: &mut Rng, counts: &mut Counts) -> Result<(),
         .collect();
     let any_f32 = f.values.iter().any(|d| d.ty == Type::F32);
     let (jvp, vjp) = (adjit::diff::jvp(f), adjit::diff::vjp(f));
+    // Every strategy gives the tape's gradient bit for bit (the stage programs and the tape
+    // accumulate in the same order), at the first special point; a failure is a hard error.
+    let n_float_out = f.ret_types.iter().filter(|t| t.is_float()).count();
+    if n_float_out > 0 && f.param_types().iter().any(|t| t.is_float()) {
+        let w = vec![1.0; n_float_out];
+        if let Ok((y, tape)) = adjit::vjp(f, Engine::Interp, Strategy::Tape, &points[0], &w) {
+            for strategy in [Strategy::Checkpoint { snapshots: 1 }, Strategy::Uniform] {
+                let (ys, g) = adjit::vjp(f, Engine::Interp, strategy, &points[0], &w)
+                    .map_err(|e| format!("{strategy}: {e}\n{f}"))?;
+                let same_bits = |a: &[f64], b: &[f64]| {
+                    a.len() == b.len() && a.iter().zip(b).all(|(p, q)| same(*p, *q))
+                };
+                if !same_bits(&ys, &y) || !same_bits(&g, &tape) {
+                    return Err(format!(
+                        "{strategy} gradient {g:?} differs from the tape's {tape:?} at {:?}\n{f}",
+                        points[0]
+                    ));
+                }
+                counts.strategies_checked += 1;
+            }
+        }
+    }
     for x in &points {
         counts.points += 1;
         let y_int = interpret(f, x).map_err(|e| format!("interpreter: {e}\n{f}"))?;
@@ -329,6 +353,7 @@ fn random_programs_agree_across_engines_and_modes() {
     assert_eq!(counts.programs, 150);
     assert!(counts.adjoint_checked > 100, "{counts:?}");
     assert_eq!(counts.adjoint_mismatch, 0, "{counts:?}");
+    assert!(counts.strategies_checked > 100, "{counts:?}");
 }
 
 /// The long campaign, outside CI: `ADJIT_FUZZ_PROGRAMS=100000 cargo test --release --test
