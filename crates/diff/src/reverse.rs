@@ -19,9 +19,10 @@
 //!    ∂y/∂aᵢ·ȳ of operand aᵢ either initialises āᵢ (first contribution: the scaled value, or ȳ
 //!    itself for a unit coefficient) or is accumulated by [`crate::rules::Partial::accumulate`]:
 //!    `fma ȳ, c, acc` for a product coefficient c, `add acc, ȳ` / `sub acc, ȳ` for ±1,
-//!    `sub acc, (ȳ·c)` for −c, and `add acc, contribution` otherwise. Exception: `div a, b`
-//!    with both operands active computes d = ȳ/b once; ā receives d (rule 1) and b̄ receives
-//!    −(d·y) (rule −c with c = y, applied to d).
+//!    `sub acc, (ȳ·c)` for −c, and `add acc, contribution` otherwise. No operand's
+//!    contribution depends on whether another operand is active (so `div a, b` gives b̄ the
+//!    rulebook's −ȳ·(y/b) even when ā is computed too): checkpoint stages, which see some
+//!    passive values as active inputs, reproduce the tape bit for bit.
 //!
 //! An instruction's adjoint is final when the sweep reaches it, since all its uses come later
 //! in program order. Coefficients (`cos x`, `2·y`, …) are computed in the adjoint sweep from
@@ -32,7 +33,7 @@
 //! that value was created for it), the cotangent parameter of an output `%y` is `%y_b`.
 //! The pass is O(size), leaves `f` alone, assumes a verified function and produces one.
 
-use adjit_ir::{BinaryOp, Builder, Function, InstData, Operand, Type, Value};
+use adjit_ir::{Builder, Function, Operand, Type, Value};
 
 use crate::activity::activity;
 use crate::forward::zero;
@@ -148,25 +149,19 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         let y = map[v.index()];
         // (operand position, partial, the adjoint it scales)
         let ty = b.ty(y);
-        let contributions: Vec<(usize, Partial<Operand>, Value)> = match mapped {
-            // y = a/b with both active: d = ȳ/b, ā gets d, b̄ gets −(d·y) (one division).
-            InstData::Binary {
-                op: BinaryOp::Div,
-                args: [_, divisor],
-            } if wanted[0] && wanted[1] => {
-                let d = b.div(dy, divisor);
-                vec![(0, Partial::One, d), (1, Partial::NegMul(y.into()), d)]
-            }
-            _ => partials(
-                &mut TypedBuilder { b: &mut b, ty },
-                &mapped,
-                y.into(),
-                &wanted,
-            )
-            .into_iter()
-            .map(|(pos, p)| (pos, p, dy))
-            .collect(),
-        };
+        // Every operand's contribution comes from the rulebook alone, never from whether the
+        // other operands are active: a checkpoint stage sees a value that is passive in the
+        // whole function (`ceil`'s result) as an active input, and its adjoints must still be
+        // the tape's bit for bit.
+        let contributions: Vec<(usize, Partial<Operand>, Value)> = partials(
+            &mut TypedBuilder { b: &mut b, ty },
+            &mapped,
+            y.into(),
+            &wanted,
+        )
+        .into_iter()
+        .map(|(pos, p)| (pos, p, dy))
+        .collect();
         for (pos, p, t) in contributions {
             let u = operands[pos]
                 .as_value()
