@@ -16,14 +16,15 @@
 //! ([`crate::activity()`]) get tangents; a missing tangent means zero and is never materialised
 //! (literal operands have none), except that an output whose tangent is zero returns a
 //! `const 0.0`. Several terms are combined as `fma t, c, acc` (products), `add`/`sub`
-//! (unit coefficients) or one `select` (`min`, `max`, `select` with both branches active);
-//! `div a, b` with both operands active uses ẏ = (ȧ − y·ḃ)/b.
+//! (unit coefficients) or one `select` (`min`, `max`, `select` with both branches active).
+//! No term depends on whether another operand is active (`div a, b` is ȧ/b − (y/b)·ḃ), so
+//! the JVP of a step agrees bit for bit with the JVP of a program that contains it.
 //!
 //! Names: the tangent of `%p` is `%dp` (with `k` directions, `%dp_1` … `%dp_k`); unnamed
 //! primal values have unnamed tangents. The pass is O(k · size) and leaves `f` alone; it
 //! assumes a verified function and produces a verified one.
 
-use adjit_ir::{BinaryOp, Builder, Function, InstData, Operand, Type, Value};
+use adjit_ir::{Builder, Function, Operand, Type, Value};
 
 use crate::activity::activity;
 use crate::rules::{partials, NameTable, Partial, TypedBuilder};
@@ -111,29 +112,9 @@ fn forward(func: &Function, k: usize, name: String) -> Function {
                 .expect("wanted operands are values");
             tangent[u.index()].expect("wanted operands have tangents")
         };
-        let is_div = matches!(
-            inst,
-            InstData::Binary {
-                op: BinaryOp::Div,
-                ..
-            }
-        );
-        if is_div && wanted[0] && wanted[1] {
-            // ẏ = (ȧ − y·ḃ)/b: three lines instead of four.
-            let divisor = mapped.operands()[1];
-            for (dir, tangents) in tangent.iter_mut().enumerate() {
-                let first_new = b.func().n_values();
-                let (da, db) = (tangent_of(tangents, 0), tangent_of(tangents, 1));
-                let y_db = b.mul(y, db);
-                let diff = b.sub(da, y_db);
-                let dy = b.div(diff, divisor);
-                if let Some(n) = func.name_of(v) {
-                    names.name_new(&mut b, dy, first_new, tangent_name(n, k, dir));
-                }
-                tangents[v.index()] = Some(dy);
-            }
-            continue;
-        }
+        // Every tangent term comes from the rulebook's partials alone, never from which
+        // other operands are active, so a function's JVP and the JVP of a piece of it (a step
+        // whose inputs include values passive in the whole program) agree bit for bit.
         let ty = b.ty(y);
         let parts = partials(
             &mut TypedBuilder { b: &mut b, ty },
