@@ -94,6 +94,17 @@ fn stage_count(func: &Function) -> usize {
     sqrt_stages(n).min((n / func.n_params.max(1)).max(1))
 }
 
+/// The stage counts [`Strategy::CheckpointBytes`] considers for `n` instructions:
+/// 1, 2, 4, … up to n/4, and ⌈√n⌉.
+fn budget_candidates(n: usize) -> Vec<usize> {
+    let mut counts: Vec<usize> =
+        std::iter::successors(Some(1usize), |&l| (l * 2 <= n / 4).then_some(l * 2)).collect();
+    counts.push(sqrt_stages(n));
+    counts.sort_unstable();
+    counts.dedup();
+    counts
+}
+
 /// ⌈√n⌉, at least 1.
 fn sqrt_stages(n: usize) -> usize {
     let mut r = (n as f64).sqrt() as usize;
@@ -162,11 +173,7 @@ fn plan_for_budget(
     use std::collections::BinaryHeap;
 
     let n = func.n_insts();
-    let mut counts: Vec<usize> =
-        std::iter::successors(Some(1usize), |&l| (l * 2 <= n / 4).then_some(l * 2)).collect();
-    counts.push(sqrt_stages(n));
-    counts.sort_unstable();
-    counts.dedup();
+    let counts = budget_candidates(n);
     let useful = stages::Liveness::new(func);
     let bound = TapeBound::new(func);
     let layouts: Vec<(stages::Layout, Footprint)> = counts
@@ -344,11 +351,7 @@ mod tests {
     fn exhaustive_choice(func: &Function, budget: u64) -> Option<(usize, usize, u64)> {
         let func = crate::simplify::dce(func);
         let n = func.n_insts();
-        let mut counts: Vec<usize> =
-            std::iter::successors(Some(1usize), |&l| (l * 2 <= n / 4).then_some(l * 2)).collect();
-        counts.push(sqrt_stages(n));
-        counts.sort_unstable();
-        counts.dedup();
+        let counts = budget_candidates(n);
         let mut best: Option<(u64, usize, usize)> = None;
         for l in counts {
             let part = partition(&func, l);
