@@ -75,22 +75,10 @@ pub struct CheckpointedGradient {
     func: Function,
     layout: Layout,
     bools: Vec<usize>,
-    /// With data inputs: the positions, among the float inputs, of the differentiated ones.
-    /// The stage programs differentiate every float input (a data input's adjoint never flows
-    /// into a differentiated one, so theirs are the taped values bit for bit); the call keeps
-    /// the differentiated entries.
-    differentiated: Option<Vec<usize>>,
     executor: Executor,
     stages: Stages,
-    pool: Mutex<Vec<Buffers>>,
+    pool: Mutex<Vec<ExecBuffers>>,
     stats: CheckpointStats,
-}
-
-/// The executor's buffers, plus the gradient over every float input when data inputs are
-/// dropped from it.
-struct Buffers {
-    exec: ExecBuffers,
-    all_floats: Vec<f64>,
 }
 
 impl std::fmt::Debug for CheckpointedGradient {
@@ -149,26 +137,11 @@ impl CheckpointedGradient {
             snapshots: plan.snapshots,
         };
         let executor = Executor::new(func, &plan);
-        let differentiated = func.has_data_params().then(|| {
-            let floats: Vec<_> = func.params().filter(|&p| func.ty(p).is_float()).collect();
-            floats
-                .iter()
-                .enumerate()
-                .filter(|(_, &p)| !func.is_data(p))
-                .map(|(i, _)| i)
-                .collect()
-        });
-        let n_floats = func.params().filter(|&p| func.ty(p).is_float()).count();
-        let buffers = Buffers {
-            exec: executor.buffers(),
-            all_floats: vec![0.0; n_floats],
-        };
         Ok(CheckpointedGradient {
             func: signature_of(func),
             layout: Layout::of(func, Kind::Vjp),
             bools: bool_params(func),
-            differentiated,
-            pool: Mutex::new(vec![buffers]),
+            pool: Mutex::new(vec![executor.buffers()]),
             executor,
             stages: Stages { forward, reverse },
             stats,
@@ -194,17 +167,10 @@ impl CheckpointedGradient {
         check_bools(&self.func, &self.bools, x)?;
         // A poisoned pool only means another caller panicked: the buffers hold no invariant.
         let taken = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let mut bufs = taken.unwrap_or_else(|| Buffers {
-            exec: self.executor.buffers(),
-            all_floats: vec![0.0; self.differentiated.as_ref().map_or(0, |_| self.n_floats())],
-        });
-        let full = match &self.differentiated {
-            Some(_) => &mut bufs.all_floats[..],
-            None => &mut *grad,
-        };
+        let mut bufs = taken.unwrap_or_else(|| self.executor.buffers());
         let result = self
             .executor
-            .run(&mut bufs.exec, &mut &self.stages, x, w, y, full)
+            .run(&mut bufs, &mut &self.stages, x, w, y, grad)
             .map_err(|e| match e {
                 checkpoint::ExecError::Stage { source, .. } => source,
                 checkpoint::ExecError::Length {
@@ -219,24 +185,11 @@ impl CheckpointedGradient {
                     layout: self.layout.to_string(),
                 },
             });
-        if let (Ok(()), Some(keep)) = (&result, &self.differentiated) {
-            for (g, &i) in grad.iter_mut().zip(keep) {
-                *g = bufs.all_floats[i];
-            }
-        }
         self.pool
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(bufs);
         result
-    }
-
-    fn n_floats(&self) -> usize {
-        self.func
-            .param_types()
-            .iter()
-            .filter(|t| t.is_float())
-            .count()
     }
 
     /// The layout of the VJP this object computes: `(x, ȳ) -> (y, x̄)`.

@@ -245,6 +245,7 @@ pub(crate) fn layout(func: &Function, n_stages: usize, liveness: &Liveness) -> L
         }
     }
 
+    let act = crate::activity(func);
     let adjoint_slots: Vec<Vec<usize>> = states
         .iter()
         .enumerate()
@@ -253,6 +254,7 @@ pub(crate) fn layout(func: &Function, n_stages: usize, liveness: &Liveness) -> L
                 .filter(|&i| {
                     let v = state[i];
                     func.ty(v).is_float()
+                        && (k == l || act.is_varied(v))
                         && (k == 0
                             || k == l
                             || liveness.last_useful_use[v.index()].is_some_and(|u| u >= bounds[k]))
@@ -277,8 +279,9 @@ pub(crate) fn build(func: &Function, layout: Layout) -> StagePartition {
         adjoint_slots,
     } = layout;
     let l = bounds.len() - 1;
+    let act = crate::activity(func);
     let stages: Vec<Function> = (0..l)
-        .map(|k| stage_function(func, k, &bounds, &states))
+        .map(|k| stage_function(func, &act, k, &bounds, &states))
         .collect();
     let (reverse, tape_bytes) = (0..l)
         .map(|k| {
@@ -328,14 +331,10 @@ fn stage_reverse(
     }
     let (mut reverse, tape) = crate::reverse::vjp_with_tape(&restricted);
     let n_primal = restricted.rets.len();
-    // Position of each float parameter among the float parameters (vjp's adjoint order).
+    // Position of each differentiated parameter among them (vjp's adjoint order).
     let mut float_index = vec![usize::MAX; stage.n_params];
-    let mut n_float = 0;
-    for (i, slot) in float_index.iter_mut().enumerate() {
-        if stage.values[i].ty.is_float() {
-            *slot = n_float;
-            n_float += 1;
-        }
+    for (n, p) in stage.differentiated_params().enumerate() {
+        float_index[p.index()] = n;
     }
     let keep: Vec<usize> = (0..n_primal)
         .chain(adjoint_in.iter().map(|&i| n_primal + float_index[i]))
@@ -347,7 +346,13 @@ fn stage_reverse(
 
 /// F_k: parameters `states[k]`, the instructions `bounds[k]..bounds[k + 1]`, returns
 /// `states[k + 1]`.
-fn stage_function(func: &Function, k: usize, bounds: &[usize], states: &[Vec<Value>]) -> Function {
+fn stage_function(
+    func: &Function,
+    varied: &crate::Activity,
+    k: usize,
+    bounds: &[usize],
+    states: &[Vec<Value>],
+) -> Function {
     let inputs = &states[k];
     let (start, end) = (bounds[k], bounds[k + 1]);
     let param_of: HashMap<Value, Value> = inputs
@@ -365,9 +370,14 @@ fn stage_function(func: &Function, k: usize, bounds: &[usize], states: &[Vec<Val
         }
     };
     let mut out = Function::new(format!("{}.stage{k}", func.name));
+    // A stage input that is not varied in the whole function (a `data` input, `ceil`'s
+    // result, …) is `data` in the stage, so the stage sees the whole function's activity.
     for &v in inputs {
         let data = func.data(v);
-        out.add_param(data.ty, data.name.clone());
+        let p = out.add_param(data.ty, data.name.clone());
+        if !varied.is_varied(v) {
+            out.set_param_kind(p, adjit_ir::ParamKind::Data);
+        }
     }
     for data in &func.values[start..end] {
         let ValueDef::Inst(inst) = &data.def else {
