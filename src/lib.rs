@@ -437,11 +437,11 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
     match stage {
         Stage::Ir => Ok(func.to_string()),
         Stage::Simplified => Ok(adjit_diff::simplify(func).to_string()),
-        Stage::Jvp => Ok(derive(func, Mode::Jvp)?.func.to_string()),
-        Stage::Vjp => Ok(derive(func, Mode::Vjp)?.func.to_string()),
+        Stage::Jvp => Ok(adjit_diff::derive(func, Mode::Jvp)?.func.to_string()),
+        Stage::Vjp => Ok(adjit_diff::derive(func, Mode::Vjp)?.func.to_string()),
         Stage::Schedule => checkpoint::schedule_text(func, options.strategy),
         Stage::Clif | Stage::Asm => {
-            let derived = derive(func, options.mode)?;
+            let derived = adjit_diff::derive(func, options.mode)?; // verified above
             let opts = JitOptions::default();
             Ok(if stage == Stage::Clif {
                 adjit_jit::clif_text(&derived.func, &opts)?
