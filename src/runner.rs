@@ -25,10 +25,9 @@ impl Runner {
     #[inline]
     pub(crate) fn run(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
         match self {
-            Runner::Interp(func) => Interpreter::default().run(func, inputs, outputs)?,
-            Runner::Jit(code) => code.call(inputs, outputs)?,
+            Runner::Jit(code) => Ok(code.call(inputs, outputs)?),
+            Runner::Interp(func) => interpret(func, inputs, outputs),
         }
-        Ok(())
     }
 
     /// The native code, with [`Engine::Jit`].
@@ -38,4 +37,11 @@ impl Runner {
             Runner::Jit(code) => Some(code),
         }
     }
+}
+
+/// Out of line, so the native path of [`Runner::run`] inlines into its callers.
+#[inline(never)]
+fn interpret(func: &Function, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
+    Interpreter::default().run(func, inputs, outputs)?;
+    Ok(())
 }

@@ -50,6 +50,8 @@ impl Drop for OwnedModule {
 pub struct CompiledFunction {
     /// Chunk functions, run in order on the same buffers.
     chunks: Vec<KernelFn>,
+    /// The only chunk, when there is one and it uses no workspace: called directly.
+    direct: Option<KernelFn>,
     n_inputs: usize,
     n_outputs: usize,
     n_slots: usize,
@@ -84,8 +86,13 @@ impl CompiledFunction {
         n_slots: usize,
         code_bytes: usize,
     ) -> CompiledFunction {
+        let direct = match chunks[..] {
+            [only] if n_slots == 0 => Some(only),
+            _ => None,
+        };
         CompiledFunction {
             chunks,
+            direct,
             n_inputs,
             n_outputs,
             n_slots,
@@ -121,24 +128,52 @@ impl CompiledFunction {
 
     /// Evaluate at `inputs`, writing `outputs`. `f32` parameters round their input to `f32`,
     /// `bool` parameters read nonzero as true; `bool` results are 0.0 or 1.0.
+    ///
+    /// Inlined: a call of a one-chunk program without workspace (most small programs) is two
+    /// length comparisons and one indirect call; everything else goes out of line.
+    #[inline]
     pub fn call(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<(), JitError> {
-        if inputs.len() != self.n_inputs {
-            return Err(JitError::InputLength {
-                expected: self.n_inputs,
-                got: inputs.len(),
-            });
+        if inputs.len() != self.n_inputs || outputs.len() != self.n_outputs {
+            return Err(self.length_error(inputs.len(), outputs.len()));
         }
-        if outputs.len() != self.n_outputs {
-            return Err(JitError::OutputLength {
-                expected: self.n_outputs,
-                got: outputs.len(),
-            });
+        match self.direct {
+            // SAFETY: the lengths were checked above; `direct` is set only for a single chunk
+            // that uses no workspace, so a dangling (never dereferenced) pointer is enough.
+            Some(entry) => unsafe {
+                entry(
+                    inputs.as_ptr(),
+                    outputs.as_mut_ptr(),
+                    NonNull::<f64>::dangling().as_ptr(),
+                )
+            },
+            None => self.call_with_workspace(inputs, outputs),
         }
+        Ok(())
+    }
+
+    /// The general call: chunks in order on a workspace. Lengths are checked by the caller.
+    #[inline(never)]
+    fn call_with_workspace(&self, inputs: &[f64], outputs: &mut [f64]) {
         self.with_workspace(|work| {
-            // SAFETY: the lengths were checked above and `work` holds `n_slots` slots.
+            // SAFETY: the caller checked the lengths and `work` holds `n_slots` slots.
             unsafe { self.run(inputs.as_ptr(), outputs.as_mut_ptr(), work) }
         });
-        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn length_error(&self, inputs: usize, outputs: usize) -> JitError {
+        if inputs != self.n_inputs {
+            JitError::InputLength {
+                expected: self.n_inputs,
+                got: inputs,
+            }
+        } else {
+            JitError::OutputLength {
+                expected: self.n_outputs,
+                got: outputs,
+            }
+        }
     }
 
     /// Evaluate at many points stored point-major (`inputs[p * n_inputs + i]`), writing
