@@ -31,6 +31,41 @@ fn rosenbrock_rust(x: &[f64]) -> f64 {
         .sum()
 }
 
+/// The chained Rosenbrock with exactly the operations of rosenbrock1000.ir, in its order
+/// (`fma` = `f64::mul_add`): the same bits as the JIT. Each term enters the running sum
+/// through two dependent fmas, so the sum's latency chain is twice [`rosenbrock_rust`]'s.
+/// Compiled with the `fma` instruction when the CPU has it (as the JIT does), not the libm
+/// routine `mul_add` falls back to without that target feature.
+fn rosenbrock_rust_same_ops(x: &[f64]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        #[target_feature(enable = "fma")]
+        fn with_fma(x: &[f64]) -> f64 {
+            same_ops(x)
+        }
+        // SAFETY: the CPU was just checked to have the `fma` target feature.
+        return unsafe { with_fma(x) };
+    }
+    same_ops(x)
+}
+
+#[inline(always)]
+fn same_ops(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, w) in x.windows(2).enumerate() {
+        let n = -w[0];
+        let a = n + 1.0;
+        let c = n.mul_add(w[0], w[1]);
+        let d = c * c;
+        if i == 0 {
+            s = a.mul_add(a, d * 100.0);
+        } else {
+            s = a.mul_add(a, d.mul_add(100.0, s));
+        }
+    }
+    s
+}
+
 /// The MLP's weights, read back from the literals of mlp.ir in program order:
 /// per hidden unit 16 weights and a bias, then 32 output weights and the output bias.
 struct Mlp {
@@ -99,6 +134,16 @@ fn primal(c: &mut Criterion) {
     });
     g.bench_function("rosenbrock1000/rust", |b| {
         b.iter(|| rosenbrock_rust(black_box(&x)))
+    });
+    let mut jit_out = [0.0];
+    code.call(&x, &mut jit_out).unwrap();
+    assert_eq!(
+        rosenbrock_rust_same_ops(&x).to_bits(),
+        jit_out[0].to_bits(),
+        "same operations, same bits"
+    );
+    g.bench_function("rosenbrock1000/rust-same-ops", |b| {
+        b.iter(|| rosenbrock_rust_same_ops(black_box(&x)))
     });
 
     let mlp = load("mlp.ir");
