@@ -512,3 +512,172 @@ fn gmm_matches_its_definition_and_finite_differences() {
     assert_eq!(keys, ["alpha", "l", "mu", "q"]);
     assert_eq!(jacobian["l"].as_array().map(Vec::len), Some(2));
 }
+
+/// A small `ba` input: one camera, point, weight and feature, expanded by the tool to n
+/// cameras, m points and p observations (p ≥ 10, so every printed CSR prefix is full).
+fn ba_input(cam: &[f64], x: &[f64], w: f64) -> Value {
+    json!({"n": 2, "m": 3, "p": 12, "cam": cam, "x": x, "w": w, "feat": [0.3, -0.2],
+           "min_runs": 1, "min_seconds": 0})
+}
+
+/// w·(proj(cam, X) − feat) written out with f64 (Rodrigues, then radial distortion).
+fn ba_reference(cam: &[f64], x: &[f64], w: f64, feat: [f64; 2]) -> [f64; 2] {
+    let xo = [x[0] - cam[3], x[1] - cam[4], x[2] - cam[5]];
+    let r = [cam[0], cam[1], cam[2]];
+    let theta = (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]).sqrt();
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let xcam: [f64; 3] = if theta == 0.0 {
+        let c = cross(r, xo);
+        std::array::from_fn(|i| xo[i] + c[i])
+    } else {
+        let k = r.map(|v| v / theta);
+        let c = cross(k, xo);
+        let dot = k[0] * xo[0] + k[1] * xo[1] + k[2] * xo[2];
+        std::array::from_fn(|i| {
+            xo[i] * theta.cos() + c[i] * theta.sin() + k[i] * dot * (1.0 - theta.cos())
+        })
+    };
+    let proj = [xcam[0] / xcam[2], xcam[1] / xcam[2]];
+    let rsq = proj[0] * proj[0] + proj[1] * proj[1];
+    let l = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq;
+    std::array::from_fn(|i| w * (proj[i] * l * cam[6] + cam[7 + i] - feat[i]))
+}
+
+/// The Jacobian of `ba` at (cam, x, w) against its definition's structure and against central
+/// differences of the tool's own objective: the first observation's two rows depend on the
+/// first camera, point and weight only, and perturbing the one camera (point, weight) of the
+/// input perturbs them.
+fn ba_check_jacobian(cam: &[f64], x: &[f64], w: f64) {
+    let objective = output("ba", "objective", ba_input(cam, x, w));
+    let errors = numbers(&objective["reproj_error"]["elements"]);
+    assert_close(&errors, &ba_reference(cam, x, w, [0.3, -0.2]), 1e-12);
+    assert_eq!(objective["reproj_error"]["repeated"], json!(12));
+    assert_close(
+        &[objective["w_err"]["element"].as_f64().expect("a number")],
+        &[1.0 - w * w],
+        0.0,
+    );
+    assert_eq!(objective["w_err"]["repeated"], json!(12));
+
+    let jacobian = output("ba", "jacobian", ba_input(cam, x, w));
+    let keys: Vec<&String> = jacobian.as_object().expect("an object").keys().collect();
+    assert_eq!(keys, ["cols", "rows", "vals"]);
+    // CSR of 3p = 36 rows over 11n + 3m + p = 43 columns: offsets 15r for the 2p = 24
+    // reprojection rows, then one entry per weight row (361, …), the first 30 and the last
+    // (30p + p = 372); the first observation sees camera 0, point 0, weight 0 (column 31);
+    // the last entry is weight 11's (column 42).
+    let offset = |r: usize| if r <= 24 { 15 * r } else { 360 + (r - 24) };
+    let rows: Vec<f64> = (0..30).chain([36]).map(|r| offset(r) as f64).collect();
+    assert_eq!(numbers(&jacobian["rows"]), rows);
+    let one_row = (0..11).chain(22..25).chain([31]);
+    let cols: Vec<f64> = one_row
+        .clone()
+        .chain(one_row)
+        .chain([42])
+        .map(f64::from)
+        .collect();
+    assert_eq!(numbers(&jacobian["cols"]), cols);
+    let vals = numbers(&jacobian["vals"]);
+    assert_eq!(vals.len(), 31);
+    assert_close(&vals[30..], &[-2.0 * w], 0.0);
+
+    // Central differences over θ = (cam, x, w), all in one session.
+    let theta: Vec<f64> = cam.iter().chain(x).copied().chain([w]).collect();
+    let input_at = |t: &[f64]| ba_input(&t[..11], &t[11..14], t[14]);
+    let [s, d] = start("ba");
+    let mut messages = vec![s, d];
+    let steps: Vec<f64> = theta.iter().map(|t| 1e-6 * t.abs().max(1.0)).collect();
+    for (j, h) in steps.iter().enumerate() {
+        for sign in [1.0, -1.0] {
+            let mut shifted = theta.clone();
+            shifted[j] += sign * h;
+            messages.push(evaluate(
+                messages.len() as u64,
+                "ba",
+                "objective",
+                input_at(&shifted),
+            ));
+        }
+    }
+    let answers = exchange(&messages);
+    let errors_of = |a: &Value| numbers(&a["output"]["reproj_error"]["elements"]);
+    for (j, h) in steps.iter().enumerate() {
+        let (plus, minus) = (
+            errors_of(&answers[2 + 2 * j]),
+            errors_of(&answers[3 + 2 * j]),
+        );
+        for row in 0..2 {
+            let fd = (plus[row] - minus[row]) / (2.0 * h);
+            let got = vals[15 * row + j];
+            // Truncation O(h²) relative, plus the rounding of the two values over 2h.
+            let rounding = 4.0 * f64::EPSILON * (plus[row].abs() + minus[row].abs()) / (2.0 * h);
+            let tol = 1e-6 * (got.abs() + fd.abs()).max(1.0) + rounding;
+            assert!(
+                (got - fd).abs() <= tol,
+                "∂err{row}/∂θ{j}: {got} vs {fd} (tolerance {tol:e})"
+            );
+        }
+    }
+}
+
+#[test]
+fn ba_matches_its_definition_and_finite_differences() {
+    let cam = [
+        -0.3, 0.2, 0.15, 0.1, -0.2, -4.0, 2.0, 0.05, -0.03, 0.08, -0.01,
+    ];
+    ba_check_jacobian(&cam, &[0.4, -0.3, 1.5], 0.7);
+}
+
+#[test]
+fn ba_zero_rotation_takes_the_first_order_branch_with_finite_derivatives() {
+    let cam = [
+        0.0, 0.0, 0.0, 0.1, -0.2, -4.0, 2.0, 0.05, -0.03, 0.08, -0.01,
+    ];
+    ba_check_jacobian(&cam, &[0.4, -0.3, 1.5], 0.7);
+}
+
+#[test]
+fn ba_bad_inputs_answer_with_an_error() {
+    let good = ba_input(&[0.1; 11], &[0.0, 0.0, 5.0], 0.5);
+    let with = |key: &str, value: Value| {
+        let mut input = good.clone();
+        input[key] = value;
+        input
+    };
+    let [s, d] = start("ba");
+    let cases = [
+        (with("n", json!(0)), "n, m and p must be positive"),
+        (with("p", json!(-3)), "invalid value"),
+        (
+            with("cam", json!([1.0, 2.0])),
+            "cam has 2 numbers, expected 11",
+        ),
+        (with("feat", json!([1.0])), "feat has 1 numbers, expected 2"),
+        (with("p", json!(1u64 << 40)), "too large for 32-bit indices"),
+        (json!({"n": 1}), "missing field"),
+    ];
+    let mut messages = vec![s, d];
+    for (input, _) in &cases {
+        messages.push(evaluate(
+            messages.len() as u64,
+            "ba",
+            "jacobian",
+            input.clone(),
+        ));
+    }
+    messages.push(evaluate(messages.len() as u64, "ba", "objective", good));
+    let answers = exchange(&messages);
+    for (i, (_, needle)) in cases.iter().enumerate() {
+        let answer = &answers[2 + i];
+        assert_eq!(answer["success"], json!(false), "{answer}");
+        let error = answer["error"].as_str().expect("an error text");
+        assert!(error.contains(needle), "{error}");
+    }
+    assert_eq!(answers.last().expect("answers")["success"], json!(true));
+}

@@ -2,6 +2,7 @@
 //! caches the compiled objects, and answers `evaluate` with the output shape of GradBench's
 //! reference implementation (`cpp/gradbench/evals/<eval>.hpp` and `tools/manual`).
 
+mod ba;
 mod gmm;
 mod hello;
 mod kmeans;
@@ -62,6 +63,7 @@ const IMPLEMENTED: &[(&str, Make)] = &[
     ("lse", |config| Box::new(lse::Lse::new(config))),
     ("kmeans", |config| Box::new(kmeans::Kmeans::new(config))),
     ("gmm", |config| Box::new(gmm::Gmm::new(config))),
+    ("ba", |config| Box::new(ba::Ba::new(config))),
 ];
 
 /// The eval named `module`, or an error naming the ones adjit implements.
