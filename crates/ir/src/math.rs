@@ -29,12 +29,14 @@ extern "C" {
     fn libc_erff(x: f32) -> f32;
 }
 
+#[inline]
 fn c_erf(x: f64) -> f64 {
     // SAFETY: C99 `erf` is a pure function of its argument, defined for every double
     // (NaN and infinities included), with no preconditions and no global state.
     unsafe { libc_erf(x) }
 }
 
+#[inline]
 fn c_erff(x: f32) -> f32 {
     // SAFETY: as for `erf`: C99 `erff` is pure and defined for every float.
     unsafe { libc_erff(x) }
@@ -48,6 +50,7 @@ pub fn unary(op: UnaryOp, ty: Type, x: f64) -> f64 {
     }
 }
 
+#[inline]
 pub fn unary_f64(op: UnaryOp, x: f64) -> f64 {
     match op {
         UnaryOp::Neg => -x,
@@ -72,6 +75,7 @@ pub fn unary_f64(op: UnaryOp, x: f64) -> f64 {
     }
 }
 
+#[inline]
 pub fn unary_f32(op: UnaryOp, x: f32) -> f32 {
     match op {
         UnaryOp::Neg => -x,
@@ -104,6 +108,7 @@ pub fn binary(op: BinaryOp, ty: Type, a: f64, b: f64) -> f64 {
     }
 }
 
+#[inline]
 pub fn binary_f64(op: BinaryOp, a: f64, b: f64) -> f64 {
     match op {
         BinaryOp::Add => a + b,
@@ -129,6 +134,7 @@ pub fn binary_f64(op: BinaryOp, a: f64, b: f64) -> f64 {
     }
 }
 
+#[inline]
 pub fn binary_f32(op: BinaryOp, a: f32, b: f32) -> f32 {
     match op {
         BinaryOp::Add => a + b,
