@@ -5,7 +5,7 @@ mod support;
 
 use adjit_diff::simplify;
 use adjit_diff::simplify::{cse, dce, fold, identities};
-use adjit_ir::{parse_function, Function};
+use adjit_ir::{parse_function, Function, Interpreter};
 use support::verified;
 
 fn check(pass: fn(&Function) -> Function, input: &str, expected: &str) {
@@ -87,6 +87,63 @@ fn identities_are_ieee_exact_only() {
     ret %x, %keep1, %keep2, %keep3, %n, %h, %k, %e
 }",
     );
+}
+
+const NEGATIONS: &str = "func @f(%x: f64, %y: f64) -> (f64, f64, f64, f64, f64, f64, f64, f64, f64) {
+    %n = neg %y
+    %a = add %x, %n
+    %b = add %n, %x
+    %c = sub %x, %n
+    %d = mul %n, 3.0
+    %e = mul -2.5, %n
+    %g = fma %n, 0.5, %x
+    %h = fma 4.0, %n, %x
+    %m = neg %x
+    %keep1 = mul %m, %y
+    %keep2 = sin %m
+    ret %a, %b, %c, %d, %e, %g, %h, %keep1, %keep2
+}";
+
+#[test]
+fn negations_are_absorbed_by_their_users() {
+    // `neg` feeding add/sub, a product or an fma with a literal factor disappears; one
+    // feeding a product of two values (no literal to flip) or a call stays.
+    check(
+        |f| dce(&identities(f)),
+        NEGATIONS,
+        "func @f(%x: f64, %y: f64) -> (f64, f64, f64, f64, f64, f64, f64, f64, f64) {
+    %a = sub %x, %y
+    %b = sub %x, %y
+    %c = add %x, %y
+    %d = mul %y, -3.0
+    %e = mul 2.5, %y
+    %g = fma %y, -0.5, %x
+    %h = fma -4.0, %y, %x
+    %m = neg %x
+    %keep1 = mul %m, %y
+    %keep2 = sin %m
+    ret %a, %b, %c, %d, %e, %g, %h, %keep1, %keep2
+}",
+    );
+    // The same bits at signed zeros, infinities, ties and rounding cases (NaN excepted).
+    let f = parse_function(NEGATIONS).unwrap();
+    let g = dce(&identities(&f));
+    let special = [0.0, -0.0, 1.0, -1.0, 0.1, -3.7, 1e308, -1e308, f64::INFINITY, 5e-324];
+    for &x in &special {
+        for &y in &special {
+            let run = |h: &Function| {
+                let mut out = vec![0.0; 9];
+                Interpreter::default().run(h, &[x, y], &mut out).unwrap();
+                out
+            };
+            for (i, (a, b)) in run(&f).iter().zip(run(&g)).enumerate() {
+                assert!(
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                    "output {i} at ({x}, {y}): {a} vs {b}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

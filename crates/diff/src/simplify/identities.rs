@@ -2,7 +2,11 @@
 //! (NaN payloads aside):
 //! `x·1 → x`, `x/1 → x`, `x − (+0) → x`, `x + (−0) → x`, `neg (neg x) → x`,
 //! `x·(−1) → neg x`, `x/(−1) → neg x`, `(−0) − x → neg x`, `fdemote (fpromote x) → x`,
-//! `select c, a, a → a`, `powi x, 1 → x`, `fma a, 1, c → add a, c`, `fma a, b, −0 → mul a, b`.
+//! `select c, a, a → a`, `powi x, 1 → x`, `fma a, 1, c → add a, c`, `fma a, b, −0 → mul a, b`,
+//! and negations absorbed by their user: `a + (neg b) → a − b`, `(neg a) + b → b − a`,
+//! `a − (neg b) → a + b`, `(neg a)·k → a·(−k)` and `fma (neg a), k, c → fma a, −k, c` for a
+//! literal `k` (IEEE defines `a − b` as `a + (−b)`, and a product's sign is exact). Reverse
+//! sweeps are full of these: the adjoint of `sub` is a `neg` (Lorenz RK4's VJP had 4,000).
 //! Deliberately absent: `x + 0 → x` (wrong for x = −0), `x·0 → 0` (wrong for inf, NaN and
 //! negative x), `x − x → 0`. Commuted forms are matched for `add`, `mul` and `fma`'s
 //! factors. A value rewritten to another one loses its name.
@@ -28,6 +32,14 @@ pub fn identities(func: &Function) -> Function {
         let data = func.data(v);
         let inst = inst.map_values(|u| map[u.index()]);
         let def_of = |o: Operand| o.as_value().and_then(|u| out.inst(u));
+        // `x` is `neg y`: y.
+        let negated = |x: Operand| match def_of(x) {
+            Some(InstData::Unary {
+                op: UnaryOp::Neg,
+                arg,
+            }) => Some(Operand::Value(*arg)),
+            _ => None,
+        };
         let rewrite = match inst {
             InstData::Binary { op, args: [a, b] } => {
                 let neg = |x: Operand| {
@@ -39,6 +51,11 @@ pub fn identities(func: &Function) -> Function {
                     })
                 };
                 let alias = |x: Operand| x.as_value().map(Rewrite::Alias);
+                let binary = |op, args| Some(Rewrite::Inst(InstData::Binary { op, args }));
+                let negated_lit = |x: Operand| match x {
+                    Operand::Const(k) => Some(Operand::Const(-k)),
+                    Operand::Value(_) => None,
+                };
                 match op {
                     BinaryOp::Mul if is_lit(b, 1.0) => alias(a),
                     BinaryOp::Mul if is_lit(a, 1.0) => alias(b),
@@ -50,6 +67,18 @@ pub fn identities(func: &Function) -> Function {
                     BinaryOp::Sub if is_lit(a, -0.0) => neg(b),
                     BinaryOp::Add if is_lit(b, -0.0) => alias(a),
                     BinaryOp::Add if is_lit(a, -0.0) => alias(b),
+                    BinaryOp::Add => match (negated(a), negated(b)) {
+                        (_, Some(nb)) => binary(BinaryOp::Sub, [a, nb]),
+                        (Some(na), None) => binary(BinaryOp::Sub, [b, na]),
+                        (None, None) => None,
+                    },
+                    BinaryOp::Sub => negated(b).and_then(|nb| binary(BinaryOp::Add, [a, nb])),
+                    BinaryOp::Mul => match (negated(a), negated_lit(b), negated_lit(a), negated(b))
+                    {
+                        (Some(na), Some(k), _, _) => binary(BinaryOp::Mul, [na, k]),
+                        (_, _, Some(k), Some(nb)) => binary(BinaryOp::Mul, [k, nb]),
+                        _ => None,
+                    },
                     _ => None,
                 }
             }
@@ -89,7 +118,16 @@ pub fn identities(func: &Function) -> Function {
                         args: [a, b],
                     }))
                 } else {
-                    None
+                    let fma = |args| Some(Rewrite::Inst(InstData::Fma { args }));
+                    match (a, b) {
+                        (_, Operand::Const(k)) => {
+                            negated(a).and_then(|na| fma([na, Operand::Const(-k), c]))
+                        }
+                        (Operand::Const(k), _) => {
+                            negated(b).and_then(|nb| fma([Operand::Const(-k), nb, c]))
+                        }
+                        _ => None,
+                    }
                 }
             }
             _ => None,
