@@ -89,7 +89,8 @@ fn identities_are_ieee_exact_only() {
     );
 }
 
-const NEGATIONS: &str = "func @f(%x: f64, %y: f64) -> (f64, f64, f64, f64, f64, f64, f64, f64, f64) {
+const NEGATIONS: &str =
+    "func @f(%x: f64, %y: f64) -> (f64, f64, f64, f64, f64, f64, f64, f64, f64) {
     %n = neg %y
     %a = add %x, %n
     %b = add %n, %x
@@ -128,7 +129,18 @@ fn negations_are_absorbed_by_their_users() {
     // The same bits at signed zeros, infinities, ties and rounding cases (NaN excepted).
     let f = parse_function(NEGATIONS).unwrap();
     let g = dce(&identities(&f));
-    let special = [0.0, -0.0, 1.0, -1.0, 0.1, -3.7, 1e308, -1e308, f64::INFINITY, 5e-324];
+    let special = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.1,
+        -3.7,
+        1e308,
+        -1e308,
+        f64::INFINITY,
+        5e-324,
+    ];
     for &x in &special {
         for &y in &special {
             let run = |h: &Function| {
