@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 python=${PYTHON:-python3}
 rounds=${1:-3}
 shift || true
-programs=${*:-seed001 rosenbrock100 rosenbrock1000 mlp blackscholes}
+programs=${*:-seed001 rosenbrock100 rosenbrock1000 mlp blackscholes coupling8}
 cargo build --release -q -p adjit-cli
 adjit=target/release/adjit
 point() { # FILE -> one 0.5 per parameter
