@@ -19,6 +19,7 @@ use target_lexicon::{Architecture, OperatingSystem, Triple};
 
 use crate::abi::{kernel_signature, MathNames};
 use crate::error::JitError;
+use crate::lower::Lanes;
 use crate::options::JitOptions;
 use crate::pipeline::{lower_function, shared_flags};
 
@@ -112,6 +113,7 @@ pub fn compile_object(
         MathNames::Libm,
         chunk_name,
         linkage,
+        Lanes::One,
         |module, id, ctx, chunk| {
             module.define_function(id, ctx).map_err(|e| {
                 JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
