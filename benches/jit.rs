@@ -3,6 +3,9 @@
 //! - primal: JIT vs hand-written Rust for the chained Rosenbrock (n = 1000) and the 16→32→1
 //!   MLP of ir/bench/, and the per-call cost of the seed001 example (safe wrapper included);
 //! - derivatives: JVP and VJP of the same programs, and "differentiate + compile" time;
+//! - batch: points/s of `call_batch` with scalar kernels (`batch_lanes = 1`) and two-point
+//!   kernels (`batch_lanes = 2`) on seed001, rosenbrock100, mlp and the VJP of rosenbrock100,
+//!   and `call_batch_parallel` on 1 and 2 threads;
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -14,7 +17,7 @@ use adjit::diff::{jvp, vjp};
 use adjit::ir::random::{random_function, RandomOptions, Rng};
 use adjit::ir::{parse_function, Function, Operand};
 use adjit::jit::{compile, JitOptions};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn load(name: &str) -> Function {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -179,6 +182,53 @@ fn derivatives(c: &mut Criterion) {
     g.finish();
 }
 
+/// Points per benchmarked batch.
+const BATCH_POINTS: usize = 4096;
+
+fn batch(c: &mut Criterion) {
+    let mut g = c.benchmark_group("batch");
+    let rosen = load("rosenbrock100.ir");
+    let programs = [
+        ("seed001", load("seed001.ir")),
+        ("rosenbrock100", rosen.clone()),
+        ("mlp", load("mlp.ir")),
+        ("rosenbrock100-vjp", vjp(&rosen)),
+    ];
+    for (name, func) in &programs {
+        let mut outputs = Vec::new();
+        for lanes in [1, 2] {
+            let opts = JitOptions {
+                batch_lanes: lanes,
+                ..JitOptions::default()
+            };
+            let code = compile(func, &opts).unwrap();
+            assert_eq!(code.batch_lanes(), lanes, "{name}: kernels compiled");
+            let x = Rng::new(4).vector(BATCH_POINTS * code.n_inputs(), -1.0, 1.0);
+            let mut out = vec![0.0; BATCH_POINTS * code.n_outputs()];
+            g.throughput(Throughput::Elements(BATCH_POINTS as u64));
+            g.bench_function(format!("{name}/lanes{lanes}"), |b| {
+                b.iter(|| code.call_batch(black_box(&x), &mut out).unwrap())
+            });
+            if *name == "rosenbrock100" {
+                for threads in [1, 2] {
+                    g.bench_function(format!("{name}/lanes{lanes}/threads{threads}"), |b| {
+                        b.iter(|| {
+                            code.call_batch_parallel(black_box(&x), &mut out, threads)
+                                .unwrap()
+                        })
+                    });
+                }
+            }
+            outputs.push(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
+        assert_eq!(
+            outputs[0], outputs[1],
+            "{name}: two-point batch = scalar batch"
+        );
+    }
+    g.finish();
+}
+
 fn random_program(n_insts: usize) -> Function {
     random_function(
         42,
@@ -212,5 +262,5 @@ fn compile_time(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, primal, derivatives, compile_time);
+criterion_group!(benches, primal, derivatives, batch, compile_time);
 criterion_main!(benches);

@@ -1,5 +1,9 @@
 //! The safe handle to JIT-compiled code: length-checked calls, batches, and the workspace.
 //!
+//! Compiled with [`crate::JitOptions::batch_lanes`] = 2, a function also holds two-point
+//! kernels (see [`crate::lower`]): batches run consecutive pairs of points through them, with
+//! a workspace of 16-byte slots aligned to 16, and an odd last point through the scalar code.
+//!
 //! A call needs `workspace_bytes()` of scratch memory for spilled and chunk-crossing values.
 //! It never heap-allocates per call: small workspaces live on the stack, larger ones in a
 //! thread-local buffer that grows once and is reused. The machine code is freed when the
@@ -19,9 +23,44 @@ pub(crate) type KernelFn = unsafe extern "C" fn(*const f64, *mut f64, *mut f64);
 /// Workspaces up to this many `f64` slots live on the stack of `call`.
 const STACK_SLOTS: usize = 256;
 
+/// One workspace slot of the two-point kernels: two `f64` lanes, aligned like a vector.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct PairSlot([f64; 2]);
+
+/// Workspaces of pair batches up to this many slots (the same 2 KiB) live on the stack.
+const STACK_PAIR_SLOTS: usize = STACK_SLOTS / 2;
+
 thread_local! {
     /// Reused workspace for calls needing more than `STACK_SLOTS` slots.
     static WORKSPACE: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+    /// Reused workspace for pair batches needing more than `STACK_PAIR_SLOTS` slots.
+    static PAIR_WORKSPACE: RefCell<Vec<PairSlot>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The chunk functions of one compilation and the module owning their code.
+pub(crate) struct Kernels {
+    pub module: OwnedModule,
+    /// Chunk functions, run in order on the same buffers.
+    pub chunks: Vec<KernelFn>,
+    /// Workspace slots one call needs (8 bytes each for one point, 16 for two).
+    pub n_slots: usize,
+    pub code_bytes: usize,
+}
+
+/// Run `chunks` in order.
+///
+/// # Safety
+/// `chunks` must be the kernels of one compilation and the buffers large enough for them:
+/// for scalar kernels `n_inputs` readable and `n_outputs` writable `f64`s and `n_slots`
+/// writable `f64`s of `work`; for two-point kernels twice that, `work` aligned to 16.
+/// `inputs` and `outputs` must not overlap.
+unsafe fn run_chunks(chunks: &[KernelFn], inputs: *const f64, outputs: *mut f64, work: *mut f64) {
+    for chunk in chunks {
+        // SAFETY: guaranteed by the caller; each chunk reads and writes only within these
+        // buffers (offsets were planned against the same sizes).
+        unsafe { chunk(inputs, outputs, work) }
+    }
 }
 
 /// A JIT module that frees its code when dropped.
@@ -56,6 +95,9 @@ pub struct CompiledFunction {
     n_outputs: usize,
     n_slots: usize,
     code_bytes: usize,
+    /// Two-point kernels, when asked for and the host could compile them. Same plan, so
+    /// the same `n_slots` (of 16 bytes).
+    pairs: Option<Kernels>,
     /// Owns the code `chunks` point into; declared last so it is dropped last.
     _module: OwnedModule,
 }
@@ -73,31 +115,49 @@ impl std::fmt::Debug for CompiledFunction {
             .field("chunks", &self.chunks.len())
             .field("workspace_bytes", &self.workspace_bytes())
             .field("code_bytes", &self.code_bytes)
+            .field("batch_lanes", &self.batch_lanes())
             .finish()
     }
 }
 
 impl CompiledFunction {
     pub(crate) fn new(
-        module: OwnedModule,
-        chunks: Vec<KernelFn>,
+        scalar: Kernels,
+        pairs: Option<Kernels>,
         n_inputs: usize,
         n_outputs: usize,
-        n_slots: usize,
-        code_bytes: usize,
     ) -> CompiledFunction {
+        let Kernels {
+            module,
+            chunks,
+            n_slots,
+            code_bytes,
+        } = scalar;
         let direct = match chunks[..] {
             [only] if n_slots == 0 => Some(only),
             _ => None,
         };
+        debug_assert!(pairs.as_ref().is_none_or(|p| p.n_slots == n_slots));
         CompiledFunction {
             chunks,
             direct,
             n_inputs,
             n_outputs,
             n_slots,
-            code_bytes,
+            code_bytes: code_bytes + pairs.as_ref().map_or(0, |p| p.code_bytes),
+            pairs,
             _module: module,
+        }
+    }
+
+    /// Points per kernel call in [`CompiledFunction::call_batch`]: 2 if two-point kernels
+    /// were compiled ([`crate::JitOptions::batch_lanes`] = 2 and the host could lower them),
+    /// else 1.
+    pub fn batch_lanes(&self) -> usize {
+        if self.pairs.is_some() {
+            2
+        } else {
+            1
         }
     }
 
@@ -116,7 +176,7 @@ impl CompiledFunction {
         self.n_slots * 8
     }
 
-    /// Bytes of machine code.
+    /// Bytes of machine code (scalar and two-point kernels).
     pub fn code_bytes(&self) -> usize {
         self.code_bytes
     }
@@ -177,9 +237,15 @@ impl CompiledFunction {
     }
 
     /// Evaluate at many points stored point-major (`inputs[p * n_inputs + i]`), writing
-    /// `outputs[p * n_outputs + j]`.
+    /// `outputs[p * n_outputs + j]`. With two-point kernels ([`Self::batch_lanes`] = 2),
+    /// points `2k` and `2k + 1` are evaluated together and an odd last point alone; the
+    /// results are bitwise those of [`Self::call`] either way.
     pub fn call_batch(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<(), JitError> {
         let n_points = self.batch_points(inputs, outputs)?;
+        if let Some(pairs) = self.pairs.as_ref().filter(|_| n_points >= 2) {
+            self.call_pairs(pairs, n_points, inputs, outputs);
+            return Ok(());
+        }
         self.with_workspace(|work| {
             for p in 0..n_points {
                 let x = inputs[p * self.n_inputs..].as_ptr();
@@ -189,6 +255,31 @@ impl CompiledFunction {
             }
         });
         Ok(())
+    }
+
+    /// A batch of `n_points` (checked against the buffers) through the two-point kernels.
+    fn call_pairs(&self, pairs: &Kernels, n_points: usize, inputs: &[f64], outputs: &mut [f64]) {
+        let (n_in, n_out) = (self.n_inputs, self.n_outputs);
+        self.with_pair_workspace(|work| {
+            let mut p = 0;
+            while p + 2 <= n_points {
+                // Bounds-checked: the two points the kernel reads and writes.
+                let x = inputs[p * n_in..(p + 2) * n_in].as_ptr();
+                let y = outputs[p * n_out..(p + 2) * n_out].as_mut_ptr();
+                // SAFETY: `x` and `y` hold points `p` and `p + 1` (two times `n_inputs`
+                // and `n_outputs` values) of distinct buffers, and `work` holds `n_slots`
+                // 16-byte slots aligned to 16, which is what a two-point kernel accesses.
+                unsafe { run_chunks(&pairs.chunks, x, y, work) }
+                p += 2;
+            }
+            if p < n_points {
+                let x = inputs[p * n_in..(p + 1) * n_in].as_ptr();
+                let y = outputs[p * n_out..(p + 1) * n_out].as_mut_ptr();
+                // SAFETY: one point of each buffer, and `work` holds at least `n_slots`
+                // `f64`s, as the scalar kernels need.
+                unsafe { run_chunks(&self.chunks, x, y, work) }
+            }
+        });
     }
 
     /// [`CompiledFunction::call_batch`] split over `threads` threads (0 = all available
@@ -210,7 +301,11 @@ impl CompiledFunction {
         if threads <= 1 || self.n_inputs == 0 || self.n_outputs == 0 {
             return self.call_batch(inputs, outputs);
         }
-        let per_thread = n_points.div_ceil(threads);
+        let mut per_thread = n_points.div_ceil(threads);
+        if self.pairs.is_some() {
+            // Whole pairs per thread, so only the last point of the batch runs alone.
+            per_thread += per_thread % 2;
+        }
         std::thread::scope(|scope| {
             let in_chunks = inputs.chunks(per_thread * self.n_inputs.max(1));
             let out_chunks = outputs.chunks_mut(per_thread * self.n_outputs.max(1));
@@ -277,16 +372,35 @@ impl CompiledFunction {
         })
     }
 
-    /// Run every chunk in order.
+    /// Run `f` with a pointer to `n_slots` writable, 16-byte aligned [`PairSlot`]s (as
+    /// `f64`s; uninitialised, written before read), the workspace of a pair batch.
+    fn with_pair_workspace<R>(&self, f: impl FnOnce(*mut f64) -> R) -> R {
+        if self.n_slots == 0 {
+            return f(NonNull::<f64>::dangling().as_ptr());
+        }
+        if self.n_slots <= STACK_PAIR_SLOTS {
+            let mut buf = MaybeUninit::<[PairSlot; STACK_PAIR_SLOTS]>::uninit();
+            return f(buf.as_mut_ptr().cast());
+        }
+        PAIR_WORKSPACE.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => {
+                if buf.len() < self.n_slots {
+                    buf.resize(self.n_slots, PairSlot([0.0; 2]));
+                }
+                f(buf.as_mut_ptr().cast())
+            }
+            // Only reachable if `f` itself re-entered (it does not); stay correct anyway.
+            Err(_) => f(vec![PairSlot([0.0; 2]); self.n_slots].as_mut_ptr().cast()),
+        })
+    }
+
+    /// Run every scalar chunk in order.
     ///
     /// # Safety
     /// `inputs` must hold `n_inputs` readable and `outputs` `n_outputs` writable `f64`s, not
     /// overlapping, and `work` `n_slots` writable `f64`s.
     unsafe fn run(&self, inputs: *const f64, outputs: *mut f64, work: *mut f64) {
-        for chunk in &self.chunks {
-            // SAFETY: guaranteed by the caller; each chunk reads and writes only within
-            // these buffers (offsets were planned against the same sizes).
-            unsafe { chunk(inputs, outputs, work) }
-        }
+        // SAFETY: guaranteed by the caller, for the scalar kernels.
+        unsafe { run_chunks(&self.chunks, inputs, outputs, work) }
     }
 }

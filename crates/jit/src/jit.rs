@@ -10,8 +10,9 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 
 use crate::abi::{jit_math_symbols, MathNames};
-use crate::compiled::{CompiledFunction, KernelFn, OwnedModule};
+use crate::compiled::{CompiledFunction, KernelFn, Kernels, OwnedModule};
 use crate::error::JitError;
+use crate::lower::Lanes;
 use crate::options::JitOptions;
 use crate::pipeline::{lower_function, shared_flags};
 
@@ -51,6 +52,24 @@ fn chunk_name(chunk: usize) -> String {
 /// ```
 pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
     verify(func)?;
+    let scalar = compile_kernels(func, opts, Lanes::One)?;
+    // The two-point kernels live in a module of their own, so that a function the host
+    // cannot lower in vector lanes keeps its scalar code (and scalar batches).
+    let pairs = if opts.batch_lanes >= 2 {
+        compile_kernels(func, opts, Lanes::Two).ok()
+    } else {
+        None
+    };
+    Ok(CompiledFunction::new(
+        scalar,
+        pairs,
+        func.n_params,
+        func.n_outputs(),
+    ))
+}
+
+/// Lower, compile and finalize every chunk of `func` (verified) for `lanes` points per call.
+fn compile_kernels(func: &Function, opts: &JitOptions, lanes: Lanes) -> Result<Kernels, JitError> {
     let mut owned = new_module(func, opts)?;
     let mut code_bytes = 0usize;
     let lowered = lower_function(
@@ -60,6 +79,7 @@ pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, J
         MathNames::Wrappers,
         chunk_name,
         Linkage::Local,
+        lanes,
         |module, id, ctx, chunk| {
             module.define_function(id, ctx).map_err(|e| {
                 JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
@@ -80,18 +100,16 @@ pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, J
             // SAFETY: `ptr` is the finalized code of a function declared with
             // `kernel_signature`, i.e. `extern "C" fn(*const f64, *mut f64, *mut f64)` in the
             // host's default calling convention; it stays valid while `owned` lives, and
-            // `CompiledFunction` owns both.
+            // `Kernels` owns both.
             unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) }
         })
         .collect();
-    Ok(CompiledFunction::new(
-        owned,
+    Ok(Kernels {
+        module: owned,
         chunks,
-        func.n_params,
-        func.n_outputs(),
-        lowered.plan.n_slots,
+        n_slots: lowered.plan.n_slots,
         code_bytes,
-    ))
+    })
 }
 
 /// The Cranelift IR of every chunk function, before Cranelift's optimisations.
@@ -106,6 +124,7 @@ pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError>
         MathNames::Wrappers,
         chunk_name,
         Linkage::Local,
+        Lanes::One,
         |module, _, ctx, chunk| {
             let calls = called_names(module, ctx);
             let legend: Vec<String> = calls
@@ -163,6 +182,7 @@ pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> 
         MathNames::Wrappers,
         chunk_name,
         Linkage::Local,
+        Lanes::One,
         |module, id, ctx, chunk| {
             ctx.set_disasm(true);
             module.define_function(id, ctx).map_err(|e| {

@@ -9,7 +9,9 @@
 //! crosses the boundary as an `f64`, and `work` holds values that live too long to stay in
 //! registers, or that cross from one chunk function to the next. The scalar semantics are
 //! exactly those of [`adjit_ir::math`]: the JIT agrees with [`adjit_ir::interpret`] bit for
-//! bit.
+//! bit. Compiled with [`JitOptions::batch_lanes`] = 2, batches also get two-point kernels of
+//! the same ABI that evaluate two consecutive points per instruction in vector lanes, with the
+//! same bits.
 //!
 //! Code map: `schedule` reorders instructions to lower register pressure, `plan` decides chunks and workspace slots, `constants` the constant
 //! table, `lower` turns one chunk into Cranelift IR, `abi` holds signatures and math symbols,

@@ -12,6 +12,17 @@
 //! - Bools live in registers as `i8` 0/1 and in memory as one byte; at the boundary they are
 //!   `f64` 0.0/1.0 (nonzero reads as true). `f32` values cross the boundary as `f64`.
 //!
+//! With [`Lanes::Two`] the same plan is lowered to a function evaluating two points at once:
+//! every value of point `p` is lane 0, and of point `p + 1` lane 1, of a 128-bit vector
+//! (`f64` → `F64X2`, `f32` → `F32X4` with lanes 2 and 3 unused, `bool` → an `I64X2` lane
+//! mask of all ones or all zeros). `inputs` points at point `p` of a point-major batch
+//! (point `p + 1` starts `n_inputs` slots later), `outputs` likewise, and workspace slots are
+//! 16 bytes. Each instruction is the lane-wise form of its scalar lowering, so every lane is
+//! bitwise the scalar result: IEEE arithmetic, `sqrt`, `fma`, `floor`, `ceil` and conversions
+//! are correctly rounded in both forms; `select`/`min`/`max` become `bitselect` on compare
+//! masks (same rule: NaN picks the other operand, ties the first); `powi` multiplies in the
+//! same order; math routines are called once per lane with the same scalar routine.
+//!
 //! Values are cached in registers exactly as [`crate::plan`] simulated: a register copy is
 //! dropped at each planned eviction, and a use of a value without one reloads it from its
 //! home (`inputs` for parameters, its `work` slot otherwise). Dead instructions are skipped.
@@ -20,7 +31,8 @@ use std::collections::HashMap;
 
 use adjit_ir::{BinaryOp, CmpPred, Function, InstData, Operand, Type, UnaryOp, Value, ValueDef};
 use cranelift_codegen::ir::{
-    self, condcodes::FloatCC, types, FuncRef, InstBuilder, MemFlagsData, UserFuncName,
+    self, condcodes::FloatCC, types, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData,
+    UserFuncName,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
@@ -71,11 +83,46 @@ pub(crate) fn new_cache(func: &Function) -> Vec<Option<Cached>> {
     vec![None; func.n_values()]
 }
 
+/// How many points one generated function evaluates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lanes {
+    /// One point: every value a scalar.
+    One,
+    /// Two consecutive points of a point-major batch, one per vector lane.
+    Two,
+}
+
+impl Lanes {
+    /// Number of points, which is also the number of 8-byte words per workspace slot.
+    pub fn count(self) -> usize {
+        match self {
+            Lanes::One => 1,
+            Lanes::Two => 2,
+        }
+    }
+}
+
+/// The 128-bit vector carrying an IR type in [`Lanes::Two`] code: the point in lane 0 and the
+/// next point in lane 1.
+fn lane_type(ty: Type) -> types::Type {
+    match ty {
+        Type::F32 => types::F32X4,
+        Type::F64 => types::F64X2,
+        Type::Bool => types::I64X2,
+    }
+}
+
+/// Reinterpretation between vector types (little-endian lane order, as on both targets).
+fn lane_bitcast() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
+}
+
 /// Everything [`lower_chunk`] reads besides the chunk index.
 pub(crate) struct LowerInput<'a> {
     pub func: &'a Function,
     pub plan: &'a Plan,
     pub consts: &'a ConstTable,
+    pub lanes: Lanes,
 }
 
 /// Accesses to `outputs` and `work`: aligned, never trapping, ordered.
@@ -210,13 +257,23 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 .b
                 .ins()
                 .load(types::F64, READONLY, self.inputs, offset(i)?);
+            let raw = match self.input.lanes {
+                Lanes::One => raw,
+                Lanes::Two => {
+                    // The same input of the next point, `n_inputs` slots further.
+                    let next = offset(func.n_params + i)?;
+                    let raw1 = self.b.ins().load(types::F64, READONLY, self.inputs, next);
+                    let pair = self.b.ins().scalar_to_vector(types::F64X2, raw);
+                    self.b.ins().insertlane(pair, raw1, 1)
+                }
+            };
             self.boundary_to_value(raw, ty)
         } else {
             let slot = self.input.plan.slots[i];
             assert_ne!(slot, NO_SLOT, "plan: {v} reloaded without a workspace slot");
-            self.b
-                .ins()
-                .load(clif_type(ty), FLAGS, self.work, offset(slot as usize)?)
+            let at = self.slot_offset(slot)?;
+            let reg_ty = self.reg_type(ty);
+            self.b.ins().load(reg_ty, FLAGS, self.work, at)
         })
     }
 
@@ -228,9 +285,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
         });
         let slot = self.input.plan.slots[v];
         if slot != NO_SLOT {
-            self.b
-                .ins()
-                .store(FLAGS, x, self.work, offset(slot as usize)?);
+            let at = self.slot_offset(slot)?;
+            self.b.ins().store(FLAGS, x, self.work, at);
         }
         self.store_outputs(v, x)
     }
@@ -248,37 +304,161 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     y
                 }
             };
-            self.b.ins().store(FLAGS, y, self.outputs, offset(out)?);
+            match self.input.lanes {
+                Lanes::One => {
+                    self.b.ins().store(FLAGS, y, self.outputs, offset(out)?);
+                }
+                Lanes::Two => {
+                    // Lane 1 is the same output of the next point, `n_outputs` slots on.
+                    let next = offset(self.input.func.n_outputs() + out)?;
+                    let y0 = self.b.ins().extractlane(y, 0);
+                    let y1 = self.b.ins().extractlane(y, 1);
+                    self.b.ins().store(FLAGS, y0, self.outputs, offset(out)?);
+                    self.b.ins().store(FLAGS, y1, self.outputs, next);
+                }
+            }
         }
         Ok(())
     }
 
-    /// An `f64` read from the boundary, as a value of type `ty`.
+    /// The register type of an IR type: scalar, or its vector in [`Lanes::Two`] code.
+    fn reg_type(&self, ty: Type) -> types::Type {
+        match self.input.lanes {
+            Lanes::One => clif_type(ty),
+            Lanes::Two => lane_type(ty),
+        }
+    }
+
+    /// Byte offset of workspace slot `slot` (8 bytes per lane).
+    fn slot_offset(&self, slot: u32) -> Result<i32, JitError> {
+        let words = (slot as usize)
+            .checked_mul(self.input.lanes.count())
+            .ok_or_else(|| JitError::TooLarge(format!("workspace slot {slot}")))?;
+        offset(words)
+    }
+
+    /// `x` (a scalar of `ty`) in every lane, in [`Lanes::Two`] code; `x` itself otherwise.
+    fn splat(&mut self, ty: Type, x: ir::Value) -> ir::Value {
+        match self.input.lanes {
+            Lanes::One => x,
+            Lanes::Two => self.b.ins().splat(lane_type(ty), x),
+        }
+    }
+
+    /// A bool lane mask as the mask type `bitselect` needs for values of type `ty`: `I64X2`
+    /// lanes reinterpreted as `F64X2`; for `F32X4`, lanes 0 and 1 of the 64-bit mask
+    /// narrowed into 32-bit lanes 0 and 1 (a byte shuffle: Cranelift has no `snarrow` from
+    /// `I64X2` on x86-64).
+    fn mask_for(&mut self, mask: ir::Value, ty: Type) -> ir::Value {
+        match ty {
+            Type::Bool => mask,
+            Type::F64 => self.b.ins().bitcast(types::F64X2, lane_bitcast(), mask),
+            Type::F32 => {
+                let bytes = self.b.ins().bitcast(types::I8X16, lane_bitcast(), mask);
+                let order: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11];
+                let imm = self
+                    .b
+                    .func
+                    .dfg
+                    .immediates
+                    .push(ConstantData::from(&order[..]));
+                let narrowed = self.b.ins().shuffle(bytes, bytes, imm);
+                self.b.ins().bitcast(types::F32X4, lane_bitcast(), narrowed)
+            }
+        }
+    }
+
+    /// The lane mask of a vector `fcmp` on values of type `operand_ty`, as the canonical
+    /// `I64X2` bool (an `F32X4` compare yields `I32X4`: lanes 0 and 1 are sign-extended).
+    fn canonical_mask(&mut self, mask: ir::Value, operand_ty: Type) -> ir::Value {
+        match operand_ty {
+            Type::F32 => self.b.ins().swiden_low(mask),
+            _ => mask,
+        }
+    }
+
+    /// `select` of the scalar code, lane-wise in [`Lanes::Two`] code (`cond` is a bool of
+    /// the current width, `x` and `y` values of `ty`).
+    fn select(&mut self, ty: Type, cond: ir::Value, x: ir::Value, y: ir::Value) -> ir::Value {
+        match self.input.lanes {
+            Lanes::One => self.b.ins().select(cond, x, y),
+            Lanes::Two => {
+                let mask = self.mask_for(cond, ty);
+                self.b.ins().bitselect(mask, x, y)
+            }
+        }
+    }
+
+    /// `fcmp` of the scalar code; in [`Lanes::Two`] code a canonical bool mask.
+    fn fcmp(&mut self, cc: FloatCC, operand_ty: Type, a: ir::Value, b: ir::Value) -> ir::Value {
+        let c = self.b.ins().fcmp(cc, a, b);
+        match self.input.lanes {
+            Lanes::One => c,
+            Lanes::Two => self.canonical_mask(c, operand_ty),
+        }
+    }
+
+    /// An `f64` read from the boundary (an `F64X2` of two points in [`Lanes::Two`] code), as
+    /// a value of type `ty`.
     fn boundary_to_value(&mut self, raw: ir::Value, ty: Type) -> ir::Value {
         match ty {
             Type::F64 => raw,
-            Type::F32 => self.b.ins().fdemote(types::F32, raw),
+            Type::F32 => self.demote(raw),
             Type::Bool => {
                 let zero = self.b.ins().f64const(0.0);
-                self.b.ins().fcmp(FloatCC::NotEqual, raw, zero)
+                let zero = self.splat(Type::F64, zero);
+                self.fcmp(FloatCC::NotEqual, Type::F64, raw, zero)
             }
         }
     }
 
-    /// A value of type `ty` as the `f64` the boundary carries.
+    /// A value of type `ty` as the `f64` the boundary carries (`F64X2` in [`Lanes::Two`]).
     fn value_to_boundary(&mut self, x: ir::Value, ty: Type) -> ir::Value {
         match ty {
             Type::F64 => x,
-            Type::F32 => self.b.ins().fpromote(types::F64, x),
+            Type::F32 => self.promote(x),
             Type::Bool => {
                 let one = self.b.ins().f64const(1.0);
+                let one = self.splat(Type::F64, one);
                 let zero = self.b.ins().f64const(0.0);
-                self.b.ins().select(x, one, zero)
+                let zero = self.splat(Type::F64, zero);
+                self.select(Type::F64, x, one, zero)
             }
         }
     }
 
+    /// `f32` → `f64` (exact).
+    fn promote(&mut self, x: ir::Value) -> ir::Value {
+        match self.input.lanes {
+            Lanes::One => self.b.ins().fpromote(types::F64, x),
+            Lanes::Two => self.b.ins().fvpromote_low(x),
+        }
+    }
+
+    /// `f64` → `f32`, rounded to nearest even (`cvtsd2ss` / `cvtpd2ps` alike).
+    fn demote(&mut self, x: ir::Value) -> ir::Value {
+        match self.input.lanes {
+            Lanes::One => self.b.ins().fdemote(types::F32, x),
+            Lanes::Two => self.b.ins().fvdemote(x),
+        }
+    }
+
+    /// A literal of type `ty` (in every lane in [`Lanes::Two`] code).
     fn literal(&mut self, ty: Type, bits: u64) -> Result<ir::Value, JitError> {
+        let x = self.scalar_literal(ty, bits)?;
+        Ok(match (self.input.lanes, ty) {
+            (Lanes::One, _) => x,
+            (Lanes::Two, Type::Bool) => {
+                // An all-ones or all-zeros lane mask.
+                let wide = self.b.ins().sextend(types::I64, x);
+                let mask = self.b.ins().ineg(wide);
+                self.b.ins().splat(types::I64X2, mask)
+            }
+            (Lanes::Two, _) => self.b.ins().splat(lane_type(ty), x),
+        })
+    }
+
+    fn scalar_literal(&mut self, ty: Type, bits: u64) -> Result<ir::Value, JitError> {
         let x = f64::from_bits(bits);
         if let (Some(base), Some(&index)) =
             (self.const_base, self.input.consts.index.get(&(ty, bits)))
@@ -302,7 +482,28 @@ impl<M: Module> Lowerer<'_, '_, M> {
         }
     }
 
+    /// A math routine applied to `args`; in [`Lanes::Two`] code once per lane (lanes
+    /// extracted, the scalar routine called on each, the vector rebuilt).
     fn call(&mut self, call: MathCall, args: &[ir::Value]) -> Result<ir::Value, JitError> {
+        if self.input.lanes == Lanes::One {
+            return self.call_scalar(call, args);
+        }
+        let mut lanes = [None; 2];
+        for (lane, result) in lanes.iter_mut().enumerate() {
+            let scalars: Vec<ir::Value> = args
+                .iter()
+                .map(|&a| self.b.ins().extractlane(a, lane as u8))
+                .collect();
+            *result = Some(self.call_scalar(call, &scalars)?);
+        }
+        let [Some(r0), Some(r1)] = lanes else {
+            unreachable!("both lanes called")
+        };
+        let vector = self.b.ins().scalar_to_vector(lane_type(call.ty()), r0);
+        Ok(self.b.ins().insertlane(vector, r1, 1))
+    }
+
+    fn call_scalar(&mut self, call: MathCall, args: &[ir::Value]) -> Result<ir::Value, JitError> {
         let fref = match self.func_refs.get(&call) {
             Some(&f) => f,
             None => {
@@ -351,8 +552,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     BinaryOp::Pow | BinaryOp::Atan2 => {
                         self.call(MathCall::Binary(op, ty), &[a, c])?
                     }
-                    BinaryOp::Min => self.min_max(FloatCC::LessThan, a, c),
-                    BinaryOp::Max => self.min_max(FloatCC::GreaterThan, a, c),
+                    BinaryOp::Min => self.min_max(ty, FloatCC::LessThan, a, c),
+                    BinaryOp::Max => self.min_max(ty, FloatCC::GreaterThan, a, c),
                 }
             }
             InstData::Fma { args } => {
@@ -376,33 +577,47 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     CmpPred::Gt => FloatCC::GreaterThan,
                     CmpPred::Ge => FloatCC::GreaterThanOrEqual,
                 };
-                self.b.ins().fcmp(cc, a, c)
+                self.fcmp(cc, lit_ty, a, c)
             }
             InstData::Select { cond, args } => {
                 let c = self.use_value(cond)?;
                 let a = self.operand(args[0], lit_ty)?;
                 let d = self.operand(args[1], lit_ty)?;
-                self.b.ins().select(c, a, d)
+                self.select(ty, c, a, d)
             }
             InstData::Fpromote { arg } => {
                 let x = self.use_value(arg)?;
-                self.b.ins().fpromote(types::F64, x)
+                self.promote(x)
             }
             InstData::Fdemote { arg } => {
                 let x = self.use_value(arg)?;
-                self.b.ins().fdemote(types::F32, x)
+                self.demote(x)
             }
         })
     }
 
     /// `min` (with `LessThan`) or `max` (with `GreaterThan`) under the rules of `math.rs`:
     /// `if a is NaN { b } else if b OP a { b } else { a }`.
-    fn min_max(&mut self, cc: FloatCC, a: ir::Value, b: ir::Value) -> ir::Value {
-        let ins = &mut self.b;
-        let b_wins = ins.ins().fcmp(cc, b, a);
-        let r = ins.ins().select(b_wins, b, a);
-        let a_nan = ins.ins().fcmp(FloatCC::Unordered, a, a);
-        ins.ins().select(a_nan, b, r)
+    /// In [`Lanes::Two`] code the selects are `bitselect`s on the compare masks (x86-64 turns
+    /// `bitselect(b < a, b, a)` into `minpd b, a`, which has exactly this rule).
+    fn min_max(&mut self, ty: Type, cc: FloatCC, a: ir::Value, b: ir::Value) -> ir::Value {
+        match self.input.lanes {
+            Lanes::One => {
+                let ins = &mut self.b;
+                let b_wins = ins.ins().fcmp(cc, b, a);
+                let r = ins.ins().select(b_wins, b, a);
+                let a_nan = ins.ins().fcmp(FloatCC::Unordered, a, a);
+                ins.ins().select(a_nan, b, r)
+            }
+            Lanes::Two => {
+                let b_wins = self.b.ins().fcmp(cc, b, a);
+                let b_wins = self.b.ins().bitcast(lane_type(ty), lane_bitcast(), b_wins);
+                let r = self.b.ins().bitselect(b_wins, b, a);
+                let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
+                let a_nan = self.b.ins().bitcast(lane_type(ty), lane_bitcast(), a_nan);
+                self.b.ins().bitselect(a_nan, b, r)
+            }
+        }
     }
 
     /// `x^k` by binary exponentiation in the order of `math::powi_f64`.
@@ -430,6 +645,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     Type::F32 => self.b.ins().f32const(1.0),
                     _ => self.b.ins().f64const(1.0),
                 };
+                let one = self.splat(ty, one);
                 match acc {
                     Some(a) => self.b.ins().fdiv(one, a),
                     None => one,

@@ -19,6 +19,7 @@ use target_lexicon::{Architecture, OperatingSystem, Triple};
 
 use crate::abi::{kernel_signature, MathNames};
 use crate::error::JitError;
+use crate::lower::Lanes;
 use crate::options::JitOptions;
 use crate::pipeline::{lower_function, shared_flags};
 
@@ -112,6 +113,7 @@ pub fn compile_object(
         MathNames::Libm,
         chunk_name,
         linkage,
+        Lanes::One,
         |module, id, ctx, chunk| {
             module.define_function(id, ctx).map_err(|e| {
                 JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
@@ -222,4 +224,107 @@ fn c_header(func: &Function, symbol: &str, work_len: usize) -> String {
         n_in = func.n_params,
         n_out = func.n_outputs(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adjit_ir::random::{random_function, RandomOptions};
+    use adjit_ir::{BinaryOp, Builder, CmpPred, Type, UnaryOp};
+
+    /// Lower `func` as two-point kernels into an object for `triple` and compile every chunk.
+    fn compile_pairs(func: &Function, triple: &str, opts: &JitOptions) -> Result<(), JitError> {
+        let isa = target_isa(func, triple, opts)?;
+        let builder = ObjectBuilder::new(isa, "pairs", default_libcall_names())
+            .map_err(|e| JitError::cranelift("creating the object module", e))?;
+        let mut module = ObjectModule::new(builder);
+        lower_function(
+            &mut module,
+            func,
+            opts,
+            MathNames::Libm,
+            |i| format!("pair_chunk{i}"),
+            Linkage::Local,
+            Lanes::Two,
+            |module, id, ctx, chunk| {
+                module
+                    .define_function(id, ctx)
+                    .map_err(|e| JitError::cranelift(format!("compiling chunk {chunk}"), e))
+            },
+        )?;
+        module
+            .finish()
+            .emit()
+            .map_err(|e| JitError::cranelift("writing the object file", e))?;
+        Ok(())
+    }
+
+    /// Every opcode, in `f64` and `f32`, with a bool parameter.
+    fn every_opcode(ty: Type) -> Function {
+        let mut b = Builder::new("every");
+        let x = b.param(ty, "x");
+        let y = b.param(ty, "y");
+        let flag = b.param(Type::Bool, "flag");
+        let mut outs = vec![flag];
+        for &op in UnaryOp::ALL {
+            outs.push(b.unary(op, x));
+        }
+        for &op in BinaryOp::ALL {
+            outs.push(b.binary(op, x, y));
+            outs.push(b.binary(op, y, 0.75));
+        }
+        outs.push(b.fma(x, y, 0.5));
+        outs.push(b.powi(x, -7));
+        for &pred in CmpPred::ALL {
+            let c = b.fcmp(pred, x, y);
+            outs.push(b.select(c, x, y));
+            outs.push(c);
+        }
+        outs.push(b.select(flag, x, 2.5));
+        let t = b.constant(Type::Bool, 1.0);
+        outs.push(b.select(t, y, x));
+        match ty {
+            Type::F64 => {
+                let d = b.fdemote(x);
+                outs.push(b.fpromote(d));
+            }
+            _ => {
+                let p = b.fpromote(x);
+                outs.push(b.fdemote(p));
+            }
+        }
+        b.finish(&outs)
+    }
+
+    /// The two-point lowering compiles for both object targets (AArch64 cannot be run
+    /// in-process here; `tests/batch_lanes.rs` checks the results on the x86-64 host).
+    #[test]
+    fn two_point_kernels_compile_for_aarch64_and_x86_64() {
+        let spill = JitOptions {
+            registers: 4,
+            chunk_insts: 13,
+            ..JitOptions::default()
+        };
+        for triple in ["aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu"] {
+            for ty in [Type::F64, Type::F32] {
+                for opts in [&JitOptions::default(), &spill] {
+                    compile_pairs(&every_opcode(ty), triple, opts)
+                        .unwrap_or_else(|e| panic!("{triple} {ty}: {e}"));
+                }
+                for seed in 0..20 {
+                    let func = random_function(
+                        seed,
+                        &RandomOptions {
+                            ty,
+                            non_smooth: true,
+                            n_insts: 60,
+                            ..RandomOptions::default()
+                        },
+                    );
+                    compile_pairs(&func, triple, &JitOptions::default())
+                        .unwrap_or_else(|e| panic!("{triple} seed {seed}: {e}"));
+                }
+            }
+        }
+    }
 }

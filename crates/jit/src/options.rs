@@ -65,6 +65,18 @@ pub struct JitOptions {
     pub const_table_above: usize,
     /// Run Cranelift's IR verifier on every function (slower compile; for debugging).
     pub verify_clif: bool,
+    /// Points per generated batch kernel. 1 (the default): [`crate::CompiledFunction::call_batch`]
+    /// loops the scalar code. 2 (or more, which means 2): also compile two-point kernels that
+    /// carry every value of two consecutive points in the two lanes of a 128-bit vector
+    /// (`F64X2`; `f32` in `F32X4`), bitwise equal to the scalar code; batches then run pairs
+    /// of points through them, and an odd last point through the scalar code. Costs a
+    /// second compilation (about doubling compile time and code size) and pays where
+    /// arithmetic dominates (see `docs/performance.md`); programs dominated by math-library
+    /// calls (`tanh`, `exp`, …) gain nothing, as those run once per lane. If the host cannot
+    /// compile the vector form, the function keeps scalar batches
+    /// ([`crate::CompiledFunction::batch_lanes`] says which). Single calls and object files
+    /// ([`crate::compile_object`]) are unaffected.
+    pub batch_lanes: usize,
 }
 
 impl Default for JitOptions {
@@ -79,6 +91,7 @@ impl Default for JitOptions {
             chunk_insts: 10_000,
             const_table_above: 0,
             verify_clif: false,
+            batch_lanes: 1,
         }
     }
 }

@@ -11,7 +11,7 @@ use cranelift_module::{FuncId, Linkage, Module};
 use crate::abi::{kernel_signature, MathNames};
 use crate::constants::ConstTable;
 use crate::error::JitError;
-use crate::lower::{lower_chunk, new_cache, Imports, LowerInput};
+use crate::lower::{lower_chunk, new_cache, Imports, Lanes, LowerInput};
 use crate::options::{JitOptions, OptLevel, RegAlloc};
 use crate::plan::{plan, Plan};
 use crate::schedule::schedule;
@@ -63,9 +63,14 @@ pub(crate) struct Lowered {
     pub chunk_ids: Vec<FuncId>,
 }
 
-/// Lower every chunk of `func` (verified) into `module`. Chunk `i` is declared as
+/// Lower every chunk of `func` (verified) into `module`, for one point per call or two
+/// (`lanes`; the schedule and plan are the same). Chunk `i` is declared as
 /// `chunk_name(i)` with `linkage`, built into a context, and passed to `finish`, which must
 /// define or otherwise consume it (the context is cleared afterwards).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site per back end, each naming every choice"
+)]
 pub(crate) fn lower_function<M: Module>(
     module: &mut M,
     func: &Function,
@@ -73,6 +78,7 @@ pub(crate) fn lower_function<M: Module>(
     names: MathNames,
     chunk_name: impl Fn(usize) -> String,
     linkage: Linkage,
+    lanes: Lanes,
     mut finish: impl FnMut(&mut M, FuncId, &mut Context, usize) -> Result<(), JitError>,
 ) -> Result<Lowered, JitError> {
     let scheduled;
@@ -89,6 +95,7 @@ pub(crate) fn lower_function<M: Module>(
         func,
         plan: &plan,
         consts: &consts,
+        lanes,
     };
     let mut imports = Imports::new(names);
     let mut cache = new_cache(func);
