@@ -2,11 +2,13 @@
 //! caches the compiled objects, and answers `evaluate` with the output shape of GradBench's
 //! reference implementation (`cpp/gradbench/evals/<eval>.hpp` and `tools/manual`).
 
+mod det;
 mod gmm;
 mod hello;
 mod kmeans;
 mod llsq;
 mod lse;
+mod ode;
 
 use serde_json::Value;
 
@@ -62,6 +64,8 @@ const IMPLEMENTED: &[(&str, Make)] = &[
     ("lse", |config| Box::new(lse::Lse::new(config))),
     ("kmeans", |config| Box::new(kmeans::Kmeans::new(config))),
     ("gmm", |config| Box::new(gmm::Gmm::new(config))),
+    ("det", |_| Box::<det::Det>::default()),
+    ("ode", |_| Box::<ode::Ode>::default()),
 ];
 
 /// The eval named `module`, or an error naming the ones adjit implements.
