@@ -31,6 +31,8 @@ declare -A sizes=(
   [kmeans]="-k 10 -n 1000 -d 8"
   [gmm]="-d 2 -k 5 -n 1000"
   [ba]="--min 1 --max 1"
+  [det]="-l 5"
+  [ode]="-n 1000 -s 1"
 )
 
 for tool in "$GB/target/release/gradbench" "$GBPY"; do

@@ -681,3 +681,237 @@ fn ba_bad_inputs_answer_with_an_error() {
     }
     assert_eq!(answers.last().expect("answers")["success"], json!(true));
 }
+
+/// det by Gaussian elimination with partial pivoting (row-major ℓ×ℓ), independent of the
+/// expansion by minors the tool uses.
+fn det_by_elimination(a: &[f64], ell: usize) -> f64 {
+    let mut m = a.to_vec();
+    let mut det = 1.0;
+    for col in 0..ell {
+        let pivot = (col..ell)
+            .max_by(|&i, &j| m[i * ell + col].abs().total_cmp(&m[j * ell + col].abs()))
+            .expect("a row");
+        if pivot != col {
+            for k in 0..ell {
+                m.swap(pivot * ell + k, col * ell + k);
+            }
+            det = -det;
+        }
+        let p = m[col * ell + col];
+        det *= p;
+        for i in col + 1..ell {
+            let f = m[i * ell + col] / p;
+            for k in col..ell {
+                m[i * ell + k] -= f * m[col * ell + k];
+            }
+        }
+    }
+    det
+}
+
+/// The cofactor matrix (∂det/∂A, row-major): (−1)^(i+j) det of A without row i and column j.
+fn cofactors(a: &[f64], ell: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(ell * ell);
+    for i in 0..ell {
+        for j in 0..ell {
+            let minor: Vec<f64> = (0..ell)
+                .filter(|&r| r != i)
+                .flat_map(|r| (0..ell).filter(move |&c| c != j).map(move |c| (r, c)))
+                .map(|(r, c)| a[r * ell + c])
+                .collect();
+            let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
+            out.push(sign * det_by_elimination(&minor, ell - 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn det_matches_closed_forms_and_elimination() {
+    // ℓ = 1 and 2 by hand: det [a] = a; det [[a, b], [c, d]] = ad − bc, gradient (d, −c, −b, a).
+    assert_close(
+        &[output("det", "primal", json!({"A": [3.5], "ell": 1}))
+            .as_f64()
+            .unwrap()],
+        &[3.5],
+        0.0,
+    );
+    assert_close(
+        &numbers(&output("det", "gradient", json!({"A": [3.5], "ell": 1}))),
+        &[1.0],
+        0.0,
+    );
+    let a2 = [2.0, 3.0, 5.0, 7.0];
+    let y = output("det", "primal", json!({"A": a2, "ell": 2}));
+    assert_close(&[y.as_f64().unwrap()], &[2.0 * 7.0 - 3.0 * 5.0], 1e-15);
+    let g = numbers(&output("det", "gradient", json!({"A": a2, "ell": 2})));
+    assert_close(&g, &[7.0, -5.0, -3.0, 2.0], 1e-15);
+    // ℓ = 3 by the rule of Sarrus.
+    let a3 = [0.3, -1.2, 2.0, 0.7, 0.5, -0.4, 1.1, 0.9, 0.25];
+    let [a, b, c, d, e, f, g3, h, i] = a3;
+    let sarrus = a * e * i + b * f * g3 + c * d * h - c * e * g3 - b * d * i - a * f * h;
+    let y = output("det", "primal", json!({"A": a3, "ell": 3}));
+    assert_close(&[y.as_f64().unwrap()], &[sarrus], 1e-14);
+    // ℓ = 3 … 9 (the tool shares minors from ℓ = 3 on): elimination and cofactors, on the
+    // non-symmetric matrix Aᵢⱼ = sin(1 + 3i + 7j) + [i = j] (so a transposed answer fails).
+    for ell in [3, 4, 6, 9] {
+        let a: Vec<f64> = (0..ell * ell)
+            .map(|k| {
+                (1.0 + 3.0 * (k / ell) as f64 + 7.0 * (k % ell) as f64).sin()
+                    + f64::from(u8::from(k / ell == k % ell))
+            })
+            .collect();
+        let input = json!({"A": a, "ell": ell});
+        let y = output("det", "primal", input.clone());
+        assert_close(
+            &[y.as_f64().unwrap()],
+            &[det_by_elimination(&a, ell)],
+            1e-12,
+        );
+        let g = numbers(&output("det", "gradient", input));
+        assert_close(&g, &cofactors(&a, ell), 1e-12);
+    }
+}
+
+#[test]
+fn det_rejects_bad_sizes() {
+    let [s, d] = start("det");
+    let answers = exchange(&[
+        s,
+        d,
+        evaluate(2, "det", "primal", json!({"A": [], "ell": 0})),
+        evaluate(
+            3,
+            "det",
+            "gradient",
+            json!({"A": [1.0, 2.0, 3.0], "ell": 2}),
+        ),
+        evaluate(4, "det", "primal", json!({"A": [1.0], "ell": 40})),
+        evaluate(5, "det", "primal", json!({"A": [1.0], "ell": -1})),
+        evaluate(6, "det", "hessian", json!({"A": [1.0], "ell": 1})),
+        evaluate(7, "det", "primal", json!({"A": [2.0], "ell": 1})),
+    ]);
+    for (i, needle) in [
+        (2, "ell is 0"),
+        (3, "A has 3 numbers, expected ell² = 4"),
+        (4, "ell is 40"),
+        (5, "expected usize"),
+        (6, "has no function \"hessian\""),
+    ] {
+        assert_eq!(answers[i]["success"], json!(false), "{}", answers[i]);
+        let error = answers[i]["error"].as_str().expect("an error text");
+        assert!(error.contains(needle), "{error}");
+    }
+    assert_eq!(answers[7]["output"], json!(2.0));
+}
+
+/// The reference's RK4 loop, written out directly (no chunks, no halo).
+fn ode_reference(x: &[f64], s: usize) -> Vec<f64> {
+    let n = x.len();
+    let h = 2.0 / s as f64;
+    let f = |y: &[f64]| -> Vec<f64> {
+        (0..n)
+            .map(|i| if i == 0 { x[0] } else { x[i] * y[i - 1] })
+            .collect()
+    };
+    let mut y = vec![0.0; n];
+    for _ in 0..s {
+        let k1 = f(&y);
+        let t: Vec<f64> = (0..n).map(|i| y[i] + h * k1[i] / 2.0).collect();
+        let k2 = f(&t);
+        let t: Vec<f64> = (0..n).map(|i| y[i] + h * k2[i] / 2.0).collect();
+        let k3 = f(&t);
+        let t: Vec<f64> = (0..n).map(|i| y[i] + h * k3[i]).collect();
+        let k4 = f(&t);
+        for i in 0..n {
+            y[i] += h * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]) / 6.0;
+        }
+    }
+    y
+}
+
+#[test]
+fn ode_primal_matches_the_reference_loop() {
+    // One chunk, several chunks with a short last one (chunks of 256), s ≥ 1.
+    for (n, s) in [(1, 1), (5, 2), (10, 3), (600, 7), (700, 200)] {
+        let x: Vec<f64> = (0..n)
+            .map(|i| 0.5 + 0.6 * ((i * 7919) % 101) as f64 / 101.0)
+            .collect();
+        let y = numbers(&output("ode", "primal", json!({"x": x, "s": s})));
+        assert_close(&y, &ode_reference(&x, s), 1e-14);
+    }
+}
+
+#[test]
+fn ode_gradient_matches_finite_differences() {
+    // The last state entry depends on x only when n ≤ 4s (each RK4 step carries the
+    // solution four entries further), so the sizes keep n ≤ 4s; n = 300 spans two chunks.
+    // xᵢ ~ 50 at n = 300 keeps y_{n−1} ~ Πxᵢ·2ⁿ/n! from underflowing.
+    for (n, s, size, tol) in [
+        (1, 1, 1.0, 1e-8),
+        (6, 2, 1.0, 1e-8),
+        (12, 5, 1.0, 1e-8),
+        (300, 100, 50.0, 1e-6),
+    ] {
+        let x: Vec<f64> = (0..n)
+            .map(|i| size * (1.0 + 0.8 * ((i * 7919) % 97) as f64 / 97.0))
+            .collect();
+        let g = numbers(&output("ode", "gradient", json!({"x": x, "s": s})));
+        // Central differences of the tool's own primal; step h: error ~ h²·f‴ + ε·|f|/h.
+        // One session per shifted input (a long exchange would fill the pipes); for large n
+        // the entries around the chunk boundary and the ends.
+        let h = 1e-5;
+        let at: Vec<usize> = if n <= 12 {
+            (0..n).collect()
+        } else {
+            vec![0, 1, 100, 254, 255, 256, 257, n - 2, n - 1]
+        };
+        let last = |x: Vec<f64>| numbers(&output("ode", "primal", json!({"x": x, "s": s})))[n - 1];
+        let shifted = |j: usize, d: f64| {
+            let mut x = x.clone();
+            x[j] += d;
+            last(x)
+        };
+        let fd: Vec<f64> = at
+            .iter()
+            .map(|&j| (shifted(j, h) - shifted(j, -h)) / (2.0 * h))
+            .collect();
+        let g: Vec<f64> = at.iter().map(|&j| g[j]).collect();
+        // Relative to the gradient's scale, which may be far below GradBench's floor of 1.
+        let scale = fd.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(scale > 0.0, "n={n} s={s}: a zero gradient tests nothing");
+        let scaled = |v: &[f64]| v.iter().map(|x| x / scale).collect::<Vec<_>>();
+        assert_close(&scaled(&g), &scaled(&fd), tol);
+    }
+}
+
+#[test]
+fn ode_rejects_bad_input() {
+    let [s, d] = start("ode");
+    let answers = exchange(&[
+        s,
+        d,
+        evaluate(2, "ode", "primal", json!({"x": [1.0], "s": 0})),
+        evaluate(3, "ode", "gradient", json!({"x": [], "s": 3})),
+        evaluate(4, "ode", "primal", json!({"x": ["a"], "s": 3})),
+        evaluate(
+            5,
+            "ode",
+            "gradient",
+            json!({"x": vec![1.0; 100], "s": 4_000_000_000u64}),
+        ),
+        evaluate(6, "ode", "primal", json!({"x": [1.0, 1.0], "s": 1})),
+    ]);
+    for (i, needle) in [
+        (2, "s is 0"),
+        (3, "x is empty"),
+        (4, "input of ode.primal"),
+        (5, "too large for the gradient's tape"),
+    ] {
+        assert_eq!(answers[i]["success"], json!(false), "{}", answers[i]);
+        let error = answers[i]["error"].as_str().expect("an error text");
+        assert!(error.contains(needle), "{error}");
+    }
+    // n = 2, s = 1, h = 2: y₀ = 2·x₀ = 2, y₁ = h²·x₀x₁/2 = 2 (RK4 is exact on this polynomial).
+    assert_eq!(answers[6]["output"], json!([2.0, 2.0]));
+}

@@ -3,11 +3,13 @@
 //! reference implementation (`cpp/gradbench/evals/<eval>.hpp` and `tools/manual`).
 
 mod ba;
+mod det;
 mod gmm;
 mod hello;
 mod kmeans;
 mod llsq;
 mod lse;
+mod ode;
 
 use serde_json::Value;
 
@@ -64,6 +66,8 @@ const IMPLEMENTED: &[(&str, Make)] = &[
     ("kmeans", |config| Box::new(kmeans::Kmeans::new(config))),
     ("gmm", |config| Box::new(gmm::Gmm::new(config))),
     ("ba", |config| Box::new(ba::Ba::new(config))),
+    ("det", |_| Box::<det::Det>::default()),
+    ("ode", |_| Box::<ode::Ode>::default()),
 ];
 
 /// The eval named `module`, or an error naming the ones adjit implements.
