@@ -9,6 +9,11 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::input::Source;
 
+/// Runs beyond `min_runs` stop here even before `min_seconds`: a 50 ns evaluation (det at
+/// ℓ = 5) would otherwise answer with 2·10⁷ timings, a 700 MB line that GradBench's eval process
+/// failed on ("broken pipe"). 10⁶ timings keep the mean exact to the clock and the line ~35 MB.
+pub const MAX_TIMINGS: u64 = 1_000_000;
+
 /// One named duration of a response's `timings`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Timing {
@@ -55,7 +60,8 @@ pub struct Evaluation {
 }
 
 /// Time `prepare` (trace, derive, compile, lay out the data) once, then `run` as `runs`
-/// asks; the output is made from the last run's result by `to_json`, outside the timings.
+/// asks (at most [`MAX_TIMINGS`] runs once `min_runs` are done); the output is made from the
+/// last run's result by `to_json`, outside the timings.
 pub fn evaluate<P, T>(
     runs: Runs,
     prepare: impl FnOnce() -> Result<P>,
@@ -71,7 +77,7 @@ pub fn evaluate<P, T>(
     let mut elapsed = 0.0;
     let mut done = 0;
     let mut result = None;
-    while done < runs.min_runs.max(1) || elapsed < runs.min_seconds {
+    while done < runs.min_runs.max(1) || (elapsed < runs.min_seconds && done < MAX_TIMINGS) {
         let start = Instant::now();
         let value = run(&prepared)?;
         let took = start.elapsed();
@@ -85,4 +91,33 @@ pub fn evaluate<P, T>(
     }
     let output = result.map_or(Value::Null, to_json);
     Ok(Evaluation { output, timings })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_seconds_stops_at_max_timings_but_min_runs_does_not() {
+        let forever = Runs {
+            min_runs: 1,
+            min_seconds: 1e9,
+        };
+        let e = evaluate(forever, || Ok(()), |_| Ok(1), Value::from).unwrap();
+        assert_eq!(
+            e.timings.len() as u64,
+            1 + MAX_TIMINGS,
+            "prepare + capped runs"
+        );
+        let many = Runs {
+            min_runs: MAX_TIMINGS + 5,
+            min_seconds: 0.0,
+        };
+        let e = evaluate(many, || Ok(()), |_| Ok(1), Value::from).unwrap();
+        assert_eq!(
+            e.timings.len() as u64,
+            1 + MAX_TIMINGS + 5,
+            "min_runs is honoured"
+        );
+    }
 }

@@ -15,6 +15,14 @@
 //! the chunk kernel's compiled VJP: each chunk's adjoints of its C + 4 inputs add into the
 //! previous state's adjoint and into x̄. Compile time depends on C only, not on n or s.
 //!
+//! The gradient only visits the chunks the last entry depends on: step k's output matters from
+//! entry n−1 − 4·(s−1−k) on (each step reads 4 entries back), so earlier chunks are dead code
+//! for it, skipped as adjit's dead-code elimination would drop them from the unrolled program.
+//! Entries below that cone keep the zeros they start with; they only feed outputs whose
+//! adjoint is 0, so the cone's numbers are those of the full sweep (zero signs aside) and every
+//! entry of x̄ outside it is 0, as it is for the RK4 program. With n > 4s (every default size)
+//! this turns O(n·s) work into O(n + s²).
+//!
 //! (An [`adjit::steps::IteratedStep`] over the whole n-entry RK4 step gives the same numbers
 //! but compiles a program of ~30·n operations, too slow at n = 10⁵; see README.md.)
 
@@ -39,6 +47,12 @@ const CHUNK: usize = 256;
 const HALO: usize = 4;
 /// The largest s·(n + HALO) the gradient's tape may hold (8 bytes each: 1.6 GB).
 const MAX_TAPE: usize = 200_000_000;
+
+/// The first chunk (of `c` entries) of the state after step `k` (of `s`) that the last of `n`
+/// entries depends on.
+fn first_live_chunk(n: usize, s: usize, c: usize, k: usize) -> usize {
+    (n - 1).saturating_sub(HALO.saturating_mul(s - 1 - k)) / c
+}
 
 #[derive(Deserialize)]
 struct Input {
@@ -160,18 +174,19 @@ impl Work {
         }
     }
 
-    /// `to` = one RK4 step of `from`, chunk by chunk; `input` holds one chunk's inputs.
+    /// `to` = one RK4 step of `from`, chunk by chunk from chunk `first` on; `input` holds one
+    /// chunk's inputs.
     fn step(
         kernel: &ChunkKernel,
         x: &[f64],
         h: f64,
-        from: &[f64],
-        to: &mut [f64],
+        (from, to): (&[f64], &mut [f64]),
+        first: usize,
         input: &mut Vec<f64>,
     ) -> Result<()> {
         let c = kernel.len;
-        let out = to[HALO..].chunks_exact_mut(c);
-        for (start, out) in (0..).step_by(c).zip(out) {
+        let out = to[HALO..].chunks_exact_mut(c).skip(first);
+        for (start, out) in (first * c..).step_by(c).zip(out) {
             let span = start..start + c + HALO;
             input.clear();
             input.extend_from_slice(&from[span.clone()]);
@@ -195,7 +210,7 @@ impl Work {
         let state = &mut states[0];
         state[HALO..].fill(0.0);
         for _ in 0..self.s {
-            Work::step(kernel, x, *h, state, last, input)?;
+            Work::step(kernel, x, *h, (state, last), 0, input)?;
             std::mem::swap(state, last);
         }
         std::mem::swap(state, last);
@@ -217,9 +232,11 @@ impl Work {
         } = self;
         let (n, s, h, c) = (*n, *s, *h, kernel.len);
         states[0][HALO..].fill(0.0);
+        let live = |k: usize| first_live_chunk(n, s, c, k);
         for k in 1..s {
             let (before, after) = states.split_at_mut(k);
-            Work::step(kernel, x, h, &before[k - 1], &mut after[0], input)?;
+            let first = live(k - 1);
+            Work::step(kernel, x, h, (&before[k - 1], &mut after[0]), first, input)?;
         }
         // ȳ of the final state, then of the state before each step, last step first.
         let mut ybar = std::mem::take(last);
@@ -227,9 +244,11 @@ impl Work {
         ybar[HALO + n - 1] = 1.0;
         let mut prev = vec![0.0; ybar.len()];
         xbar.fill(0.0);
-        for state in states.iter().rev() {
-            prev.fill(0.0);
-            for start in (0..ybar.len() - HALO).step_by(c) {
+        for (k, state) in states.iter().enumerate().rev() {
+            let first = live(k) * c;
+            // Adjoints below the cone are never written: clear from where this step writes.
+            prev[first..].fill(0.0);
+            for start in (first..ybar.len() - HALO).step_by(c) {
                 let span = start..start + c + HALO;
                 input.clear();
                 input.extend_from_slice(&state[span.clone()]);
