@@ -121,9 +121,13 @@ struct Kernels {
 impl Kernels {
     fn new() -> Result<Kernels> {
         let (reproj, weight) = (reproj_kernel(), weight_kernel());
+        // The reprojection kernels run over all observations in batches: two per call, one
+        // per lane of the two-lane kernels.
+        let mut pairs = adjit::Options::default();
+        pairs.jit.batch_lanes = 2;
         Ok(Kernels {
-            reproj: Compiled::new(&reproj, Mode::Primal)?,
-            reproj_vjp: Compiled::new(&reproj, Mode::Vjp)?,
+            reproj: Compiled::with_options(&reproj, Mode::Primal, &pairs)?,
+            reproj_vjp: Compiled::with_options(&reproj, Mode::Vjp, &pairs)?,
             weight: Compiled::new(&weight, Mode::Primal)?,
             weight_grad: Compiled::new(&weight, Mode::Gradient)?,
         })
