@@ -38,6 +38,33 @@ thread_local! {
     static PAIR_WORKSPACE: RefCell<Vec<PairSlot>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Run `f` with a pointer to `n` writable slots of `T` (as `f64`s): none for `n = 0`, a stack
+/// buffer up to `STACK` slots, else the thread's reused buffer `tls` (grown with `zero`).
+fn with_slots<T: Copy, const STACK: usize, R>(
+    n: usize,
+    tls: &'static std::thread::LocalKey<RefCell<Vec<T>>>,
+    zero: T,
+    f: impl FnOnce(*mut f64) -> R,
+) -> R {
+    if n == 0 {
+        return f(NonNull::<f64>::dangling().as_ptr());
+    }
+    if n <= STACK {
+        let mut buf = MaybeUninit::<[T; STACK]>::uninit();
+        return f(buf.as_mut_ptr().cast());
+    }
+    tls.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.len() < n {
+                buf.resize(n, zero);
+            }
+            f(buf.as_mut_ptr().cast())
+        }
+        // Only reachable if `f` itself re-entered (it does not); stay correct anyway.
+        Err(_) => f(vec![zero; n].as_mut_ptr().cast()),
+    })
+}
+
 /// The chunk functions of one compilation and the module owning their code.
 pub(crate) struct Kernels {
     pub module: OwnedModule,
@@ -353,45 +380,18 @@ impl CompiledFunction {
     /// Run `f` with a pointer to `n_slots` writable `f64`s (uninitialised; the code writes
     /// every slot before reading it).
     fn with_workspace<R>(&self, f: impl FnOnce(*mut f64) -> R) -> R {
-        if self.n_slots == 0 {
-            return f(NonNull::<f64>::dangling().as_ptr());
-        }
-        if self.n_slots <= STACK_SLOTS {
-            let mut buf = MaybeUninit::<[f64; STACK_SLOTS]>::uninit();
-            return f(buf.as_mut_ptr().cast());
-        }
-        WORKSPACE.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => {
-                if buf.len() < self.n_slots {
-                    buf.resize(self.n_slots, 0.0);
-                }
-                f(buf.as_mut_ptr())
-            }
-            // Only reachable if `f` itself re-entered (it does not); stay correct anyway.
-            Err(_) => f(vec![0.0; self.n_slots].as_mut_ptr()),
-        })
+        with_slots::<f64, STACK_SLOTS, R>(self.n_slots, &WORKSPACE, 0.0, f)
     }
 
     /// Run `f` with a pointer to `n_slots` writable, 16-byte aligned [`PairSlot`]s (as
     /// `f64`s; uninitialised, written before read), the workspace of a pair batch.
     fn with_pair_workspace<R>(&self, f: impl FnOnce(*mut f64) -> R) -> R {
-        if self.n_slots == 0 {
-            return f(NonNull::<f64>::dangling().as_ptr());
-        }
-        if self.n_slots <= STACK_PAIR_SLOTS {
-            let mut buf = MaybeUninit::<[PairSlot; STACK_PAIR_SLOTS]>::uninit();
-            return f(buf.as_mut_ptr().cast());
-        }
-        PAIR_WORKSPACE.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => {
-                if buf.len() < self.n_slots {
-                    buf.resize(self.n_slots, PairSlot([0.0; 2]));
-                }
-                f(buf.as_mut_ptr().cast())
-            }
-            // Only reachable if `f` itself re-entered (it does not); stay correct anyway.
-            Err(_) => f(vec![PairSlot([0.0; 2]); self.n_slots].as_mut_ptr().cast()),
-        })
+        with_slots::<PairSlot, STACK_PAIR_SLOTS, R>(
+            self.n_slots,
+            &PAIR_WORKSPACE,
+            PairSlot([0.0; 2]),
+            f,
+        )
     }
 
     /// Run every scalar chunk in order.

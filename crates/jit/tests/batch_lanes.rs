@@ -10,7 +10,7 @@ use std::path::Path;
 use adjit_ir::random::{random_function, RandomOptions, Rng};
 use adjit_ir::{parse, verify, BinaryOp, Builder, CmpPred, Function, Type};
 use adjit_jit::{compile, CompiledFunction, JitError, JitOptions};
-use common::{every_opcode, special_values};
+use common::{every_opcode, long_range_chain, special_values};
 
 fn pair_options(base: &JitOptions) -> JitOptions {
     JitOptions {
@@ -235,21 +235,7 @@ fn random_programs_match_scalar_calls() {
 /// thread-local one.
 #[test]
 fn large_workspaces_use_the_thread_local_buffer() {
-    let mut b = Builder::new("long_ranges");
-    let x = b.param(Type::F64, "x");
-    let y = b.param(Type::F64, "y");
-    let mut vals = vec![x, y];
-    let mut rng = Rng::new(3);
-    while b.func().n_insts() < 3000 {
-        let recent = vals[vals.len() - 1];
-        let far = vals[rng.below(vals.len())];
-        let v = match rng.below(3) {
-            0 => b.add(recent, far),
-            1 => b.mul(far, 0.5),
-            _ => b.fma(recent, 0.25, far),
-        };
-        vals.push(v);
-    }
+    let (b, vals) = long_range_chain(3000, false);
     let rets: Vec<_> = vals.iter().copied().step_by(5).collect();
     let func = b.finish(&rets);
     let opts = JitOptions {

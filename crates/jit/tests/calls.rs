@@ -8,7 +8,7 @@ use std::time::Instant;
 use adjit_ir::random::{random_function, RandomOptions, Rng};
 use adjit_ir::{interpret, Builder, Function, Operand, Type, ValueDef};
 use adjit_jit::{compile, CompiledFunction, JitError, JitOptions};
-use common::{assert_same, seed001};
+use common::{assert_same, long_range_chain, seed001};
 
 #[test]
 fn compiled_function_is_send_and_sync() {
@@ -184,22 +184,7 @@ fn functions_without_inputs_or_outputs() {
 /// A program where every instruction also uses a value from far back (long live ranges),
 /// which makes unbounded register allocation quadratic.
 fn long_range_program(n_insts: usize) -> Function {
-    let mut b = Builder::new("long_ranges");
-    let x = b.param(Type::F64, "x");
-    let y = b.param(Type::F64, "y");
-    let mut vals = vec![x, y];
-    let mut rng = Rng::new(3);
-    while b.func().n_insts() < n_insts {
-        let recent = vals[vals.len() - 1];
-        let far = vals[rng.below(vals.len())];
-        let v = match rng.below(3) {
-            0 => b.add(recent, far),
-            1 => b.mul(far, 0.5),
-            _ => b.fma(recent, 0.25, far),
-        };
-        let v = b.mul(v, 0.999);
-        vals.push(v);
-    }
+    let (b, vals) = long_range_chain(n_insts, true);
     let n = vals.len();
     b.finish(&[vals[n - 1], vals[n / 2]])
 }

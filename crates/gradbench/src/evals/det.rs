@@ -9,7 +9,6 @@
 //! D(all columns) = det A. That is about ℓ·2^(ℓ−1) products instead of ℓ!, and the same
 //! arithmetic, term for term, as the recursion. Its adjit gradient gives the cofactors.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use adjit::ir::trace::{trace, Var};
@@ -17,7 +16,7 @@ use adjit::{Compiled, Gradient, Mode};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{unknown_function, Eval};
+use super::{unknown_function, Cache, Eval};
 use crate::error::Result;
 use crate::input::Source;
 use crate::measure::{evaluate, Evaluation, Runs};
@@ -85,16 +84,12 @@ impl DetKernel {
 /// Kernels by ℓ.
 #[derive(Default)]
 pub struct Det {
-    kernels: HashMap<usize, Rc<DetKernel>>,
+    kernels: Cache<usize, DetKernel>,
 }
 
 impl Det {
     fn kernel(&mut self, ell: usize) -> Result<Rc<DetKernel>> {
-        if let Some(k) = self.kernels.get(&ell) {
-            return Ok(k.clone());
-        }
-        let k = Rc::new(DetKernel::new(ell)?);
-        Ok(self.kernels.entry(ell).or_insert(k).clone())
+        self.kernels.get(ell, DetKernel::new)
     }
 }
 

@@ -4,7 +4,6 @@
 //! the reference's order (powers of tᵢ by running products). The rows are built once per n;
 //! the primal is the mapped kernel's sum, the gradient its summed gradient.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use adjit::ir::trace::{trace_with_data, Var};
@@ -13,7 +12,7 @@ use adjit::Options;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{unknown_function, Config, Eval};
+use super::{unknown_function, Cache, Config, Eval};
 use crate::error::Result;
 use crate::input::Source;
 use crate::measure::{evaluate, Evaluation, Runs};
@@ -27,8 +26,8 @@ struct Input {
 /// Kernels by m, data rows by n.
 pub struct Llsq {
     config: Config,
-    kernels: HashMap<usize, Rc<MappedKernel>>,
-    rows: HashMap<usize, Rc<Vec<f64>>>,
+    kernels: Cache<usize, MappedKernel>,
+    rows: Cache<usize, Vec<f64>>,
 }
 
 /// ½ (s − Σⱼ xⱼ tʲ)² for one point (t, s), θ = x.
@@ -63,8 +62,8 @@ impl Llsq {
     pub fn new(config: Config) -> Llsq {
         Llsq {
             config,
-            kernels: HashMap::new(),
-            rows: HashMap::new(),
+            kernels: Cache::default(),
+            rows: Cache::default(),
         }
     }
 }
@@ -81,27 +80,19 @@ impl Eval for Llsq {
             return Err(source.error("x is empty"));
         }
         let prepare = || -> Result<(Rc<MappedKernel>, Rc<Vec<f64>>)> {
-            let m = x.len();
-            let k = match self.kernels.get(&m) {
-                Some(k) => k.clone(),
-                None => {
-                    // Two rows per native call: llsq's kernel is all arithmetic on a
-                    // small θ, where two lanes pay (gradient 1.6× faster, one GradBench run).
-                    let map = adjit::map::MapOptions {
-                        lanes: 2,
-                        ..self.config.map()
-                    };
-                    let k = Rc::new(MappedKernel::with_options(
-                        &kernel(m),
-                        map,
-                        &Options::default(),
-                    )?);
-                    k.prepare(&[adjit::Mode::Primal, adjit::Mode::Gradient])?;
-                    self.kernels.entry(m).or_insert(k).clone()
-                }
-            };
-            let rows = self.rows.entry(n).or_insert_with(|| Rc::new(rows(n)));
-            Ok((k, rows.clone()))
+            let config = self.config;
+            let k = self.kernels.get(x.len(), |m| {
+                // Two rows per native call: llsq's kernel is all arithmetic on a small θ,
+                // where two lanes pay (gradient 1.6× faster, one GradBench run).
+                let map = adjit::map::MapOptions {
+                    lanes: 2,
+                    ..config.map()
+                };
+                let k = MappedKernel::with_options(&kernel(m), map, &Options::default())?;
+                k.prepare(&[adjit::Mode::Primal, adjit::Mode::Gradient])?;
+                Ok(k)
+            })?;
+            Ok((k, self.rows.get(n, |n| Ok(rows(n)))?))
         };
         match function {
             "primal" => evaluate(

@@ -9,7 +9,6 @@
 //!
 //! Chunks keep the compiled code small and the same for every n, and let threads share x.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use adjit::ir::trace::trace_with_data;
@@ -17,7 +16,7 @@ use adjit::{Compiled, Gradient, Mode};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{unknown_function, Config, Eval};
+use super::{unknown_function, Cache, Config, Eval};
 use crate::error::Result;
 use crate::input::Source;
 use crate::measure::{evaluate, Evaluation, Runs};
@@ -52,14 +51,14 @@ impl ChunkKernel {
 /// Chunk kernels by length.
 pub struct Lse {
     config: Config,
-    kernels: HashMap<usize, Rc<ChunkKernel>>,
+    kernels: Cache<usize, ChunkKernel>,
 }
 
 impl Lse {
     pub fn new(config: Config) -> Lse {
         Lse {
             config,
-            kernels: HashMap::new(),
+            kernels: Cache::default(),
         }
     }
 
@@ -69,11 +68,7 @@ impl Lse {
             if len == 0 {
                 return Ok(None);
             }
-            if let Some(k) = self.kernels.get(&len) {
-                return Ok(Some(k.clone()));
-            }
-            let k = Rc::new(ChunkKernel::new(len)?);
-            Ok(Some(self.kernels.entry(len).or_insert(k).clone()))
+            self.kernels.get(len, ChunkKernel::new).map(Some)
         };
         Ok([get(if n >= CHUNK { CHUNK } else { 0 })?, get(n % CHUNK)?])
     }

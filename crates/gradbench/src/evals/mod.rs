@@ -11,10 +11,36 @@ mod llsq;
 mod lse;
 mod ode;
 
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::rc::Rc;
+
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::measure::Evaluation;
+
+/// Compiled kernels (or anything prepared once) by size, made on first use and shared by every
+/// run of that size.
+pub(crate) struct Cache<Key, T>(HashMap<Key, Rc<T>>);
+
+impl<Key, T> Default for Cache<Key, T> {
+    fn default() -> Self {
+        Cache(HashMap::new())
+    }
+}
+
+impl<Key: Hash + Eq + Copy, T> Cache<Key, T> {
+    /// The entry of `key`, made by `make(key)` the first time.
+    pub(crate) fn get(&mut self, key: Key, make: impl FnOnce(Key) -> Result<T>) -> Result<Rc<T>> {
+        if let Some(t) = self.0.get(&key) {
+            return Ok(t.clone());
+        }
+        let t = Rc::new(make(key)?);
+        self.0.insert(key, t.clone());
+        Ok(t)
+    }
+}
 
 /// A defined eval: answers `evaluate` messages for its functions.
 pub trait Eval {

@@ -27,7 +27,6 @@
 //! but compiles a program of ~30·n operations, too slow at n = 10⁵; see README.md.)
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use adjit::ir::trace::{Tracer, Var};
@@ -36,7 +35,7 @@ use adjit::{Compiled, Mode};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{unknown_function, Eval};
+use super::{unknown_function, Cache, Eval};
 use crate::error::Result;
 use crate::input::Source;
 use crate::measure::{evaluate, Evaluation, Runs};
@@ -275,16 +274,12 @@ impl Work {
 /// Chunk kernels by length.
 #[derive(Default)]
 pub struct Ode {
-    kernels: HashMap<usize, Rc<ChunkKernel>>,
+    kernels: Cache<usize, ChunkKernel>,
 }
 
 impl Ode {
     fn kernel(&mut self, len: usize) -> Result<Rc<ChunkKernel>> {
-        if let Some(k) = self.kernels.get(&len) {
-            return Ok(k.clone());
-        }
-        let k = Rc::new(ChunkKernel::new(len)?);
-        Ok(self.kernels.entry(len).or_insert(k).clone())
+        self.kernels.get(len, ChunkKernel::new)
     }
 }
 

@@ -108,4 +108,28 @@ pub fn seed001() -> Function {
     let v = b.add(tpq, tr);
     b.finish(&[v])
 }
+/// A chain of `n_insts` instructions in which each also uses a value from far back (long live
+/// ranges: unbounded register allocation goes quadratic, the workspace grows). With `damp`,
+/// each value is scaled by 0.999 so that long chains stay finite. Returns the builder (for the
+/// caller's choice of returns) and every value, parameters `x`, `y` first.
+#[allow(dead_code)] // Not every test binary uses it.
+pub fn long_range_chain(n_insts: usize, damp: bool) -> (Builder, Vec<adjit_ir::Value>) {
+    let mut b = Builder::new("long_ranges");
+    let x = b.param(Type::F64, "x");
+    let y = b.param(Type::F64, "y");
+    let mut vals = vec![x, y];
+    let mut rng = adjit_ir::random::Rng::new(3);
+    while b.func().n_insts() < n_insts {
+        let recent = vals[vals.len() - 1];
+        let far = vals[rng.below(vals.len())];
+        let v = match rng.below(3) {
+            0 => b.add(recent, far),
+            1 => b.mul(far, 0.5),
+            _ => b.fma(recent, 0.25, far),
+        };
+        vals.push(if damp { b.mul(v, 0.999) } else { v });
+    }
+    (b, vals)
+}
+
 pub mod aot;
