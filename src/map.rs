@@ -373,11 +373,20 @@ impl MappedKernel {
         }
         let rest = layout.input(Part::Inputs).end;
         inputs[rest..].copy_from_slice(extra);
+        // Pair buffers only for a program with two-lane kernels (θ and `extra` in both halves).
+        let pairs = program.runner.code().is_some_and(|c| c.batch_lanes() == 2);
+        let (pair_inputs, pair_outputs) = match pairs {
+            true => (
+                [&inputs[..], &inputs].concat(),
+                vec![0.0; 2 * layout.n_outputs()],
+            ),
+            false => (Vec::new(), Vec::new()),
+        };
         Worker {
             inputs,
             outputs: vec![0.0; layout.n_outputs()],
-            pair_inputs: Vec::new(),
-            pair_outputs: Vec::new(),
+            pair_inputs,
+            pair_outputs,
         }
     }
 
@@ -395,11 +404,11 @@ impl MappedKernel {
         let r = self.row_len();
         let (n_in, n_out) = (worker.inputs.len(), worker.outputs.len());
         let mut i = rows.start;
-        if let Some(code) = program.runner.code().filter(|c| c.batch_lanes() == 2) {
-            if worker.pair_inputs.is_empty() {
-                worker.pair_inputs = [worker.inputs.as_slice(), &worker.inputs].concat();
-                worker.pair_outputs = vec![0.0; 2 * n_out];
-            }
+        if let Some(code) = program
+            .runner
+            .code()
+            .filter(|_| !worker.pair_inputs.is_empty())
+        {
             while i + 1 < rows.end {
                 for (lane, row) in [i, i + 1].into_iter().enumerate() {
                     let inputs = &mut worker.pair_inputs[lane * n_in..(lane + 1) * n_in];
@@ -539,11 +548,11 @@ impl MappedKernel {
     }
 }
 
-/// The program buffers of one thread (the pair buffers are made on first use).
+/// The program buffers of one thread.
 struct Worker {
     inputs: Vec<f64>,
     outputs: Vec<f64>,
-    /// Two rows' inputs, point-major, for the two-lane kernels.
+    /// Two rows' inputs, point-major, for the two-lane kernels (empty without them).
     pair_inputs: Vec<f64>,
     pair_outputs: Vec<f64>,
 }

@@ -230,7 +230,8 @@ impl Work {
             output,
         } = self;
         let (n, s, h, c) = (*n, *s, *h, kernel.len);
-        states[0][HALO..].fill(0.0);
+        // states[0] is the initial state y = 0 (with its halo) from `Work::new`; nothing
+        // writes it in a gradient `Work`.
         let live = |k: usize| first_live_chunk(n, s, c, k);
         for k in 1..s {
             let (before, after) = states.split_at_mut(k);
