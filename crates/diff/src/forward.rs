@@ -42,12 +42,50 @@ use crate::rules::{partials, NameTable, Partial, TypedBuilder};
 /// assert_eq!(adjit_ir::interpret(&df, &[3.0, 1.0]).unwrap(), vec![9.0, 6.0]);
 /// ```
 pub fn jvp(func: &Function) -> Function {
-    forward(func, 1, format!("{}_jvp", func.name))
+    forward(func, Seeds::Params(1), format!("{}_jvp", func.name))
 }
 
 /// Forward mode with `k` directions: `(x…, ẋ⁽¹⁾…, …, ẋ⁽ᵏ⁾…) -> (y…, ẏ⁽¹⁾…, …, ẏ⁽ᵏ⁾…)`.
 pub fn jvp_vector(func: &Function, k: usize) -> Function {
-    forward(func, k, format!("{}_jvp{k}", func.name))
+    forward(func, Seeds::Params(k), format!("{}_jvp{k}", func.name))
+}
+
+/// Forward mode with unit seeds baked in: `k` directions, where differentiated float parameter
+/// number `i` (in [`Function::differentiated_params`] order) has the tangent 1 in direction
+/// `colors[i]` and **no** tangent (a structural zero) in every other direction. The program
+/// takes only `x` and returns `(y…, ẏ⁽¹⁾…, …, ẏ⁽ᵏ⁾…)` like [`jvp_vector`]; direction `d`
+/// computes `J·s_d` with `s_d` the 0/1 sum of the unit vectors of colour `d`.
+///
+/// A tangent exists only where a direction's seeds reach, so after
+/// [`crate::simplify()`] (which turns `mul c, 1.0` into `c`) the program holds exactly the
+/// structurally nonzero partial products, and an entry that does not depend on a direction's
+/// inputs is a literal 0 even where another partial of the same operation is infinite. This is
+/// how sparse Jacobians and Hessians are compiled ([`crate::sparsity`]).
+///
+/// # Panics
+/// When `colors` does not hold one colour below `k` per differentiated float parameter
+/// (callers build it from a colouring of the same function).
+pub fn jvp_unit_seeded(func: &Function, colors: &[u32], k: usize) -> Function {
+    assert_eq!(colors.len(), func.differentiated_params().count());
+    assert!(colors.iter().all(|&c| (c as usize) < k));
+    forward(func, Seeds::Unit { colors, k }, format!("{}_jvp{k}", func.name))
+}
+
+/// Where the tangents of the differentiated parameters come from.
+#[derive(Clone, Copy)]
+enum Seeds<'a> {
+    /// `k` directions of tangent parameters.
+    Params(usize),
+    /// Literal unit tangents: parameter `i` is seeded in direction `colors[i]` only.
+    Unit { colors: &'a [u32], k: usize },
+}
+
+impl Seeds<'_> {
+    fn directions(self) -> usize {
+        match self {
+            Seeds::Params(k) | Seeds::Unit { k, .. } => k,
+        }
+    }
 }
 
 fn tangent_name(primal: &str, k: usize, dir: usize) -> String {
@@ -58,7 +96,8 @@ fn tangent_name(primal: &str, k: usize, dir: usize) -> String {
     }
 }
 
-fn forward(func: &Function, k: usize, name: String) -> Function {
+fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
+    let k = seeds.directions();
     let act = activity(func);
     let mut names = NameTable::new(func);
     let mut b = Builder::new(name);
@@ -68,18 +107,39 @@ fn forward(func: &Function, k: usize, name: String) -> Function {
     }
     // tangent[dir][old value]
     let mut tangent: Vec<Vec<Option<Value>>> = vec![vec![None; func.n_values()]; k];
-    for (dir, tangents) in tangent.iter_mut().enumerate() {
-        for p in func.differentiated_params() {
-            let data = func.data(p);
-            let dp = match &data.name {
-                Some(n) => {
-                    let name = names.fresh(tangent_name(n, k, dir));
-                    b.param(data.ty, &name)
+    match seeds {
+        Seeds::Params(_) => {
+            for (dir, tangents) in tangent.iter_mut().enumerate() {
+                for p in func.differentiated_params() {
+                    let data = func.data(p);
+                    let dp = match &data.name {
+                        Some(n) => {
+                            let name = names.fresh(tangent_name(n, k, dir));
+                            b.param(data.ty, &name)
+                        }
+                        None => b.param_unnamed(data.ty),
+                    };
+                    if act.is_active(p) {
+                        tangents[p.index()] = Some(dp);
+                    }
                 }
-                None => b.param_unnamed(data.ty),
-            };
-            if act.is_active(p) {
-                tangents[p.index()] = Some(dp);
+            }
+        }
+        Seeds::Unit { colors, .. } => {
+            let mut ones: Vec<(Type, Value)> = Vec::new();
+            for (p, &color) in func.differentiated_params().zip(colors) {
+                if act.is_active(p) {
+                    let ty = func.ty(p);
+                    let one = match ones.iter().find(|(t, _)| *t == ty) {
+                        Some(&(_, one)) => one,
+                        None => {
+                            let one = b.constant(ty, 1.0);
+                            ones.push((ty, one));
+                            one
+                        }
+                    };
+                    tangent[color as usize][p.index()] = Some(one);
+                }
             }
         }
     }
@@ -94,23 +154,24 @@ fn forward(func: &Function, k: usize, name: String) -> Function {
         if !act.is_active(v) {
             continue;
         }
-        // Operand positions with a (structurally nonzero) tangent; the same in every direction.
+        // Operand positions with a (structurally nonzero) tangent in some direction: with
+        // tangent parameters the same in every direction, with unit seeds per direction.
         let operands = inst.operands();
         let mut wanted = [false; 3];
         for (pos, op) in operands.iter().enumerate() {
             if let Operand::Value(u) = op {
                 wanted[pos] = crate::rules::carries_derivative(inst, pos)
-                    && tangent.first().is_some_and(|t| t[u.index()].is_some());
+                    && tangent.iter().any(|t| t[u.index()].is_some());
             }
         }
         if !wanted.iter().any(|&w| w) {
             continue;
         }
-        let tangent_of = |tangent: &[Option<Value>], pos: usize| -> Value {
+        let tangent_of = |tangent: &[Option<Value>], pos: usize| -> Option<Value> {
             let u = operands[pos]
                 .as_value()
                 .expect("wanted operands are values");
-            tangent[u.index()].expect("wanted operands have tangents")
+            tangent[u.index()]
         };
         // Every tangent term comes from the rulebook's partials alone, never from which
         // other operands are active, so a function's JVP and the JVP of a piece of it (a step
@@ -129,8 +190,12 @@ fn forward(func: &Function, k: usize, name: String) -> Function {
             let first_new = b.func().n_values();
             let terms: Vec<(Partial<Operand>, Value)> = parts
                 .iter()
-                .map(|&(pos, p)| (p, tangent_of(tangents, pos)))
+                .filter_map(|&(pos, p)| Some((p, tangent_of(tangents, pos)?)))
                 .collect();
+            if terms.is_empty() {
+                // No seed of this direction reaches the instruction.
+                continue;
+            }
             let dy = combine(&mut TypedBuilder { b: &mut b, ty }, &terms);
             if let Some(n) = func.name_of(v) {
                 names.name_new(&mut b, dy, first_new, tangent_name(n, k, dir));

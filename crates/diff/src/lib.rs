@@ -19,12 +19,15 @@ pub mod simplify;
 // Recompute-checkpointing: Revolve schedules and stage partitioning.
 pub mod checkpoint;
 
+// Sparse Jacobians and Hessians: patterns, colourings, seed-baked programs.
+pub mod sparsity;
+
 // Inverse accumulation (Pearlmutter & Siskind): lumps, reverse-inverse, forward-inverse.
 pub mod inverse;
 
 pub use activity::{activity, Activity};
 pub use derive::{derive, DeriveError, Derived, Mode, UnknownName};
-pub use forward::{jvp, jvp_vector};
+pub use forward::{jvp, jvp_unit_seeded, jvp_vector};
 pub use hessian::{hessian, hvp, DiffError};
 pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};

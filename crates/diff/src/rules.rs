@@ -281,6 +281,36 @@ pub fn carries_derivative(inst: &InstData, pos: usize) -> bool {
     }
 }
 
+/// The pairs of operand positions `(p, q)` (`p ≤ q`, text order) whose mixed second partial
+/// ∂²y/∂aₚ∂a_q of `inst` is not identically zero: the structure of the rule's own second
+/// derivative, which [`crate::sparsity`] reads to find which input pairs of a program
+/// interact nonlinearly. Linear and piecewise-linear operations (`neg`, `abs`, `add`, `sub`,
+/// `min`, `max`, `select`, conversions, `floor`, `ceil`) have none; `mul a, b` has (a, b) (so
+/// `mul x, x` pairs x with itself), `div a, b` (a, b) and (b, b), `fma a, b, c` (a, b), every
+/// other unary operation and `powi x, k` with k ∉ {0, 1} (x, x), `pow` and `atan2` every pair.
+pub fn second_order_pairs(inst: &InstData) -> &'static [(usize, usize)] {
+    const NONE: &[(usize, usize)] = &[];
+    const DIAGONAL: &[(usize, usize)] = &[(0, 0)];
+    const PRODUCT: &[(usize, usize)] = &[(0, 1)];
+    const QUOTIENT: &[(usize, usize)] = &[(0, 1), (1, 1)];
+    const ALL: &[(usize, usize)] = &[(0, 0), (0, 1), (1, 1)];
+    match inst {
+        InstData::Unary { op, .. } => match op {
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil => NONE,
+            _ => DIAGONAL,
+        },
+        InstData::Binary { op, .. } => match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Min | BinaryOp::Max => NONE,
+            BinaryOp::Mul => PRODUCT,
+            BinaryOp::Div => QUOTIENT,
+            BinaryOp::Pow | BinaryOp::Atan2 => ALL,
+        },
+        InstData::Fma { .. } => PRODUCT,
+        InstData::Powi { exp, .. } if *exp != 0 && *exp != 1 => DIAGONAL,
+        _ => NONE,
+    }
+}
+
 /// The distinct value operands of `inst` through which a derivative flows
 /// ([`carries_derivative`]), in text order.
 pub fn derivative_operands(inst: &InstData) -> Vec<Value> {

@@ -1,0 +1,156 @@
+//! Exact structural sparsity of a program's derivatives, read from the IR.
+//!
+//! [`jacobian_pattern`] propagates, forward through the program, the set of differentiated
+//! inputs each value depends on (through operands that carry a derivative,
+//! [`crate::rules::carries_derivative`]: not `select`'s condition, `fcmp`, `floor`, `ceil`);
+//! the sets of the float outputs are the rows of the Jacobian pattern. `select` takes the union
+//! of both branches, so the pattern holds at every point. [`hessian_pattern`] adds, for every
+//! instruction whose adjoint is structurally nonzero, the products of its operands' sets over
+//! the operand pairs the rulebook says are nonlinear ([`crate::rules::second_order_pairs`]).
+//!
+//! Both are structural: an entry outside the pattern is zero at every point (and computed as an
+//! exact 0 by the sparse programs); an entry inside may still vanish at some points, or
+//! everywhere when terms cancel (`x - x`). `data` and `bool` inputs are never columns.
+//!
+//! Sets are sorted `u32` vectors, each freed after its value's last use, so memory follows the
+//! live values rather than the program; the cost is O(size × set size) for the Jacobian and
+//! adds O(Σ |set(a)|·|set(b)|) over nonlinear instructions for the Hessian.
+
+use adjit_ir::{Function, Operand, Value};
+
+use crate::activity::activity;
+use crate::rules::{carries_derivative, second_order_pairs};
+use crate::sparsity::SparsityPattern;
+
+/// The pattern of `∂yᵢ/∂xⱼ`: one row per float output, one column per differentiated float
+/// parameter ([`Function::differentiated_params`]), both in order.
+///
+/// ```
+/// use adjit_diff::sparsity::jacobian_pattern;
+/// let f = adjit_ir::trace::trace_multi("f", &[adjit_ir::Type::F64; 3], |x| {
+///     vec![x[0] * x[1], x[2].sin()]
+/// });
+/// let p = jacobian_pattern(&f);
+/// assert_eq!((p.row(0), p.row(1)), (&[0, 1][..], &[2][..]));
+/// ```
+pub fn jacobian_pattern(func: &Function) -> SparsityPattern {
+    let ncols = func.differentiated_params().count();
+    let mut rows = Vec::new();
+    sweep(func, |_, _, _| {}, |sets| {
+        for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
+            if ty.is_float() {
+                rows.push(sets[r.index()].clone().unwrap_or_default());
+            }
+        }
+    });
+    SparsityPattern::from_rows(ncols, rows)
+}
+
+/// The pattern of the Hessian `∂²y/∂xᵢ∂xⱼ` of the sum of the float outputs (of the one float
+/// output, for a scalar function), full and symmetric: one row and column per differentiated
+/// float parameter.
+///
+/// ```
+/// use adjit_diff::sparsity::hessian_pattern;
+/// // x0·x1 + exp(x2) + 3·x3: x0 and x1 interact, x2 with itself, x3 not at all.
+/// let f = adjit_ir::trace::trace(4, |x| x[0] * x[1] + x[2].exp() + 3.0 * x[3]);
+/// let h = hessian_pattern(&f);
+/// assert_eq!(h.indices(), &[1, 0, 2]);
+/// assert_eq!(h.indptr(), &[0, 1, 2, 3, 3]);
+/// ```
+pub fn hessian_pattern(func: &Function) -> SparsityPattern {
+    let n = func.differentiated_params().count();
+    let act = activity(func);
+    // Entries (i, j) with j ≤ i, appended to row i; deduplicated when a row doubles.
+    let mut lower: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut deduped: Vec<usize> = vec![0; n];
+    let mut add = |i: u32, j: u32| {
+        let (hi, lo) = if i >= j { (i, j) } else { (j, i) };
+        let row = &mut lower[hi as usize];
+        row.push(lo);
+        if row.len() > 2 * deduped[hi as usize] + 64 {
+            row.sort_unstable();
+            row.dedup();
+            deduped[hi as usize] = row.len();
+        }
+    };
+    sweep(
+        func,
+        |v, operand_sets, inst| {
+            if !act.is_active(v) {
+                return;
+            }
+            for &(p, q) in second_order_pairs(inst) {
+                if let (Some(a), Some(b)) = (operand_sets[p], operand_sets[q]) {
+                    for &i in a {
+                        for &j in b {
+                            add(i, j);
+                        }
+                    }
+                }
+            }
+        },
+        |_| {},
+    );
+    SparsityPattern::from_rows(n, lower).symmetrized()
+}
+
+/// The forward sweep of index sets. `visit(v, operand_sets, inst)` sees every instruction
+/// with the sets of its operands (by position; `None` for a literal, an empty set or an
+/// operand that carries no derivative); `at_end` sees the sets that are still alive (the
+/// returned values') after the last instruction.
+fn sweep(
+    func: &Function,
+    mut visit: impl FnMut(Value, [Option<&[u32]>; 3], &adjit_ir::InstData),
+    at_end: impl FnOnce(&[Option<Vec<u32>>]),
+) {
+    let n = func.n_values();
+    // The last instruction that reads each value; returned values live to the end.
+    let mut last_use = vec![0usize; n];
+    for (v, inst) in func.insts() {
+        inst.for_each_value(|u| last_use[u.index()] = v.index());
+    }
+    for &r in &func.rets {
+        last_use[r.index()] = usize::MAX;
+    }
+    let mut sets: Vec<Option<Vec<u32>>> = vec![None; n];
+    for (col, p) in func.differentiated_params().enumerate() {
+        sets[p.index()] = Some(vec![col as u32]);
+    }
+    let mut merged: Vec<u32> = Vec::new();
+    for (v, inst) in func.insts() {
+        let operands = inst.operands();
+        let mut operand_sets: [Option<&[u32]>; 3] = [None; 3];
+        for (pos, op) in operands.iter().enumerate() {
+            if let Operand::Value(u) = op {
+                if carries_derivative(inst, pos) {
+                    operand_sets[pos] = sets[u.index()].as_deref().filter(|s| !s.is_empty());
+                }
+            }
+        }
+        visit(v, operand_sets, inst);
+        merged.clear();
+        for set in operand_sets.iter().flatten() {
+            merged.extend_from_slice(set);
+        }
+        let set = match operand_sets.iter().flatten().count() {
+            0 => None,
+            1 => operand_sets.iter().flatten().next().map(|s| s.to_vec()),
+            _ => {
+                merged.sort_unstable();
+                merged.dedup();
+                Some(merged.clone())
+            }
+        };
+        // A value nothing reads (dead code) keeps no set.
+        if last_use[v.index()] > v.index() {
+            sets[v.index()] = set;
+        }
+        inst.for_each_value(|u| {
+            if last_use[u.index()] == v.index() {
+                sets[u.index()] = None;
+            }
+        });
+    }
+    at_end(&sets);
+}

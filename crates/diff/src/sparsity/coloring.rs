@@ -1,0 +1,501 @@
+//! Colourings of sparsity patterns: which columns (or rows) of a Jacobian can share one seed
+//! direction, and which columns of a symmetric Hessian can share one Hessian-vector product
+//! while every entry is still read off directly.
+//!
+//! - **Columns** (Curtis–Powell–Reid): columns j and k may share a colour when no row has an
+//!   entry in both, i.e. a distance-2 colouring of the bipartite row/column graph, which is a
+//!   proper colouring of the column intersection graph. Each colour is one JVP direction; entry
+//!   `(i, j)` is row `i` of the product for colour `c(j)`. **Rows** likewise, by VJPs.
+//! - **Star** (Gebremedhin, Manne, Pothen 2005), for a symmetric pattern: adjacent vertices
+//!   differ and every path on four vertices uses at least three colours. Then for every
+//!   off-diagonal entry `(i, j)` either `(H·s_c(j))ᵢ = H_ij` or `(H·s_c(i))_j = H_ij`
+//!   ([`star_recovery`] says which), so every entry is one number of one product.
+//!
+//! Colourings are greedy over a vertex order; [`Ordering`] lists the orders tried (natural,
+//! largest-first, smallest-last, incidence-degree) and the `best_*` functions keep the fewest
+//! colours. The valid-colouring checks ([`is_column_coloring`], [`is_star_coloring`]) are
+//! independent of the algorithms and are what the property tests call.
+
+use std::fmt;
+
+use crate::sparsity::SparsityPattern;
+
+/// The vertex order a greedy colouring visits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ordering {
+    /// Index order.
+    Natural,
+    /// By decreasing degree.
+    LargestFirst,
+    /// Repeatedly set aside a vertex of smallest remaining degree; colour in reverse.
+    SmallestLast,
+    /// Next, the vertex with the most already-ordered neighbours.
+    IncidenceDegree,
+}
+
+impl Ordering {
+    pub const ALL: [Ordering; 4] = [
+        Ordering::Natural,
+        Ordering::LargestFirst,
+        Ordering::SmallestLast,
+        Ordering::IncidenceDegree,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ordering::Natural => "natural",
+            Ordering::LargestFirst => "largest-first",
+            Ordering::SmallestLast => "smallest-last",
+            Ordering::IncidenceDegree => "incidence-degree",
+        }
+    }
+}
+
+impl fmt::Display for Ordering {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a colouring colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColoringKind {
+    /// Jacobian columns (one forward direction per colour).
+    Columns,
+    /// Jacobian rows (one reverse direction per colour).
+    Rows,
+    /// The columns of a symmetric Hessian, star-coloured (one Hessian-vector product per
+    /// colour, direct recovery).
+    Star,
+}
+
+impl ColoringKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ColoringKind::Columns => "columns",
+            ColoringKind::Rows => "rows",
+            ColoringKind::Star => "star",
+        }
+    }
+}
+
+/// A colouring of a pattern's columns or rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Coloring {
+    pub kind: ColoringKind,
+    /// The order that gave it.
+    pub ordering: Ordering,
+    /// The colour (`0..n_colors`) of every column ([`ColoringKind::Columns`],
+    /// [`ColoringKind::Star`]) or row ([`ColoringKind::Rows`]).
+    pub colors: Vec<u32>,
+    pub n_colors: usize,
+    /// The densest row (columns, star) or column (rows): for column and row colourings, a
+    /// lower bound on the colours any colouring needs.
+    pub densest: usize,
+}
+
+impl Coloring {
+    fn new(kind: ColoringKind, ordering: Ordering, colors: Vec<u32>, densest: usize) -> Coloring {
+        let n_colors = colors.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        Coloring {
+            kind,
+            ordering,
+            colors,
+            n_colors,
+            densest,
+        }
+    }
+
+    /// The members of each colour, in index order.
+    pub fn classes(&self) -> Vec<Vec<u32>> {
+        let mut classes = vec![Vec::new(); self.n_colors];
+        for (v, &c) in self.colors.iter().enumerate() {
+            classes[c as usize].push(v as u32);
+        }
+        classes
+    }
+}
+
+/// Beyond this many (row, column, column) triples the column intersection graph is not built
+/// and only the natural order is tried, straight on the pattern.
+const GRAPH_BUDGET: usize = 20_000_000;
+
+/// A greedy column colouring of `pattern` in `ordering`.
+pub fn color_columns(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
+    let densest = pattern.max_row_len();
+    let colors = match intersection_graph(pattern) {
+        Some(graph) => greedy(&graph, &order(&graph, ordering)),
+        None => greedy_implicit(pattern),
+    };
+    let ordering = if triples(pattern) > GRAPH_BUDGET {
+        Ordering::Natural
+    } else {
+        ordering
+    };
+    Coloring::new(ColoringKind::Columns, ordering, colors, densest)
+}
+
+/// A greedy row colouring of `pattern` in `ordering` (the column colouring of its transpose).
+pub fn color_rows(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
+    let mut c = color_columns(&pattern.transpose(), ordering);
+    c.kind = ColoringKind::Rows;
+    c
+}
+
+/// The column colouring with the fewest colours over every [`Ordering`] (the first on ties).
+pub fn best_column_coloring(pattern: &SparsityPattern) -> Coloring {
+    best(|o| color_columns(pattern, o), triples(pattern) > GRAPH_BUDGET)
+}
+
+/// The row colouring with the fewest colours over every [`Ordering`] (the first on ties).
+pub fn best_row_coloring(pattern: &SparsityPattern) -> Coloring {
+    let t = pattern.transpose();
+    let mut c = best(|o| color_columns(&t, o), triples(&t) > GRAPH_BUDGET);
+    c.kind = ColoringKind::Rows;
+    c
+}
+
+/// A greedy star colouring of the symmetric `pattern` (the diagonal is ignored) in `ordering`.
+///
+/// # Panics
+/// When `pattern` is not square.
+pub fn color_star(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
+    assert_eq!(pattern.nrows(), pattern.ncols(), "a star colouring needs a square pattern");
+    let graph = adjacency(pattern);
+    let colors = greedy_star(&graph, &order(&graph, ordering));
+    Coloring::new(ColoringKind::Star, ordering, colors, pattern.max_row_len())
+}
+
+/// The star colouring with the fewest colours over every [`Ordering`] (the first on ties).
+pub fn best_star_coloring(pattern: &SparsityPattern) -> Coloring {
+    best(|o| color_star(pattern, o), false)
+}
+
+fn best(mut color: impl FnMut(Ordering) -> Coloring, natural_only: bool) -> Coloring {
+    let orders: &[Ordering] = if natural_only {
+        &[Ordering::Natural]
+    } else {
+        &Ordering::ALL
+    };
+    let mut best: Option<Coloring> = None;
+    for &o in orders {
+        let c = color(o);
+        if best.as_ref().is_none_or(|b| c.n_colors < b.n_colors) {
+            best = Some(c);
+        }
+    }
+    best.unwrap_or_else(|| color(Ordering::Natural))
+}
+
+/// Whether no two columns of one colour share a row (`colors`: one per column).
+pub fn is_column_coloring(pattern: &SparsityPattern, colors: &[u32]) -> bool {
+    if colors.len() != pattern.ncols() {
+        return false;
+    }
+    let mut seen = vec![usize::MAX; colors.iter().map(|&c| c as usize + 1).max().unwrap_or(0)];
+    (0..pattern.nrows()).all(|i| {
+        pattern.row(i).iter().all(|&j| {
+            let c = colors[j as usize] as usize;
+            let fresh = seen[c] != i;
+            seen[c] = i;
+            fresh
+        })
+    })
+}
+
+/// Whether `colors` is a star colouring of the symmetric `pattern` (off-diagonal entries as
+/// edges): no edge joins two vertices of one colour, and no path on four vertices uses only
+/// two colours. Checked edge by edge: the middle edge (w, x) of a two-coloured path v–w–x–y
+/// has a neighbour of w coloured like x and a neighbour of x coloured like w.
+pub fn is_star_coloring(pattern: &SparsityPattern, colors: &[u32]) -> bool {
+    if colors.len() != pattern.nrows() || pattern.nrows() != pattern.ncols() {
+        return false;
+    }
+    let graph = adjacency(pattern);
+    for w in 0..graph.len() {
+        for &x in &graph[w] {
+            let (cw, cx) = (colors[w], colors[x as usize]);
+            if cw == cx {
+                return false;
+            }
+            let left = graph[w].iter().any(|&v| v != x && colors[v as usize] == cx);
+            let right = graph[x as usize]
+                .iter()
+                .any(|&y| y as usize != w && colors[y as usize] == cw);
+            if left && right {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Where each entry of the lower triangle of a star-coloured symmetric Hessian is read: for
+/// entry number `e` (CSR order of `pattern.lower_triangle()`), `(row, color)` means
+/// `H[i][j] = (H·s_color)[row]`. `None` when `colors` is not a star colouring of `pattern`.
+pub fn star_recovery(pattern: &SparsityPattern, colors: &[u32]) -> Option<Vec<(u32, u32)>> {
+    if !is_star_coloring(pattern, colors) {
+        return None;
+    }
+    let graph = adjacency(pattern);
+    let lower = pattern.lower_triangle();
+    let unique = |row: usize, other: usize, color: u32| {
+        graph[row]
+            .iter()
+            .all(|&k| k as usize == other || colors[k as usize] != color)
+    };
+    lower
+        .entries()
+        .map(|(i, j)| {
+            let (ci, cj) = (colors[i], colors[j]);
+            if i == j || unique(i, j, cj) {
+                Some((i as u32, cj))
+            } else if unique(j, i, ci) {
+                Some((j as u32, ci))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// Adjacency lists of the symmetric pattern without its diagonal.
+fn adjacency(pattern: &SparsityPattern) -> Vec<Vec<u32>> {
+    let sym = pattern.symmetrized();
+    (0..sym.nrows())
+        .map(|i| {
+            sym.row(i)
+                .iter()
+                .copied()
+                .filter(|&j| j as usize != i)
+                .collect()
+        })
+        .collect()
+}
+
+/// Σ over rows of (entries in the row)²: the work of building the intersection graph.
+fn triples(pattern: &SparsityPattern) -> usize {
+    (0..pattern.nrows())
+        .map(|i| pattern.row(i).len().saturating_mul(pattern.row(i).len()))
+        .fold(0usize, usize::saturating_add)
+}
+
+/// The column intersection graph (columns adjacent when they share a row), or `None` when it
+/// would cost more than [`GRAPH_BUDGET`].
+fn intersection_graph(pattern: &SparsityPattern) -> Option<Vec<Vec<u32>>> {
+    if triples(pattern) > GRAPH_BUDGET {
+        return None;
+    }
+    let t = pattern.transpose();
+    let mut mark = vec![u32::MAX; pattern.ncols()];
+    let graph = (0..pattern.ncols())
+        .map(|j| {
+            let mut neighbours = Vec::new();
+            mark[j] = j as u32;
+            for &r in t.row(j) {
+                for &k in pattern.row(r as usize) {
+                    if mark[k as usize] != j as u32 {
+                        mark[k as usize] = j as u32;
+                        neighbours.push(k);
+                    }
+                }
+            }
+            neighbours
+        })
+        .collect();
+    Some(graph)
+}
+
+/// The smallest colour not marked with `stamp`.
+fn first_free(forbidden: &[usize], stamp: usize) -> u32 {
+    forbidden.iter().position(|&s| s != stamp).unwrap_or(forbidden.len()) as u32
+}
+
+/// Greedy distance-1 colouring of `graph` in `order`.
+fn greedy(graph: &[Vec<u32>], order: &[u32]) -> Vec<u32> {
+    let n = graph.len();
+    let mut colors = vec![u32::MAX; n];
+    let mut forbidden = vec![usize::MAX; n + 1];
+    for (step, &v) in order.iter().enumerate() {
+        for &w in &graph[v as usize] {
+            let c = colors[w as usize];
+            if c != u32::MAX {
+                forbidden[c as usize] = step;
+            }
+        }
+        colors[v as usize] = first_free(&forbidden, step);
+    }
+    colors
+}
+
+/// Greedy column colouring in natural order straight on the pattern (no graph built).
+fn greedy_implicit(pattern: &SparsityPattern) -> Vec<u32> {
+    let t = pattern.transpose();
+    let n = pattern.ncols();
+    let mut colors = vec![u32::MAX; n];
+    let mut forbidden = vec![usize::MAX; n + 1];
+    for j in 0..n {
+        for &r in t.row(j) {
+            for &k in pattern.row(r as usize) {
+                let c = colors[k as usize];
+                if c != u32::MAX {
+                    forbidden[c as usize] = j;
+                }
+            }
+        }
+        colors[j] = first_free(&forbidden, j);
+    }
+    colors
+}
+
+/// Beyond this degree, [`greedy_star`] forbids a colour at distance two without looking for
+/// the two-coloured path that would make it necessary (always valid, sometimes one colour
+/// more).
+const STAR_SCAN_DEGREE: usize = 64;
+
+/// Greedy star colouring of `graph` in `order`. A colour `a` is forbidden for `v` when a
+/// neighbour has it, or when a coloured neighbour `w` (colour `b`) has another neighbour `x`
+/// of colour `a` and colouring `v` with `a` would close a two-coloured path on four vertices:
+/// `v–w–x–y` (x has a neighbour y ≠ w of colour b) or `u–v–w–x` (v has another neighbour u of
+/// colour b). A path becomes two-coloured when its last vertex is coloured, as an end
+/// (first case) or in the middle (second), so checking both at every step keeps every path
+/// on four vertices three-coloured.
+fn greedy_star(graph: &[Vec<u32>], order: &[u32]) -> Vec<u32> {
+    let n = graph.len();
+    let mut colors = vec![u32::MAX; n];
+    let mut forbidden = vec![usize::MAX; n + 1];
+    // How many neighbours of the current vertex have each colour.
+    let mut count = vec![0u32; n + 1];
+    for (step, &v) in order.iter().enumerate() {
+        let v = v as usize;
+        for &w in &graph[v] {
+            let c = colors[w as usize];
+            if c != u32::MAX {
+                forbidden[c as usize] = step;
+                count[c as usize] += 1;
+            }
+        }
+        for &w in &graph[v] {
+            let b = colors[w as usize];
+            if b == u32::MAX {
+                continue;
+            }
+            for &x in &graph[w as usize] {
+                let a = colors[x as usize];
+                if x as usize == v || a == u32::MAX || forbidden[a as usize] == step {
+                    continue;
+                }
+                let x_neighbours = &graph[x as usize];
+                let closes = count[b as usize] >= 2
+                    || x_neighbours.len() > STAR_SCAN_DEGREE
+                    || x_neighbours
+                        .iter()
+                        .any(|&y| y != w && colors[y as usize] == b);
+                if closes {
+                    forbidden[a as usize] = step;
+                }
+            }
+        }
+        for &w in &graph[v] {
+            let c = colors[w as usize];
+            if c != u32::MAX {
+                count[c as usize] = 0;
+            }
+        }
+        colors[v] = first_free(&forbidden, step);
+    }
+    colors
+}
+
+/// The vertices of `graph` in `ordering`.
+fn order(graph: &[Vec<u32>], ordering: Ordering) -> Vec<u32> {
+    let n = graph.len();
+    match ordering {
+        Ordering::Natural => (0..n as u32).collect(),
+        Ordering::LargestFirst => {
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&v| std::cmp::Reverse(graph[v as usize].len()));
+            order
+        }
+        Ordering::SmallestLast => smallest_last(graph),
+        Ordering::IncidenceDegree => incidence_degree(graph),
+    }
+}
+
+/// Degeneracy order: remove a vertex of smallest remaining degree until none is left, and
+/// colour in the reverse order of removal. Bucket queue, O(V + E).
+fn smallest_last(graph: &[Vec<u32>]) -> Vec<u32> {
+    let n = graph.len();
+    let mut degree: Vec<usize> = graph.iter().map(Vec::len).collect();
+    let max_degree = degree.iter().copied().max().unwrap_or(0);
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); max_degree + 1];
+    for (v, &d) in degree.iter().enumerate() {
+        buckets[d].push(v as u32);
+    }
+    let mut removed = vec![false; n];
+    let mut removal = Vec::with_capacity(n);
+    let mut low = 0;
+    while removal.len() < n {
+        // Lazy deletion: a vertex may sit in several buckets; only its current one counts.
+        let Some(v) = buckets[low].pop() else {
+            low += 1;
+            continue;
+        };
+        let v = v as usize;
+        if removed[v] || degree[v] != low {
+            continue;
+        }
+        removed[v] = true;
+        removal.push(v as u32);
+        for &w in &graph[v] {
+            let w = w as usize;
+            if !removed[w] {
+                degree[w] -= 1;
+                buckets[degree[w]].push(w as u32);
+                low = low.min(degree[w]);
+            }
+        }
+    }
+    removal.reverse();
+    removal
+}
+
+/// Incidence-degree order: start from a vertex of largest degree, then repeatedly take the
+/// vertex with the most already-ordered neighbours. Bucket queue, O(V + E).
+fn incidence_degree(graph: &[Vec<u32>]) -> Vec<u32> {
+    let n = graph.len();
+    let max_degree = graph.iter().map(Vec::len).max().unwrap_or(0);
+    let mut incidence = vec![0usize; n];
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); max_degree + 1];
+    // Within a bucket, vertices of larger degree are popped first.
+    let mut by_degree: Vec<u32> = (0..n as u32).collect();
+    by_degree.sort_by_key(|&v| graph[v as usize].len());
+    buckets[0] = by_degree;
+    let mut ordered = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut high = 0;
+    while order.len() < n {
+        let Some(v) = buckets[high].pop() else {
+            if high == 0 {
+                break;
+            }
+            high -= 1;
+            continue;
+        };
+        let v = v as usize;
+        if ordered[v] || incidence[v] != high {
+            continue;
+        }
+        ordered[v] = true;
+        order.push(v as u32);
+        for &w in &graph[v] {
+            let w = w as usize;
+            if !ordered[w] {
+                incidence[w] += 1;
+                buckets[incidence[w]].push(w as u32);
+                high = high.max(incidence[w]);
+            }
+        }
+    }
+    order
+}
