@@ -12,6 +12,7 @@
 //! code does not allocate (the program's flat buffers come from `scratch.rs`).
 
 use adjit_diff::layout::{Kind, Layout, Part};
+use adjit_diff::sparsity::{hessian_pattern, jacobian_pattern, SparsityPattern};
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
@@ -58,6 +59,8 @@ pub struct Jacobian {
     directions: usize,
     rows: usize,
     cols: usize,
+    /// The structural pattern: entries outside it are written as exact zeros.
+    pattern: SparsityPattern,
     runner: Runner,
 }
 
@@ -99,6 +102,7 @@ impl Jacobian {
             directions,
             rows,
             cols,
+            pattern: jacobian_pattern(func),
             runner: Runner::new(&derived.func, opts)?,
         })
     }
@@ -119,9 +123,11 @@ impl Jacobian {
         with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
             input[program.input(Part::Inputs)].copy_from_slice(x);
             match self.mode {
-                JacobianMode::Forward => self.forward(input, output, y, jac),
-                _ => self.reverse(input, output, y, jac),
+                JacobianMode::Forward => self.forward(input, output, y, jac)?,
+                _ => self.reverse(input, output, y, jac)?,
             }
+            zero_outside(&self.pattern, jac);
+            Ok(())
         })
     }
 
@@ -241,6 +247,8 @@ pub struct Hessian {
     /// The layout of the HVP program that runs.
     program: Layout,
     n: usize,
+    /// The full symmetric structural pattern: entries outside it are exact zeros.
+    pattern: SparsityPattern,
     runner: Runner,
 }
 
@@ -259,6 +267,7 @@ impl Hessian {
             layout: Layout::of(func, Kind::Hessian),
             program: derived.layout,
             n: func.differentiated_params().count(),
+            pattern: hessian_pattern(func),
             runner: Runner::new(&derived.func, opts)?,
         })
     }
@@ -293,6 +302,7 @@ impl Hessian {
                 }
             }
             grad.copy_from_slice(&output[program.output(Part::Gradient)]);
+            zero_outside(&self.pattern, hess);
             Ok(output[program.output(Part::Outputs).start])
         })
     }
@@ -305,6 +315,26 @@ impl Hessian {
     /// Rows and columns of `H`: the differentiated float inputs.
     pub fn n(&self) -> usize {
         self.n
+    }
+}
+
+/// Set every entry of the row-major `dense` outside `pattern` to exactly 0: it is zero at every
+/// point, although a dense sweep may have computed `0·∞ = NaN` for it (a unit seed meeting an
+/// infinite partial of an operation that does not depend on that input).
+fn zero_outside(pattern: &SparsityPattern, dense: &mut [f64]) {
+    let cols = pattern.ncols();
+    if cols == 0 {
+        return;
+    }
+    for (i, row) in dense.chunks_exact_mut(cols).enumerate().take(pattern.nrows()) {
+        let mut next = pattern.row(i).iter().peekable();
+        for (j, value) in row.iter_mut().enumerate() {
+            if next.peek().is_some_and(|&&k| k as usize == j) {
+                next.next();
+            } else {
+                *value = 0.0;
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@ mod jacobian;
 pub mod map;
 mod runner;
 mod scratch;
+pub mod sparse;
 pub mod steps;
 mod timing;
 
@@ -30,6 +31,7 @@ pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
 pub use compile::{derive, Compiled, Gradient};
 pub use jacobian::{hessian, jacobian, Hessian, Jacobian};
+pub use sparse::{SparseHessian, SparseJacobian};
 pub use timing::time_per_call;
 
 /// Everything that can go wrong in a facade call. Messages speak of arguments and layout parts

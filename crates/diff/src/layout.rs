@@ -51,6 +51,9 @@ pub enum Part {
     /// `H`: the dense Hessian of a scalar function, row-major, one row and one column per
     /// differentiated float parameter (an object's result, not a derived program's slots).
     Hessian,
+    /// `nz`: the structurally nonzero entries of a sparse Jacobian or Hessian (its lower
+    /// triangle), in the CSR order of its pattern ([`crate::sparsity`]).
+    Nonzeros,
 }
 
 impl Part {
@@ -78,6 +81,7 @@ impl Part {
             Part::Pivot => "pivot".into(),
             Part::Jacobian => "J".into(),
             Part::Hessian => "H".into(),
+            Part::Nonzeros => "nz".into(),
         }
     }
 }
@@ -101,6 +105,9 @@ pub enum Kind {
     Jacobian,
     /// A dense Hessian of a scalar function `(x) -> (y, x̄, H)`, assembled from HVPs.
     Hessian,
+    /// A sparse Jacobian or Hessian program with this many nonzeros: `(x) -> (nz)`
+    /// ([`crate::sparsity::sparse_jacobian`], [`crate::sparsity::sparse_hessian`]).
+    Nonzeros(usize),
 }
 
 /// The named input and output ranges of a derived function, in order.
@@ -179,6 +186,7 @@ impl Layout {
                     (Part::Hessian, nf * nf),
                 ],
             ),
+            Kind::Nonzeros(nnz) => (vec![(Part::Inputs, n)], vec![(Part::Nonzeros, nnz)]),
         };
         Layout { inputs, outputs }
     }

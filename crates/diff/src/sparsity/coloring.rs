@@ -31,14 +31,18 @@ pub enum Ordering {
     SmallestLast,
     /// Next, the vertex with the most already-ordered neighbours.
     IncidenceDegree,
+    /// Dynamic: next, the uncoloured vertex whose neighbours already use the most distinct
+    /// colours (saturation; ties by degree), Brélaz's DSATUR.
+    Saturation,
 }
 
 impl Ordering {
-    pub const ALL: [Ordering; 4] = [
+    pub const ALL: [Ordering; 5] = [
         Ordering::Natural,
         Ordering::LargestFirst,
         Ordering::SmallestLast,
         Ordering::IncidenceDegree,
+        Ordering::Saturation,
     ];
 
     pub fn name(self) -> &'static str {
@@ -47,6 +51,7 @@ impl Ordering {
             Ordering::LargestFirst => "largest-first",
             Ordering::SmallestLast => "smallest-last",
             Ordering::IncidenceDegree => "incidence-degree",
+            Ordering::Saturation => "saturation",
         }
     }
 }
@@ -118,13 +123,19 @@ impl Coloring {
 
 /// Beyond this many (row, column, column) triples the column intersection graph is not built
 /// and only the natural order is tried, straight on the pattern.
-const GRAPH_BUDGET: usize = 20_000_000;
+const GRAPH_BUDGET: usize = 200_000_000;
 
 /// A greedy column colouring of `pattern` in `ordering`.
 pub fn color_columns(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
     let densest = pattern.max_row_len();
     let colors = match intersection_graph(pattern) {
-        Some(graph) => greedy(&graph, &order(&graph, ordering)),
+        Some(graph) => {
+            let first = match ordering {
+                Ordering::Saturation => saturation(&graph),
+                other => greedy(&graph, &order(&graph, other)),
+            };
+            recolor(first, |o| greedy(&graph, o))
+        }
         None => greedy_implicit(pattern),
     };
     let ordering = if triples(pattern) > GRAPH_BUDGET {
@@ -162,7 +173,9 @@ pub fn best_row_coloring(pattern: &SparsityPattern) -> Coloring {
 pub fn color_star(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
     assert_eq!(pattern.nrows(), pattern.ncols(), "a star colouring needs a square pattern");
     let graph = adjacency(pattern);
-    let colors = greedy_star(&graph, &order(&graph, ordering));
+    let colors = recolor(greedy_star(&graph, &order(&graph, ordering)), |o| {
+        greedy_star(&graph, o)
+    });
     Coloring::new(ColoringKind::Star, ordering, colors, pattern.max_row_len())
 }
 
@@ -257,6 +270,38 @@ pub fn star_recovery(pattern: &SparsityPattern, colors: &[u32]) -> Option<Vec<(u
             }
         })
         .collect()
+}
+
+/// At most this many rounds of [`recolor`].
+const RECOLOR_ROUNDS: usize = 8;
+
+/// Iterated greedy (Culberson): colour again visiting the vertices class by class, the
+/// classes in reverse order and then largest first; keep a result with fewer colours, until
+/// a round gains nothing. For a distance-1 colouring a class-by-class order never needs
+/// more colours than the classes it visits, so this only ever helps; star colourings keep
+/// whichever is smaller.
+fn recolor(mut colors: Vec<u32>, mut greedy: impl FnMut(&[u32]) -> Vec<u32>) -> Vec<u32> {
+    let count = |c: &[u32]| c.iter().map(|&k| k as usize + 1).max().unwrap_or(0);
+    for _ in 0..RECOLOR_ROUNDS {
+        let k = count(&colors);
+        let mut classes: Vec<Vec<u32>> = vec![Vec::new(); k];
+        for (v, &c) in colors.iter().enumerate() {
+            classes[c as usize].push(v as u32);
+        }
+        let reversed: Vec<u32> = classes.iter().rev().flatten().copied().collect();
+        let mut by_size = classes.clone();
+        by_size.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        let largest: Vec<u32> = by_size.into_iter().flatten().collect();
+        let candidates = [greedy(&reversed), greedy(&largest)];
+        let Some(better) = candidates.into_iter().min_by_key(|c| count(c)) else {
+            break;
+        };
+        if count(&better) >= k {
+            break;
+        }
+        colors = better;
+    }
+    colors
 }
 
 /// Adjacency lists of the symmetric pattern without its diagonal.
@@ -419,7 +464,62 @@ fn order(graph: &[Vec<u32>], ordering: Ordering) -> Vec<u32> {
         }
         Ordering::SmallestLast => smallest_last(graph),
         Ordering::IncidenceDegree => incidence_degree(graph),
+        // The colouring order of DSATUR, replayed.
+        Ordering::Saturation => {
+            let colors = saturation(graph);
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&v| colors[v as usize]);
+            order
+        }
     }
+}
+
+/// DSATUR: colour next the uncoloured vertex with the most distinct colours among its
+/// neighbours (then the largest degree, then the smallest index), with the smallest free
+/// colour. A lazy max-heap keyed by (saturation, degree); O((V + E) log V).
+fn saturation(graph: &[Vec<u32>]) -> Vec<u32> {
+    use std::collections::BinaryHeap;
+    let n = graph.len();
+    let mut colors = vec![u32::MAX; n];
+    // The distinct colours next to each vertex, as a bit set.
+    let mut seen: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut sat = vec![0usize; n];
+    let mut heap: BinaryHeap<(usize, usize, std::cmp::Reverse<u32>)> = (0..n)
+        .map(|v| (0, graph[v].len(), std::cmp::Reverse(v as u32)))
+        .collect();
+    let mut forbidden = vec![usize::MAX; n + 1];
+    let mut step = 0;
+    while let Some((s, _, std::cmp::Reverse(v))) = heap.pop() {
+        let v = v as usize;
+        if colors[v] != u32::MAX || s != sat[v] {
+            continue;
+        }
+        for &w in &graph[v] {
+            let c = colors[w as usize];
+            if c != u32::MAX {
+                forbidden[c as usize] = step;
+            }
+        }
+        let c = first_free(&forbidden, step);
+        step += 1;
+        colors[v] = c;
+        let (word, bit) = (c as usize / 64, 1u64 << (c % 64));
+        for &w in &graph[v] {
+            let w = w as usize;
+            if colors[w] != u32::MAX {
+                continue;
+            }
+            if seen[w].len() <= word {
+                seen[w].resize(word + 1, 0);
+            }
+            if seen[w][word] & bit == 0 {
+                seen[w][word] |= bit;
+                sat[w] += 1;
+                heap.push((sat[w], graph[w].len(), std::cmp::Reverse(w as u32)));
+            }
+        }
+    }
+    colors
 }
 
 /// Degeneracy order: remove a vertex of smallest remaining degree until none is left, and

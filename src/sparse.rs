@@ -1,0 +1,351 @@
+//! Sparse derivative matrices, compiled once: [`SparseJacobian`] and [`SparseHessian`].
+//!
+//! Each reads the exact structural pattern of its matrix from the IR
+//! ([`adjit_diff::sparsity`]), colours it (columns or rows for a Jacobian, whichever needs
+//! fewer colours; a star colouring for a Hessian) and compiles **one** program whose outputs
+//! are exactly the structurally nonzero entries in CSR order: the seed matrix and the recovery
+//! are baked in, so a call is one run of native code into the caller's buffer, with no
+//! allocation and no decompression. Entries outside the pattern are zero at every point, and
+//! an entry inside never picks up a NaN from another input's infinite partial (`0·∞`).
+//!
+//! ```
+//! use adjit::{SparseJacobian, Type};
+//! // A tridiagonal map: yᵢ = x_{i−1} − 2xᵢ + x_{i+1} + xᵢ³.
+//! let n = 6;
+//! let f = adjit::trace_multi("tri", &vec![Type::F64; n], |x| {
+//!     (0..n)
+//!         .map(|i| {
+//!             let mut y = x[i] * x[i] * x[i] - x[i] * 2.0;
+//!             if i > 0 { y = y + x[i - 1]; }
+//!             if i + 1 < n { y = y + x[i + 1]; }
+//!             y
+//!         })
+//!         .collect()
+//! });
+//! let jac = SparseJacobian::new(&f)?;
+//! assert_eq!((jac.nnz(), jac.colors()), (16, 3));
+//! let mut values = vec![0.0; jac.nnz()];
+//! jac.eval(&[1.0; 6], &mut values)?;
+//! assert_eq!(&values[..2], &[1.0, 1.0]); // row 0: ∂y₀/∂x₀ = 3 − 2, ∂y₀/∂x₁ = 1
+//! assert_eq!(jac.pattern().row(1), &[0, 1, 2]);
+//! # Ok::<(), adjit::Error>(())
+//! ```
+
+use adjit_diff::layout::{Kind, Layout, Part};
+use adjit_diff::sparsity::{
+    best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern,
+    sparse_hessian, sparse_jacobian, Coloring, SparsityPattern,
+};
+use adjit_ir::Function;
+
+use crate::compile::{bool_params, check_bools, check_parts, signature_of};
+use crate::runner::Runner;
+use crate::{Error, Options, Result};
+
+/// The sparse Jacobian `∂yᵢ/∂xⱼ` of a function (rows: float outputs; columns: differentiated
+/// float inputs), compiled once into one program that writes its nonzeros. See the
+/// [module docs](self).
+pub struct SparseJacobian {
+    inner: Sparse,
+}
+
+/// The sparse Hessian of a function with one float output: its **lower triangle**
+/// (`j ≤ i`) in CSR order, compiled once by forward-over-reverse with a star colouring. The
+/// full symmetric matrix is [`SparseHessian::full_pattern`] with values from
+/// [`SparseHessian::expand`].
+///
+/// ```
+/// // Chained Rosenbrock: a tridiagonal Hessian, three Hessian-vector products' worth.
+/// let n = 5;
+/// let f = adjit::trace(n, |x| {
+///     (0..n - 1)
+///         .map(|i| {
+///             let d = x[i + 1] - x[i] * x[i];
+///             let a = 1.0 - x[i];
+///             d * d * 100.0 + a * a
+///         })
+///         .sum()
+/// });
+/// let hess = adjit::SparseHessian::new(&f)?;
+/// assert_eq!((hess.nnz(), hess.colors()), (9, 3));
+/// let mut lower = vec![0.0; hess.nnz()];
+/// hess.eval(&[1.0; 5], &mut lower)?;
+/// assert_eq!(&lower[..3], &[802.0, -400.0, 1002.0]); // H₀₀, H₁₀, H₁₁
+/// # Ok::<(), adjit::Error>(())
+/// ```
+pub struct SparseHessian {
+    inner: Sparse,
+    /// The full symmetric pattern, and for each of its entries the lower-triangle value it
+    /// mirrors.
+    full: SparsityPattern,
+    full_source: Vec<usize>,
+}
+
+/// What both objects hold: the compiled program of the nonzeros and how it was built.
+struct Sparse {
+    sig: Function,
+    bools: Vec<usize>,
+    pattern: SparsityPattern,
+    coloring: Coloring,
+    layout: Layout,
+    program: Function,
+    runner: Runner,
+}
+
+impl Sparse {
+    fn new(
+        func: &Function,
+        pattern: SparsityPattern,
+        coloring: Coloring,
+        program: Function,
+        opts: &Options,
+    ) -> Result<Sparse> {
+        Ok(Sparse {
+            sig: signature_of(func),
+            bools: bool_params(func),
+            layout: Layout::of(func, Kind::Nonzeros(pattern.nnz())),
+            runner: Runner::new(&program, opts)?,
+            pattern,
+            coloring,
+            program,
+        })
+    }
+
+    fn eval(&self, x: &[f64], values: &mut [f64]) -> Result<()> {
+        let (layout, name) = (&self.layout, &self.sig.name);
+        if x.len() != self.sig.n_params || values.len() != self.pattern.nnz() {
+            check_parts(name, layout, layout.input_parts(), [x.len()].into_iter())?;
+            check_parts(name, layout, layout.output_parts(), [values.len()].into_iter())?;
+        }
+        check_bools(&self.sig, &self.bools, x)?;
+        self.runner.run(x, values)
+    }
+}
+
+impl SparseJacobian {
+    /// Analyse, colour and compile the sparse Jacobian of `func` as native code.
+    pub fn new(func: &Function) -> Result<SparseJacobian> {
+        SparseJacobian::with_options(func, &Options::default())
+    }
+
+    /// [`SparseJacobian::new`] on the engine and with the code-generation options of `opts`
+    /// (the interpreter gives the same bits).
+    pub fn with_options(func: &Function, opts: &Options) -> Result<SparseJacobian> {
+        adjit_ir::verify(func)?;
+        let pattern = jacobian_pattern(func);
+        let coloring = best_jacobian_coloring(&pattern);
+        let program = sparse_jacobian(func, &pattern, &coloring);
+        Ok(SparseJacobian {
+            inner: Sparse::new(func, pattern, coloring, program, opts)?,
+        })
+    }
+
+    /// Writes the nonzeros of `J` at `x` (every input of the function, `data` and `bool`
+    /// included) to `values` ([`SparseJacobian::nnz`] numbers, CSR order of
+    /// [`SparseJacobian::pattern`]). Does not allocate.
+    pub fn eval(&self, x: &[f64], values: &mut [f64]) -> Result<()> {
+        self.inner.eval(x, values)
+    }
+
+    /// [`SparseJacobian::eval`] into the dense row-major `J` (`rows() × cols()`), every entry
+    /// outside the pattern exactly 0.
+    pub fn eval_dense(&self, x: &[f64], dense: &mut [f64]) -> Result<()> {
+        eval_dense(&self.inner, &self.inner.pattern, None, x, dense)
+    }
+
+    /// The pattern (CSR); `pattern().transpose()` is its CSC form.
+    pub fn pattern(&self) -> &SparsityPattern {
+        &self.inner.pattern
+    }
+
+    /// The colouring the program was built from.
+    pub fn coloring(&self) -> &Coloring {
+        &self.inner.coloring
+    }
+
+    /// The number of colours: forward directions (columns) or reverse sweeps (rows).
+    pub fn colors(&self) -> usize {
+        self.inner.coloring.n_colors
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.inner.pattern.nnz()
+    }
+
+    /// Rows of `J`: the float outputs.
+    pub fn rows(&self) -> usize {
+        self.inner.pattern.nrows()
+    }
+
+    /// Columns of `J`: the differentiated float inputs.
+    pub fn cols(&self) -> usize {
+        self.inner.pattern.ncols()
+    }
+
+    /// `(x) -> (nz)`.
+    pub fn layout(&self) -> &Layout {
+        &self.inner.layout
+    }
+
+    /// The program that runs, `(x…) -> (nz…)`, simplified.
+    pub fn ir(&self) -> &Function {
+        &self.inner.program
+    }
+
+    /// The native code; `None` on the interpreter.
+    pub fn code(&self) -> Option<&adjit_jit::CompiledFunction> {
+        self.inner.runner.code()
+    }
+}
+
+impl SparseHessian {
+    /// Analyse, star-colour and compile the sparse Hessian of `func`, which must have exactly
+    /// one float output, as native code.
+    pub fn new(func: &Function) -> Result<SparseHessian> {
+        SparseHessian::with_options(func, &Options::default())
+    }
+
+    /// [`SparseHessian::new`] on the engine and with the code-generation options of `opts`.
+    pub fn with_options(func: &Function, opts: &Options) -> Result<SparseHessian> {
+        adjit_ir::verify(func)?;
+        let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
+        if float_outputs != 1 {
+            return Err(Error::Diff(adjit_diff::DiffError::NotScalar {
+                func: func.name.clone(),
+                float_outputs,
+            }));
+        }
+        let full = hessian_pattern(func);
+        let coloring = best_star_coloring(&full);
+        let lower = full.lower_triangle();
+        let program = sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Driver {
+            func: func.name.clone(),
+            message: "internal error: the star colouring does not recover every entry".into(),
+        })?;
+        // Entry k of the full pattern mirrors lower entry full_source[k].
+        let mut full_source = Vec::with_capacity(full.nnz());
+        for (i, j) in full.entries() {
+            let (r, c) = if j <= i { (i, j) } else { (j, i) };
+            let start = lower.indptr()[r];
+            let offset = lower.row(r).partition_point(|&k| (k as usize) < c);
+            full_source.push(start + offset);
+        }
+        Ok(SparseHessian {
+            inner: Sparse::new(func, lower, coloring, program, opts)?,
+            full,
+            full_source,
+        })
+    }
+
+    /// Writes the lower triangle of `H` at `x` (every input, `data` and `bool` included) to
+    /// `lower` ([`SparseHessian::nnz`] numbers, CSR order of [`SparseHessian::pattern`]).
+    /// Does not allocate.
+    pub fn eval(&self, x: &[f64], lower: &mut [f64]) -> Result<()> {
+        self.inner.eval(x, lower)
+    }
+
+    /// The values of the full symmetric pattern ([`SparseHessian::full_pattern`], CSR order)
+    /// from the lower triangle's.
+    pub fn expand(&self, lower: &[f64], full: &mut [f64]) -> Result<()> {
+        let layout = &self.inner.layout;
+        let name = &self.inner.sig.name;
+        check_parts(name, layout, layout.output_parts(), [lower.len()].into_iter())?;
+        if full.len() != self.full.nnz() {
+            return Err(Error::Length {
+                func: name.clone(),
+                part: Part::Hessian,
+                expected: self.full.nnz(),
+                got: full.len(),
+                layout: layout.to_string(),
+            });
+        }
+        for (value, &k) in full.iter_mut().zip(&self.full_source) {
+            *value = lower[k];
+        }
+        Ok(())
+    }
+
+    /// [`SparseHessian::eval`] into the dense row-major symmetric `H` (`n() × n()`), every
+    /// entry outside the pattern exactly 0.
+    pub fn eval_dense(&self, x: &[f64], dense: &mut [f64]) -> Result<()> {
+        eval_dense(&self.inner, &self.full, Some(&self.full_source), x, dense)
+    }
+
+    /// The pattern of the lower triangle (CSR), the layout of [`SparseHessian::eval`].
+    pub fn pattern(&self) -> &SparsityPattern {
+        &self.inner.pattern
+    }
+
+    /// The full symmetric pattern (CSR; also its own CSC form).
+    pub fn full_pattern(&self) -> &SparsityPattern {
+        &self.full
+    }
+
+    /// The star colouring the program was built from.
+    pub fn coloring(&self) -> &Coloring {
+        &self.inner.coloring
+    }
+
+    /// The number of colours: Hessian-vector products folded into the program.
+    pub fn colors(&self) -> usize {
+        self.inner.coloring.n_colors
+    }
+
+    /// Nonzeros of the lower triangle.
+    pub fn nnz(&self) -> usize {
+        self.inner.pattern.nnz()
+    }
+
+    /// Rows and columns of `H`: the differentiated float inputs.
+    pub fn n(&self) -> usize {
+        self.full.nrows()
+    }
+
+    /// `(x) -> (nz)`.
+    pub fn layout(&self) -> &Layout {
+        &self.inner.layout
+    }
+
+    /// The program that runs, `(x…) -> (nz…)`, simplified.
+    pub fn ir(&self) -> &Function {
+        &self.inner.program
+    }
+
+    /// The native code; `None` on the interpreter.
+    pub fn code(&self) -> Option<&adjit_jit::CompiledFunction> {
+        self.inner.runner.code()
+    }
+}
+
+/// Evaluate `sparse` and scatter its values (through `source` when the dense matrix's
+/// pattern `pattern` mirrors them) into the zeroed row-major `dense`.
+fn eval_dense(
+    sparse: &Sparse,
+    pattern: &SparsityPattern,
+    source: Option<&[usize]>,
+    x: &[f64],
+    dense: &mut [f64],
+) -> Result<()> {
+    let (rows, cols) = pattern.shape();
+    if dense.len() != rows * cols {
+        return Err(Error::Length {
+            func: sparse.sig.name.clone(),
+            part: if source.is_some() {
+                Part::Hessian
+            } else {
+                Part::Jacobian
+            },
+            expected: rows * cols,
+            got: dense.len(),
+            layout: sparse.layout.to_string(),
+        });
+    }
+    crate::scratch::with_scratch(0, sparse.pattern.nnz(), |_, values| {
+        sparse.eval(x, values)?;
+        dense.fill(0.0);
+        for (k, (i, j)) in pattern.entries().enumerate() {
+            dense[i * cols + j] = values[source.map_or(k, |s| s[k])];
+        }
+        Ok(())
+    })
+}

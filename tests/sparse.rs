@@ -1,0 +1,156 @@
+//! The sparse derivative objects through the facade: native code equals the interpreter bit
+//! for bit, sparse values equal the dense objects', and the dense objects read through the
+//! structural pattern (exact zeros where a dense sweep meets `0·∞`).
+
+use adjit::{
+    Engine, Hessian, Jacobian, JacobianMode, Options, SparseHessian, SparseJacobian, Type,
+};
+use adjit::ir::random::Rng;
+
+/// The 2-D Bratu residual on an `n × n` interior grid (λ = 6).
+fn bratu(n: usize) -> adjit::Function {
+    let h2 = 1.0 / ((n + 1) * (n + 1)) as f64;
+    adjit::trace_multi("bratu", &vec![Type::F64; n * n], |u| {
+        let at = |i: usize, j: usize| u[i * n + j];
+        let mut r = Vec::with_capacity(n * n);
+        for i in 0..n {
+            for j in 0..n {
+                let mut lap = at(i, j) * 4.0;
+                if i > 0 {
+                    lap = lap - at(i - 1, j);
+                }
+                if i + 1 < n {
+                    lap = lap - at(i + 1, j);
+                }
+                if j > 0 {
+                    lap = lap - at(i, j - 1);
+                }
+                if j + 1 < n {
+                    lap = lap - at(i, j + 1);
+                }
+                r.push(lap - at(i, j).exp() * (6.0 * h2));
+            }
+        }
+        r
+    })
+}
+
+fn rosenbrock(n: usize) -> adjit::Function {
+    adjit::trace(n, |x| {
+        (0..n - 1)
+            .map(|i| {
+                let d = x[i + 1] - x[i] * x[i];
+                let a = 1.0 - x[i];
+                d * d * 100.0 + a * a
+            })
+            .sum()
+    })
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-14 * a.abs().max(b.abs())
+}
+
+#[test]
+fn sparse_jacobian_matches_dense_and_jit_equals_interpreter() {
+    let f = bratu(8);
+    let x = Rng::new(1).vector(64, -0.5, 0.5);
+    let jit = SparseJacobian::new(&f).unwrap();
+    let interp = SparseJacobian::with_options(&f, &Options::on(Engine::Interp)).unwrap();
+    assert_eq!((jit.rows(), jit.cols(), jit.colors()), (64, 64, 5));
+    assert_eq!(jit.nnz(), 64 * 5 - 4 * 8);
+    let (mut a, mut b) = (vec![0.0; jit.nnz()], vec![0.0; jit.nnz()]);
+    jit.eval(&x, &mut a).unwrap();
+    interp.eval(&x, &mut b).unwrap();
+    assert_eq!(
+        a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    let dense = Jacobian::new(&f).unwrap();
+    let (mut y, mut j) = (vec![0.0; 64], vec![0.0; 64 * 64]);
+    dense.call(&x, &mut y, &mut j).unwrap();
+    let mut through = vec![f64::NAN; 64 * 64];
+    jit.eval_dense(&x, &mut through).unwrap();
+    for (k, (&s, &d)) in through.iter().zip(&j).enumerate() {
+        assert!(close(s, d), "J[{}][{}]: sparse {s}, dense {d}", k / 64, k % 64);
+    }
+    // Lengths are checked and named.
+    let err = jit.eval(&x[..3], &mut a).unwrap_err().to_string();
+    assert!(err.contains("x has 3 numbers, expected 64"), "{err}");
+    let err = jit.eval(&x, &mut a[..3]).unwrap_err().to_string();
+    assert!(err.contains("nz has 3 numbers"), "{err}");
+}
+
+#[test]
+fn sparse_hessian_matches_dense_and_expands_symmetrically() {
+    let n = 30;
+    let f = rosenbrock(n);
+    let x = Rng::new(2).vector(n, -1.0, 1.0);
+    let hess = SparseHessian::new(&f).unwrap();
+    let interp = SparseHessian::with_options(&f, &Options::on(Engine::Interp)).unwrap();
+    assert_eq!((hess.n(), hess.nnz(), hess.colors()), (n, 2 * n - 1, 3));
+    let (mut lower, mut other) = (vec![0.0; hess.nnz()], vec![0.0; hess.nnz()]);
+    hess.eval(&x, &mut lower).unwrap();
+    interp.eval(&x, &mut other).unwrap();
+    assert_eq!(lower, other);
+    let dense = Hessian::new(&f).unwrap();
+    let (mut g, mut h) = (vec![0.0; n], vec![0.0; n * n]);
+    dense.call(&x, &mut g, &mut h).unwrap();
+    let mut full = vec![0.0; hess.full_pattern().nnz()];
+    hess.expand(&lower, &mut full).unwrap();
+    for ((i, j), v) in hess.full_pattern().entries().zip(&full) {
+        assert!(close(*v, h[i * n + j]), "H[{i}][{j}] {v} vs {}", h[i * n + j]);
+    }
+    let mut through = vec![f64::NAN; n * n];
+    hess.eval_dense(&x, &mut through).unwrap();
+    for i in 0..n {
+        for j in 0..n {
+            assert_eq!(through[i * n + j], through[j * n + i], "symmetric");
+            assert!(close(through[i * n + j], h[i * n + j]));
+        }
+    }
+}
+
+#[test]
+fn sparse_hessian_needs_one_float_output_and_handles_linear_functions() {
+    let two = adjit::trace_multi("two", &[Type::F64; 2], |x| vec![x[0], x[1]]);
+    let err = SparseHessian::new(&two).err().unwrap().to_string();
+    assert!(err.contains("a Hessian needs exactly one"), "{err}");
+    // A linear function: no nonzeros, an empty program that still runs.
+    let linear = adjit::trace(3, |x| x[0] * 2.0 + x[1] - x[2]);
+    let hess = SparseHessian::new(&linear).unwrap();
+    assert_eq!(hess.nnz(), 0);
+    assert!(hess.colors() <= 1);
+    hess.eval(&[1.0, 2.0, 3.0], &mut []).unwrap();
+    let mut dense = [f64::NAN; 9];
+    hess.eval_dense(&[1.0, 2.0, 3.0], &mut dense).unwrap();
+    assert_eq!(dense, [0.0; 9]);
+}
+
+#[test]
+fn dense_objects_read_through_the_pattern() {
+    // y0 = √x1, y1 = x0. At x1 = 0, √'s partial is infinite: a forward sweep along e0 and a
+    // reverse sweep for y1 both meet 0·∞ = NaN in entries that are structurally zero.
+    let f = adjit::trace_multi("f", &[Type::F64; 2], |x| vec![x[1].sqrt(), x[0]]);
+    for engine in [Engine::Jit, Engine::Interp] {
+        for mode in [JacobianMode::Forward, JacobianMode::Reverse] {
+            let (_, j) = adjit::jacobian(&f, engine, mode, &[1.0, 0.0]).unwrap();
+            assert_eq!(j, [0.0, f64::INFINITY, 1.0, 0.0], "{engine:?} {mode:?}");
+        }
+        let (_, _, h) = adjit::hessian(
+            &adjit::trace(2, |x| x[1].sqrt() + x[0] * x[0]),
+            engine,
+            &[1.0, 0.0],
+        )
+        .unwrap();
+        assert_eq!((h[0], h[1], h[2]), (2.0, 0.0, 0.0), "{engine:?}: {h:?}");
+        assert!(h[3].is_nan() || h[3].is_infinite());
+    }
+}
+
+#[test]
+fn sparse_objects_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<SparseJacobian>();
+    check::<SparseHessian>();
+}
