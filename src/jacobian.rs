@@ -326,7 +326,11 @@ fn zero_outside(pattern: &SparsityPattern, dense: &mut [f64]) {
     if cols == 0 {
         return;
     }
-    for (i, row) in dense.chunks_exact_mut(cols).enumerate().take(pattern.nrows()) {
+    for (i, row) in dense
+        .chunks_exact_mut(cols)
+        .enumerate()
+        .take(pattern.nrows())
+    {
         let mut next = pattern.row(i).iter().peekable();
         for (j, value) in row.iter_mut().enumerate() {
             if next.peek().is_some_and(|&&k| k as usize == j) {

@@ -15,14 +15,13 @@ pub mod sparse;
 pub mod steps;
 mod timing;
 
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 
 pub use adjit_diff as diff;
 pub use adjit_diff::checkpoint::Strategy;
 pub use adjit_diff::inverse::InverseOptions;
 pub use adjit_diff::layout::{Layout, Part};
+pub use adjit_diff::sparsity::{Coloring, SparsityPattern};
 pub use adjit_diff::{Derived, Mode, UnknownName};
 pub use adjit_ir as ir;
 pub use adjit_ir::trace::{trace, trace_multi, trace_named, trace_with_data, Var};
@@ -31,7 +30,7 @@ pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
 pub use compile::{derive, Compiled, Gradient};
 pub use jacobian::{hessian, jacobian, Hessian, Jacobian};
-pub use sparse::{SparseHessian, SparseJacobian};
+pub use sparse::{SparseHessian, SparseJacobian, SparseKind};
 pub use timing::time_per_call;
 
 /// Everything that can go wrong in a facade call. Messages speak of arguments and layout parts
@@ -180,17 +179,17 @@ macro_rules! named {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.name())
             }
         }
 
-        impl FromStr for $name {
-            type Err = UnknownName;
+        impl std::str::FromStr for $name {
+            type Err = $crate::UnknownName;
 
-            fn from_str(s: &str) -> std::result::Result<$name, UnknownName> {
-                $name::ALL.iter().copied().find(|v| v.name() == s).ok_or_else(|| UnknownName {
+            fn from_str(s: &str) -> std::result::Result<$name, $crate::UnknownName> {
+                $name::ALL.iter().copied().find(|v| v.name() == s).ok_or_else(|| $crate::UnknownName {
                     what: $what,
                     name: s.to_string(),
                     expected: $name::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
@@ -199,6 +198,7 @@ macro_rules! named {
         }
     };
 }
+pub(crate) use named;
 
 named! {
     /// Which evaluator runs a function.
@@ -248,6 +248,9 @@ named! {
         Dot => "dot", "Graphviz source with the lumps as clusters",
         ReverseInverse => "reverse-inverse", "The simplified reverse-inverse program",
         ForwardInverse => "forward-inverse", "The simplified forward-inverse program",
+        Sparsity => "sparsity", "Jacobian and Hessian patterns, colour counts per ordering, ASCII spy plots",
+        SparseJacobian => "sparse-jacobian", "The simplified program of the Jacobian's nonzeros",
+        SparseHessian => "sparse-hessian", "The simplified program of the Hessian's lower-triangle nonzeros",
     }
 }
 
@@ -466,6 +469,13 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
                     .to_string(),
             )
         }
+        Stage::Sparsity => sparse::summary(func),
+        Stage::SparseJacobian => Ok(sparse::SparsePlan::new(func, sparse::SparseKind::Jacobian)?
+            .program
+            .to_string()),
+        Stage::SparseHessian => Ok(sparse::SparsePlan::new(func, sparse::SparseKind::Hessian)?
+            .program
+            .to_string()),
     }
 }
 
@@ -489,7 +499,7 @@ pub fn compile_inverse_object(
     object_for(&program, target)
 }
 
-fn object_for(program: &Function, target: Option<&str>) -> Result<ObjectCode> {
+pub(crate) fn object_for(program: &Function, target: Option<&str>) -> Result<ObjectCode> {
     let host = target_lexicon::Triple::host().to_string();
     Ok(adjit_jit::compile_object(
         program,

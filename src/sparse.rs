@@ -33,8 +33,8 @@
 
 use adjit_diff::layout::{Kind, Layout, Part};
 use adjit_diff::sparsity::{
-    best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern,
-    sparse_hessian, sparse_jacobian, Coloring, SparsityPattern,
+    best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern, sparse_hessian,
+    sparse_jacobian, Coloring, SparsityPattern,
 };
 use adjit_ir::Function;
 
@@ -115,7 +115,12 @@ impl Sparse {
         let (layout, name) = (&self.layout, &self.sig.name);
         if x.len() != self.sig.n_params || values.len() != self.pattern.nnz() {
             check_parts(name, layout, layout.input_parts(), [x.len()].into_iter())?;
-            check_parts(name, layout, layout.output_parts(), [values.len()].into_iter())?;
+            check_parts(
+                name,
+                layout,
+                layout.output_parts(),
+                [values.len()].into_iter(),
+            )?;
         }
         check_bools(&self.sig, &self.bools, x)?;
         self.runner.run(x, values)
@@ -249,7 +254,12 @@ impl SparseHessian {
     pub fn expand(&self, lower: &[f64], full: &mut [f64]) -> Result<()> {
         let layout = &self.inner.layout;
         let name = &self.inner.sig.name;
-        check_parts(name, layout, layout.output_parts(), [lower.len()].into_iter())?;
+        check_parts(
+            name,
+            layout,
+            layout.output_parts(),
+            [lower.len()].into_iter(),
+        )?;
         if full.len() != self.full.nnz() {
             return Err(Error::Length {
                 func: name.clone(),
@@ -348,4 +358,196 @@ fn eval_dense(
         }
         Ok(())
     })
+}
+
+crate::named! {
+    /// Which sparse derivative matrix: the name of its compile mode and bench row.
+    SparseKind, "sparse matrix" {
+        Jacobian => "sparse-jacobian", "The nonzeros of the Jacobian, CSR order: (x) -> (nz)",
+        Hessian => "sparse-hessian", "The nonzeros of the Hessian's lower triangle, CSR order: (x) -> (nz)",
+    }
+}
+
+/// The pattern, colouring and program of one sparse matrix, without compiling it.
+pub struct SparsePlan {
+    pub kind: SparseKind,
+    /// The pattern of the program's outputs (for a Hessian: the lower triangle).
+    pub pattern: SparsityPattern,
+    /// For a Hessian: the full symmetric pattern the colouring is of.
+    pub full: Option<SparsityPattern>,
+    pub coloring: Coloring,
+    /// `(x…) -> (nz…)`, simplified.
+    pub program: Function,
+}
+
+impl SparsePlan {
+    /// Analyse and colour `func` and build the program of `kind` (verifies `func` first).
+    pub fn new(func: &Function, kind: SparseKind) -> Result<SparsePlan> {
+        adjit_ir::verify(func)?;
+        match kind {
+            SparseKind::Jacobian => {
+                let pattern = jacobian_pattern(func);
+                let coloring = best_jacobian_coloring(&pattern);
+                let program = sparse_jacobian(func, &pattern, &coloring);
+                Ok(SparsePlan {
+                    kind,
+                    pattern,
+                    full: None,
+                    coloring,
+                    program,
+                })
+            }
+            SparseKind::Hessian => {
+                let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
+                if float_outputs != 1 {
+                    return Err(Error::Diff(adjit_diff::DiffError::NotScalar {
+                        func: func.name.clone(),
+                        float_outputs,
+                    }));
+                }
+                let full = hessian_pattern(func);
+                let coloring = best_star_coloring(&full);
+                let program =
+                    sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Driver {
+                        func: func.name.clone(),
+                        message: "internal error: the star colouring does not recover every entry"
+                            .into(),
+                    })?;
+                Ok(SparsePlan {
+                    kind,
+                    pattern: full.lower_triangle(),
+                    full: Some(full),
+                    coloring,
+                    program,
+                })
+            }
+        }
+    }
+}
+
+/// Patterns up to this many rows and columns get an ASCII spy plot in [`summary`].
+const SPY_LIMIT: usize = 64;
+
+/// The `sparsity` stage of `adjit dump`: for the Jacobian (and the Hessian, for a function with
+/// one float output) the shape, the nonzeros, the colour count of every ordering beside the
+/// densest row, the colouring chosen and, for small matrices, an ASCII spy plot.
+pub fn summary(func: &Function) -> Result<String> {
+    use std::fmt::Write as _;
+    adjit_ir::verify(func)?;
+    let mut out = String::new();
+    let jac = jacobian_pattern(func);
+    let _ = writeln!(out, "; Jacobian of @{}", func.name);
+    describe(&mut out, &jac, "columns", |o| {
+        adjit_diff::sparsity::color_columns(&jac, o).n_colors
+    });
+    describe(&mut out, &jac, "rows", |o| {
+        adjit_diff::sparsity::color_rows(&jac, o).n_colors
+    });
+    let chosen = best_jacobian_coloring(&jac);
+    let _ = writeln!(
+        out,
+        ";   chosen: {} colours by {} ({}), lower bound {}",
+        chosen.n_colors,
+        chosen.kind.name(),
+        chosen.ordering,
+        match chosen.kind {
+            adjit_diff::sparsity::ColoringKind::Rows => jac.transpose().max_row_len(),
+            _ => jac.max_row_len(),
+        }
+    );
+    spy(&mut out, &jac);
+    if func.ret_types.iter().filter(|t| t.is_float()).count() == 1 {
+        let hess = hessian_pattern(func);
+        let _ = writeln!(out, "; Hessian of @{} (full, symmetric)", func.name);
+        describe(&mut out, &hess, "star", |o| {
+            adjit_diff::sparsity::color_star(&hess, o).n_colors
+        });
+        let star = best_star_coloring(&hess);
+        let _ = writeln!(
+            out,
+            ";   chosen: {} colours, star ({}); lower triangle {} nonzeros",
+            star.n_colors,
+            star.ordering,
+            hess.lower_triangle().nnz()
+        );
+        spy(&mut out, &hess);
+    }
+    Ok(out)
+}
+
+fn describe(
+    out: &mut String,
+    pattern: &SparsityPattern,
+    what: &str,
+    mut colors: impl FnMut(adjit_diff::sparsity::Ordering) -> usize,
+) {
+    use std::fmt::Write as _;
+    if what != "rows" {
+        let (m, n) = pattern.shape();
+        let _ = writeln!(
+            out,
+            ";   shape {m}×{n}, {} nonzeros ({:.3} %), densest row {}",
+            pattern.nnz(),
+            100.0 * pattern.density(),
+            pattern.max_row_len()
+        );
+    }
+    let counts: Vec<String> = adjit_diff::sparsity::Ordering::ALL
+        .iter()
+        .map(|&o| format!("{o} {}", colors(o)))
+        .collect();
+    let _ = writeln!(out, ";   {what}: {}", counts.join(", "));
+}
+
+fn spy(out: &mut String, pattern: &SparsityPattern) {
+    if pattern.nrows() <= SPY_LIMIT && pattern.ncols() <= SPY_LIMIT && pattern.ncols() > 0 {
+        out.push_str(&pattern.to_string());
+    }
+}
+
+/// Compile the sparse matrix of `kind` of `func` to an object for `target` (`None`: the host);
+/// the C header also holds the pattern as static arrays (`NAME_ROWS`, `NAME_COLS`, `NAME_NNZ`,
+/// `NAME_indptr`, `NAME_indices`).
+pub fn compile_object(
+    func: &Function,
+    kind: SparseKind,
+    target: Option<&str>,
+) -> Result<crate::ObjectCode> {
+    let plan = SparsePlan::new(func, kind)?;
+    let mut object = crate::object_for(&plan.program, target)?;
+    let upper = object.symbol.to_uppercase();
+    let p = &plan.pattern;
+    let join = |items: Vec<String>| items.join(", ");
+    let arrays = format!(
+        "/* The {what} pattern (CSR; {colors} colours): output k of {symbol} is entry\n \
+         * (i, {name}_indices[k]) for {name}_indptr[i] <= k < {name}_indptr[i + 1]. */\n\
+         #define {upper}_ROWS {rows}\n\
+         #define {upper}_COLS {cols}\n\
+         #define {upper}_NNZ {nnz}\n\
+         static const unsigned long {name}_indptr[{rows} + 1] = {{{indptr}}};\n\
+         static const unsigned int {name}_indices[{nnz_or_one}] = {{{indices}}};\n\n",
+        what = match kind {
+            SparseKind::Jacobian => "Jacobian",
+            SparseKind::Hessian => "lower-triangle Hessian",
+        },
+        colors = plan.coloring.n_colors,
+        symbol = object.symbol,
+        name = object.symbol,
+        rows = p.nrows(),
+        cols = p.ncols(),
+        nnz = p.nnz(),
+        nnz_or_one = p.nnz().max(1),
+        indptr = join(p.indptr().iter().map(|v| v.to_string()).collect()),
+        indices = join(if p.nnz() == 0 {
+            vec!["0".into()]
+        } else {
+            p.indices().iter().map(|v| v.to_string()).collect()
+        }),
+    );
+    let anchor = "#ifdef __cplusplus";
+    match object.header.find(anchor) {
+        Some(at) => object.header.insert_str(at, &arrays),
+        None => object.header.push_str(&arrays),
+    }
+    Ok(object)
 }

@@ -2,10 +2,10 @@
 //! for bit, sparse values equal the dense objects', and the dense objects read through the
 //! structural pattern (exact zeros where a dense sweep meets `0·∞`).
 
+use adjit::ir::random::Rng;
 use adjit::{
     Engine, Hessian, Jacobian, JacobianMode, Options, SparseHessian, SparseJacobian, Type,
 };
-use adjit::ir::random::Rng;
 
 /// The 2-D Bratu residual on an `n × n` interior grid (λ = 6).
 fn bratu(n: usize) -> adjit::Function {
@@ -72,7 +72,12 @@ fn sparse_jacobian_matches_dense_and_jit_equals_interpreter() {
     let mut through = vec![f64::NAN; 64 * 64];
     jit.eval_dense(&x, &mut through).unwrap();
     for (k, (&s, &d)) in through.iter().zip(&j).enumerate() {
-        assert!(close(s, d), "J[{}][{}]: sparse {s}, dense {d}", k / 64, k % 64);
+        assert!(
+            close(s, d),
+            "J[{}][{}]: sparse {s}, dense {d}",
+            k / 64,
+            k % 64
+        );
     }
     // Lengths are checked and named.
     let err = jit.eval(&x[..3], &mut a).unwrap_err().to_string();
@@ -99,7 +104,11 @@ fn sparse_hessian_matches_dense_and_expands_symmetrically() {
     let mut full = vec![0.0; hess.full_pattern().nnz()];
     hess.expand(&lower, &mut full).unwrap();
     for ((i, j), v) in hess.full_pattern().entries().zip(&full) {
-        assert!(close(*v, h[i * n + j]), "H[{i}][{j}] {v} vs {}", h[i * n + j]);
+        assert!(
+            close(*v, h[i * n + j]),
+            "H[{i}][{j}] {v} vs {}",
+            h[i * n + j]
+        );
     }
     let mut through = vec![f64::NAN; n * n];
     hess.eval_dense(&x, &mut through).unwrap();

@@ -166,6 +166,8 @@ JSON: {{\"outputs\": [...], \"jacobian\": [[...], ...]}} (rows)"))]
         #[arg(long, value_parser = jacobian_mode_parser(), default_value = "auto")]
         mode: adjit::JacobianMode,
         #[command(flatten)]
+        sparse: SparseArgs,
+        #[command(flatten)]
         output: OutputArgs,
     },
 
@@ -181,6 +183,8 @@ JSON: {{\"outputs\": [...], \"gradient\": [...], \"hessian\": [[...], ...]}} (ro
         target: FunctionArgs,
         #[command(flatten)]
         point: PointArgs,
+        #[command(flatten)]
+        sparse: SparseArgs,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -284,6 +288,23 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         #[arg(short, long, value_name = "OUT.o")]
         output: PathBuf,
     },
+}
+
+/// The sparse form of `jacobian` and `hessian`.
+#[derive(Debug, Args)]
+pub struct SparseArgs {
+    /// Only the structurally nonzero entries, from one compiled program (exact pattern from the
+    /// IR, a colouring baked in); printed as (row, column) value lines, or CSR with --json.
+    #[arg(long)]
+    pub sparse: bool,
+    /// With --sparse: also write the matrix to FILE in Matrix Market format (a Hessian as its
+    /// symmetric lower triangle).
+    #[arg(long, value_name = "FILE", requires = "sparse")]
+    pub mtx: Option<PathBuf>,
+    /// With --sparse: also draw a spy plot to FILE (SVG), each entry coloured by the colour
+    /// class it is computed in.
+    #[arg(long, value_name = "FILE.svg", requires = "sparse")]
+    pub spy: Option<PathBuf>,
 }
 
 /// Which function of which file.

@@ -27,15 +27,19 @@ impl BenchRow {
 }
 
 /// `{"rows": [{"mode": ..., "strategy": ..., "compile_ms": F, "ns_per_call": F,
-/// "peak_bytes": N, "recomputed_ops": N}, ...]}` (strategy is `null` for non-vjp rows).
+/// "peak_bytes": N, "recomputed_ops": N}, ...]}` (strategy is `null` for non-vjp rows; the
+/// sparse rows add `"nnz": N, "colors": N`).
 pub fn rows_json(rows: &[BenchRow]) -> String {
     let items: Vec<String> = rows
         .iter()
         .map(|r| {
             let m = &r.measurement;
+            let sparse = m.sparse.map_or(String::new(), |s| {
+                format!(", \"nnz\": {}, \"colors\": {}", s.nnz, s.colors)
+            });
             format!(
                 "{{\"mode\": {}, \"strategy\": {}, \"compile_ms\": {}, \"ns_per_call\": {}, \
-                 \"peak_bytes\": {}, \"recomputed_ops\": {}}}",
+                 \"peak_bytes\": {}, \"recomputed_ops\": {}{sparse}}}",
                 json_string(&r.mode),
                 r.strategy.as_deref().map_or("null".into(), json_string),
                 json_number(m.compile_ms),
@@ -64,7 +68,11 @@ pub fn rows_table(rows: &[BenchRow]) -> String {
             let m = &r.measurement;
             [
                 r.mode.clone(),
-                r.strategy.clone().unwrap_or_else(|| "-".into()),
+                match (&r.strategy, m.sparse) {
+                    (Some(s), _) => s.clone(),
+                    (None, Some(s)) => format!("nnz {}, {} colours", s.nnz, s.colors),
+                    (None, None) => "-".into(),
+                },
                 format!("{:.2}", m.compile_ms),
                 format!("{:.1}", m.ns_per_call),
                 m.peak_bytes.to_string(),
@@ -125,6 +133,7 @@ mod tests {
             ns_per_call: ns,
             peak_bytes: peak,
             recomputed_ops: rec,
+            sparse: None,
         };
         vec![
             BenchRow {

@@ -161,10 +161,15 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             target,
             point,
             mode,
+            sparse,
             output,
         } => {
             let func = load_function(&target)?;
             let x = read_point(&func, &point)?;
+            if sparse.sparse {
+                let text = crate::sparse::jacobian(&func, &x, point.engine, &sparse, output.json)?;
+                return Ok(Outcome::ok(text));
+            }
             let (y, jac) = adjit::jacobian(&func, point.engine, mode, &x)?;
             let matrix = Matrix {
                 rows: n_float_outputs(&func),
@@ -180,10 +185,15 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         Command::Hessian {
             target,
             point,
+            sparse,
             output,
         } => {
             let func = load_function(&target)?;
             let x = read_point(&func, &point)?;
+            if sparse.sparse {
+                let text = crate::sparse::hessian(&func, &x, point.engine, &sparse, output.json)?;
+                return Ok(Outcome::ok(text));
+            }
             let (y, grad, hess) = adjit::hessian(&func, point.engine, &x)?;
             let matrix = Matrix {
                 rows: grad.len(),

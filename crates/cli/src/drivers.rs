@@ -157,6 +157,7 @@ pub fn bench(
                     ns_per_call: ns,
                     peak_bytes: 0,
                     recomputed_ops: 0,
+                    sparse: None,
                 },
             ));
         }
@@ -198,6 +199,7 @@ pub fn bench(
                     ns_per_call: ns,
                     peak_bytes: if vjp { stats.peak_bytes } else { 0 },
                     recomputed_ops: if vjp { stats.advances } else { 0 },
+                    sparse: None,
                 },
             ));
         }

@@ -14,6 +14,7 @@ mod drivers;
 mod measure;
 mod output;
 mod plot;
+mod sparse;
 mod vectors;
 
 use std::io::Write;

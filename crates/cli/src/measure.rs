@@ -27,6 +27,10 @@ pub enum BenchMode {
     /// J⁻¹·v by the dense Jacobian.
     #[value(alias = "dense")]
     DenseInverse,
+    /// Every nonzero of the Jacobian from one compiled program.
+    SparseJacobian,
+    /// Every nonzero of the Hessian's lower triangle from one compiled program.
+    SparseHessian,
 }
 
 impl BenchMode {
@@ -37,6 +41,8 @@ impl BenchMode {
             None => match self {
                 BenchMode::Primal => "primal",
                 BenchMode::Jvp => "jvp",
+                BenchMode::SparseJacobian => adjit::SparseKind::Jacobian.name(),
+                BenchMode::SparseHessian => adjit::SparseKind::Hessian.name(),
                 _ => "vjp",
             },
         }
@@ -64,6 +70,15 @@ pub struct BenchMeasurement {
     pub peak_bytes: u64,
     /// Primal operations executed again because of checkpointing (0 for a tape).
     pub recomputed_ops: u64,
+    /// For the sparse rows: the nonzeros and the colours.
+    pub sparse: Option<SparseStats>,
+}
+
+/// The size of a sparse matrix row of `adjit bench`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SparseStats {
+    pub nnz: usize,
+    pub colors: usize,
 }
 
 /// A deterministic seed direction of length `n` (entries in [0.5, 1.5), not all equal, so no
@@ -82,6 +97,11 @@ pub fn bench(
 ) -> adjit::Result<BenchMeasurement> {
     if let Some(inverse) = mode.inverse() {
         return bench_inverse(func, x, inverse);
+    }
+    match mode {
+        BenchMode::SparseJacobian => return bench_sparse(func, x, adjit::SparseKind::Jacobian),
+        BenchMode::SparseHessian => return bench_sparse(func, x, adjit::SparseKind::Hessian),
+        _ => {}
     }
     let mode = match mode {
         BenchMode::Primal => Mode::Primal,
@@ -122,6 +142,7 @@ pub fn bench(
         ns_per_call,
         peak_bytes,
         recomputed_ops: 0,
+        sparse: None,
     })
 }
 
@@ -149,6 +170,7 @@ fn bench_checkpointed(
         ns_per_call,
         peak_bytes: stats.peak_bytes,
         recomputed_ops: stats.recomputed_ops,
+        sparse: None,
     })
 }
 
@@ -170,5 +192,53 @@ fn bench_inverse(func: &Function, x: &[f64], mode: InverseMode) -> adjit::Result
         ns_per_call,
         peak_bytes: 0,
         recomputed_ops: 0,
+        sparse: None,
+    })
+}
+
+/// A sparse Jacobian or Hessian: analyse, colour and compile, then time whole evaluations of
+/// every nonzero.
+fn bench_sparse(
+    func: &Function,
+    x: &[f64],
+    kind: adjit::SparseKind,
+) -> adjit::Result<BenchMeasurement> {
+    let start = Instant::now();
+    let (nnz, colors, eval, code): (usize, usize, Box<dyn Fn(&[f64], &mut [f64]) -> _>, _) =
+        match kind {
+            adjit::SparseKind::Jacobian => {
+                let jac = adjit::SparseJacobian::new(func)?;
+                let code = jac.code().map_or(0, |c| c.workspace_bytes() as u64);
+                (
+                    jac.nnz(),
+                    jac.colors(),
+                    Box::new(move |x, v| jac.eval(x, v)),
+                    code,
+                )
+            }
+            adjit::SparseKind::Hessian => {
+                let hess = adjit::SparseHessian::new(func)?;
+                let code = hess.code().map_or(0, |c| c.workspace_bytes() as u64);
+                (
+                    hess.nnz(),
+                    hess.colors(),
+                    Box::new(move |x, v| hess.eval(x, v)),
+                    code,
+                )
+            }
+        };
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut values = vec![0.0; nnz];
+    let ns_per_call = adjit::time_per_call(|| {
+        eval(black_box(x), &mut values)?;
+        black_box(&values);
+        Ok(())
+    })?;
+    Ok(BenchMeasurement {
+        compile_ms,
+        ns_per_call,
+        peak_bytes: code,
+        recomputed_ops: 0,
+        sparse: Some(SparseStats { nnz, colors }),
     })
 }

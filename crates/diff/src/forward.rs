@@ -68,7 +68,11 @@ pub fn jvp_vector(func: &Function, k: usize) -> Function {
 pub fn jvp_unit_seeded(func: &Function, colors: &[u32], k: usize) -> Function {
     assert_eq!(colors.len(), func.differentiated_params().count());
     assert!(colors.iter().all(|&c| (c as usize) < k));
-    forward(func, Seeds::Unit { colors, k }, format!("{}_jvp{k}", func.name))
+    forward(
+        func,
+        Seeds::Unit { colors, k },
+        format!("{}_jvp{k}", func.name),
+    )
 }
 
 /// Where the tangents of the differentiated parameters come from.

@@ -10,9 +10,9 @@ mod support;
 
 use adjit_diff::sparsity::{
     best_column_coloring, best_jacobian_coloring, best_row_coloring, best_star_coloring,
-    color_columns, color_rows, color_star, hessian_pattern, is_column_coloring,
-    is_star_coloring, jacobian_pattern, sparse_hessian, sparse_jacobian, star_recovery,
-    ColoringKind, Ordering, SparsityPattern,
+    color_columns, color_rows, color_star, hessian_pattern, is_column_coloring, is_star_coloring,
+    jacobian_pattern, sparse_hessian, sparse_jacobian, star_recovery, ColoringKind, Ordering,
+    SparsityPattern,
 };
 use adjit_diff::{hessian, jvp, simplify, vjp};
 use adjit_ir::random::{random_function, RandomOptions, Rng};
@@ -164,11 +164,17 @@ fn every_ordering_gives_valid_colourings() {
         for ordering in Ordering::ALL {
             let c = color_columns(&pattern, ordering);
             assert!(is_column_coloring(&pattern, &c.colors), "case {case}");
-            assert!(c.n_colors >= c.densest, "case {case}: below the densest row");
+            assert!(
+                c.n_colors >= c.densest,
+                "case {case}: below the densest row"
+            );
             let r = color_rows(&pattern, ordering);
             assert!(is_column_coloring(&pattern.transpose(), &r.colors));
             let s = color_star(&square, ordering);
-            assert!(is_star_coloring(&square, &s.colors), "case {case} {ordering}\n{square}");
+            assert!(
+                is_star_coloring(&square, &s.colors),
+                "case {case} {ordering}\n{square}"
+            );
             let recovery = star_recovery(&square, &s.colors).expect("star recovery");
             assert_eq!(recovery.len(), square.lower_triangle().nnz());
         }
@@ -237,7 +243,9 @@ fn banded(n: usize, b: usize) -> Function {
             .map(|i| {
                 let lo = i.saturating_sub(b);
                 let hi = (i + b).min(n - 1);
-                (lo..=hi).map(|k| x[k].sin()).fold(x[i].cos(), |acc, s| acc * s)
+                (lo..=hi)
+                    .map(|k| x[k].sin())
+                    .fold(x[i].cos(), |acc, s| acc * s)
             })
             .collect()
     })
@@ -273,7 +281,11 @@ fn stencils_reach_the_optimal_colour_counts() {
     assert_eq!(best_star_coloring(&h).n_colors, 3, "tridiagonal Hessian");
     for b in 1..4 {
         let p = jacobian_pattern(&banded(30, b));
-        assert_eq!(best_column_coloring(&p).n_colors, 2 * b + 1, "half-bandwidth {b}");
+        assert_eq!(
+            best_column_coloring(&p).n_colors,
+            2 * b + 1,
+            "half-bandwidth {b}"
+        );
     }
     let p = jacobian_pattern(&block_diagonal(6, 4));
     assert_eq!(best_jacobian_coloring(&p).n_colors, 4, "blocks of 4");
@@ -305,7 +317,9 @@ fn patterns_equal_the_nonzeros_where_nothing_cancels() {
 fn structural_zeros_stay_exact_next_to_infinite_partials() {
     // y0 = 2·x0 + √x1, y1 = 3·x0: at x1 = 0, √'s partial is infinite. A dense JVP along e0
     // meets inf·0 = NaN in y0's tangent; the seed-baked program never forms that product.
-    let f = trace_multi("f", &[Type::F64; 2], |x| vec![x[0] * 2.0 + x[1].sqrt(), x[0] * 3.0]);
+    let f = trace_multi("f", &[Type::F64; 2], |x| {
+        vec![x[0] * 2.0 + x[1].sqrt(), x[0] * 3.0]
+    });
     let x = [1.0, 0.0];
     let dense = jacobian_forward(&f, &simplify(&jvp(&f)), &x);
     assert!(dense[0][0].is_nan(), "the dense JVP leaks NaN: {dense:?}");

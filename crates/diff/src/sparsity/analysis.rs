@@ -36,13 +36,17 @@ use crate::sparsity::SparsityPattern;
 pub fn jacobian_pattern(func: &Function) -> SparsityPattern {
     let ncols = func.differentiated_params().count();
     let mut rows = Vec::new();
-    sweep(func, |_, _, _| {}, |sets| {
-        for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
-            if ty.is_float() {
-                rows.push(sets[r.index()].clone().unwrap_or_default());
+    sweep(
+        func,
+        |_, _, _| {},
+        |sets| {
+            for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
+                if ty.is_float() {
+                    rows.push(sets[r.index()].clone().unwrap_or_default());
+                }
             }
-        }
-    });
+        },
+    );
     SparsityPattern::from_rows(ncols, rows)
 }
 

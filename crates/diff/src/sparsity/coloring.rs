@@ -123,7 +123,7 @@ impl Coloring {
 
 /// Beyond this many (row, column, column) triples the column intersection graph is not built
 /// and only the natural order is tried, straight on the pattern.
-const GRAPH_BUDGET: usize = 200_000_000;
+const GRAPH_BUDGET: usize = 30_000_000;
 
 /// A greedy column colouring of `pattern` in `ordering`.
 pub fn color_columns(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
@@ -155,7 +155,10 @@ pub fn color_rows(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
 
 /// The column colouring with the fewest colours over every [`Ordering`] (the first on ties).
 pub fn best_column_coloring(pattern: &SparsityPattern) -> Coloring {
-    best(|o| color_columns(pattern, o), triples(pattern) > GRAPH_BUDGET)
+    best(
+        |o| color_columns(pattern, o),
+        triples(pattern) > GRAPH_BUDGET,
+    )
 }
 
 /// The row colouring with the fewest colours over every [`Ordering`] (the first on ties).
@@ -171,7 +174,11 @@ pub fn best_row_coloring(pattern: &SparsityPattern) -> Coloring {
 /// # Panics
 /// When `pattern` is not square.
 pub fn color_star(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
-    assert_eq!(pattern.nrows(), pattern.ncols(), "a star colouring needs a square pattern");
+    assert_eq!(
+        pattern.nrows(),
+        pattern.ncols(),
+        "a star colouring needs a square pattern"
+    );
     let graph = adjacency(pattern);
     let colors = recolor(greedy_star(&graph, &order(&graph, ordering)), |o| {
         greedy_star(&graph, o)
@@ -353,7 +360,10 @@ fn intersection_graph(pattern: &SparsityPattern) -> Option<Vec<Vec<u32>>> {
 
 /// The smallest colour not marked with `stamp`.
 fn first_free(forbidden: &[usize], stamp: usize) -> u32 {
-    forbidden.iter().position(|&s| s != stamp).unwrap_or(forbidden.len()) as u32
+    forbidden
+        .iter()
+        .position(|&s| s != stamp)
+        .unwrap_or(forbidden.len()) as u32
 }
 
 /// Greedy distance-1 colouring of `graph` in `order`.

@@ -24,9 +24,28 @@ pub use sparse_jacobian::sparse_jacobian;
 
 /// The colouring a sparse Jacobian uses: the fewer colours of the best column colouring and
 /// the best row colouring (columns on ties: a forward direction is cheaper than a reverse
-/// sweep).
+/// sweep). A side whose lower bound (the densest row for columns, the densest column for rows)
+/// cannot beat the other side's result is not coloured at all, so a gradient-shaped pattern
+/// (one dense row) costs one row colouring, not a colouring of a complete column graph.
 pub fn best_jacobian_coloring(pattern: &SparsityPattern) -> Coloring {
+    let column_bound = pattern.max_row_len();
+    let row_bound = pattern.transpose().max_row_len();
+    if row_bound < column_bound {
+        let rows = best_row_coloring(pattern);
+        if rows.n_colors <= column_bound {
+            return rows;
+        }
+        let columns = best_column_coloring(pattern);
+        return if rows.n_colors < columns.n_colors {
+            rows
+        } else {
+            columns
+        };
+    }
     let columns = best_column_coloring(pattern);
+    if columns.n_colors <= row_bound {
+        return columns;
+    }
     let rows = best_row_coloring(pattern);
     if rows.n_colors < columns.n_colors {
         rows

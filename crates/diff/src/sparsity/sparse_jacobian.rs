@@ -50,9 +50,7 @@ pub fn sparse_jacobian(
     let name = format!("{}_sparse_jacobian", func.name);
     let rets = match coloring.kind {
         ColoringKind::Rows => return by_rows(func, pattern, coloring, name),
-        ColoringKind::Columns | ColoringKind::Star => {
-            by_columns(func, pattern, coloring)
-        }
+        ColoringKind::Columns | ColoringKind::Star => by_columns(func, pattern, coloring),
     };
     let mut out = rets.0;
     set_rets(&mut out, &rets.1, name);
@@ -92,7 +90,8 @@ fn by_rows(
         .map(|(&r, _)| r)
         .collect();
     let mut out = Function::new(name);
-    out.values.extend(func.values[..func.n_params].iter().cloned());
+    out.values
+        .extend(func.values[..func.n_params].iter().cloned());
     out.n_params = func.n_params;
     for p in func.params() {
         out.set_param_kind(p, func.param_kind(p));
