@@ -35,19 +35,67 @@ use crate::sparsity::SparsityPattern;
 /// ```
 pub fn jacobian_pattern(func: &Function) -> SparsityPattern {
     let ncols = func.differentiated_params().count();
+    if let Some(rows) = backward_rows(func, ncols) {
+        return SparsityPattern::from_rows(ncols, rows);
+    }
     let mut rows = Vec::new();
-    sweep(
-        func,
-        |_, _, _| {},
-        |sets| {
-            for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
-                if ty.is_float() {
-                    rows.push(sets[r.index()].clone().unwrap_or_default());
+    sweep(func, None, |_, _, _| {}, |sets| {
+        for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
+            if ty.is_float() {
+                rows.push(sets[r.index()].clone().unwrap_or_default());
+            }
+        }
+    });
+    SparsityPattern::from_rows(ncols, rows)
+}
+
+/// The rows of the Jacobian pattern by a backward walk from each float output over the
+/// derivative-carrying operands, as long as the walks stay within a budget of a few times
+/// the program's size (outputs with small cones, or few outputs: one gradient row is one
+/// walk, where forward sets would grow along a long sum and cost O(size²)). `None` when over
+/// budget (many outputs sharing large cones), where the forward sweep is the cheap way.
+fn backward_rows(func: &Function, ncols: usize) -> Option<Vec<Vec<u32>>> {
+    let n = func.n_values();
+    let mut budget = 8usize.saturating_mul(n).saturating_add(1 << 20);
+    let mut column = vec![u32::MAX; func.n_params];
+    for (col, p) in func.differentiated_params().enumerate() {
+        column[p.index()] = col as u32;
+    }
+    let mut stamp = vec![usize::MAX; n];
+    let mut stack: Vec<Value> = Vec::new();
+    let mut rows = Vec::new();
+    for (k, (&r, ty)) in func.rets.iter().zip(&func.ret_types).enumerate() {
+        if !ty.is_float() {
+            continue;
+        }
+        let mut row = Vec::new();
+        stamp[r.index()] = k;
+        stack.push(r);
+        while let Some(v) = stack.pop() {
+            budget = budget.checked_sub(1)?;
+            match func.inst(v) {
+                None => {
+                    let col = column[v.index()];
+                    if col != u32::MAX {
+                        row.push(col);
+                    }
+                }
+                Some(inst) => {
+                    for (pos, op) in inst.operands().into_iter().enumerate() {
+                        if let Operand::Value(u) = op {
+                            if carries_derivative(inst, pos) && stamp[u.index()] != k {
+                                stamp[u.index()] = k;
+                                stack.push(u);
+                            }
+                        }
+                    }
                 }
             }
-        },
-    );
-    SparsityPattern::from_rows(ncols, rows)
+        }
+        debug_assert!(row.iter().all(|&c| (c as usize) < ncols));
+        rows.push(row);
+    }
+    Some(rows)
 }
 
 /// The pattern of the Hessian `∂²y/∂xᵢ∂xⱼ` of the sum of the float outputs (of the one float
@@ -78,8 +126,12 @@ pub fn hessian_pattern(func: &Function) -> SparsityPattern {
             deduped[hi as usize] = row.len();
         }
     };
+    // Only values that reach an operand of a nonlinear pair through linear operations need
+    // a set: a long running sum (linear) never carries one.
+    let needed = needed_for_hessian(func, &act);
     sweep(
         func,
+        Some(&needed),
         |v, operand_sets, inst| {
             if !act.is_active(v) {
                 return;
@@ -99,12 +151,47 @@ pub fn hessian_pattern(func: &Function) -> SparsityPattern {
     SparsityPattern::from_rows(n, lower).symmetrized()
 }
 
-/// The forward sweep of index sets. `visit(v, operand_sets, inst)` sees every instruction
-/// with the sets of its operands (by position; `None` for a literal, an empty set or an
-/// operand that carries no derivative); `at_end` sees the sets that are still alive (the
-/// returned values') after the last instruction.
+/// Which values the Hessian analysis needs the index set of: the value operands of the
+/// nonlinear pairs of active instructions (pairs whose both operands are values; a literal
+/// makes the operation linear in the other), and, backwards, every derivative-carrying operand
+/// of a needed value.
+fn needed_for_hessian(func: &Function, act: &crate::activity::Activity) -> Vec<bool> {
+    let mut needed = vec![false; func.n_values()];
+    for (v, inst) in func.insts().collect::<Vec<_>>().into_iter().rev() {
+        let operands = inst.operands();
+        let is_value = |pos: usize| matches!(operands.get(pos), Some(Operand::Value(_)));
+        if act.is_active(v) {
+            for &(p, q) in second_order_pairs(inst) {
+                if is_value(p) && is_value(q) {
+                    for pos in [p, q] {
+                        if let Some(Operand::Value(u)) = operands.get(pos) {
+                            needed[u.index()] = true;
+                        }
+                    }
+                }
+            }
+        }
+        if needed[v.index()] {
+            for (pos, op) in operands.iter().enumerate() {
+                if let Operand::Value(u) = op {
+                    if carries_derivative(inst, pos) {
+                        needed[u.index()] = true;
+                    }
+                }
+            }
+        }
+    }
+    needed
+}
+
+/// The forward sweep of index sets (of the `needed` values only, when given).
+/// `visit(v, operand_sets, inst)` sees every instruction with the sets of its operands (by
+/// position; `None` for a literal, an empty set, an operand that carries no derivative or
+/// one whose set is not needed); `at_end` sees the sets that are still alive (the returned
+/// values') after the last instruction.
 fn sweep(
     func: &Function,
+    needed: Option<&[bool]>,
     mut visit: impl FnMut(Value, [Option<&[u32]>; 3], &adjit_ir::InstData),
     at_end: impl FnOnce(&[Option<Vec<u32>>]),
 ) {
@@ -133,6 +220,14 @@ fn sweep(
             }
         }
         visit(v, operand_sets, inst);
+        if needed.is_some_and(|needed| !needed[v.index()]) {
+            inst.for_each_value(|u| {
+                if last_use[u.index()] == v.index() {
+                    sets[u.index()] = None;
+                }
+            });
+            continue;
+        }
         merged.clear();
         for set in operand_sets.iter().flatten() {
             merged.extend_from_slice(set);

@@ -17,7 +17,7 @@ use crate::derive::vjp_seeded_with_one;
 use crate::forward::jvp_unit_seeded;
 use crate::layout::{Kind, Layout, Part};
 use crate::simplify::{dce, simplify};
-use crate::sparsity::{star_recovery, Coloring, SparsityPattern};
+use crate::sparsity::{names_within_limit, star_recovery, Coloring, SparsityPattern};
 
 /// `(x…) -> (nz…)`: the lower triangle of the Hessian of `func` in CSR order. `None` when
 /// `coloring` is not a star colouring of `pattern`.
@@ -45,6 +45,7 @@ pub fn sparse_hessian(
     coloring: &Coloring,
 ) -> Option<Function> {
     let recovery = star_recovery(pattern, &coloring.colors)?;
+    let func = &*names_within_limit(func);
     let gradient = simplify(&vjp_seeded_with_one(func));
     let k = coloring.n_colors;
     let mut program = jvp_unit_seeded(&gradient, &coloring.colors, k);

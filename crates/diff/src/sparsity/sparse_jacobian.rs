@@ -21,7 +21,7 @@ use crate::derive::vjp_seeded_with_one;
 use crate::forward::jvp_unit_seeded;
 use crate::layout::{Kind, Layout, Part};
 use crate::simplify::{dce, simplify};
-use crate::sparsity::{Coloring, ColoringKind, SparsityPattern};
+use crate::sparsity::{names_within_limit, Coloring, ColoringKind, SparsityPattern};
 
 /// `(x…) -> (nz…)`: the nonzeros of the Jacobian of `func` in CSR order of `pattern`. See the
 /// module docs.
@@ -48,6 +48,7 @@ pub fn sparse_jacobian(
     coloring: &Coloring,
 ) -> Function {
     let name = format!("{}_sparse_jacobian", func.name);
+    let func = &*names_within_limit(func);
     let rets = match coloring.kind {
         ColoringKind::Rows => return by_rows(func, pattern, coloring, name),
         ColoringKind::Columns | ColoringKind::Star => by_columns(func, pattern, coloring),
