@@ -277,8 +277,10 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
     Compile {
         #[command(flatten)]
         target: FunctionArgs,
-        /// Which program to compile: primal, jvp, jvpK (K directions), vjp, gradient, hvp, or an
-        /// inverse mode of a square function (reverse-inverse, forward-inverse, dense-inverse).
+        /// Which program to compile: primal, jvp, jvpK (K directions), vjp, gradient, hvp, an
+        /// inverse mode of a square function (reverse-inverse, forward-inverse, dense-inverse),
+        /// or the nonzeros of a sparse matrix (sparse-jacobian, sparse-hessian: the header
+        /// holds the CSR pattern as static arrays).
         #[arg(long, value_parser = parse_compile_mode, default_value = "primal")]
         mode: CompileMode,
         /// Target triple (default: the host).
@@ -439,6 +441,7 @@ pub fn mode_parser() -> impl clap::builder::TypedValueParser<Value = adjit::Mode
 pub enum CompileMode {
     Derived(adjit::Mode),
     Inverse(adjit::InverseMode),
+    Sparse(adjit::SparseKind),
 }
 
 /// A program mode (`jvpK` included, by the library's `FromStr`) or an inverse mode's name.
@@ -446,12 +449,16 @@ pub fn parse_compile_mode(s: &str) -> Result<CompileMode, String> {
     if let Ok(mode) = s.parse::<adjit::Mode>() {
         return Ok(CompileMode::Derived(mode));
     }
+    if let Ok(kind) = s.parse::<adjit::SparseKind>() {
+        return Ok(CompileMode::Sparse(kind));
+    }
     s.parse::<adjit::InverseMode>()
         .map(CompileMode::Inverse)
         .map_err(|_| {
             format!(
                 "unknown mode `{s}`: expected primal, jvp, jvpK, vjp, gradient, hvp, \
-                 reverse-inverse, forward-inverse or dense-inverse"
+                 reverse-inverse, forward-inverse, dense-inverse, sparse-jacobian or \
+                 sparse-hessian"
             )
         })
 }

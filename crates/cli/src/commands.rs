@@ -291,6 +291,9 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                 CompileMode::Inverse(mode) => {
                     adjit::compile_inverse_object(&func, mode, triple.as_deref())?
                 }
+                CompileMode::Sparse(kind) => {
+                    adjit::sparse::compile_object(&func, kind, triple.as_deref())?
+                }
             };
             let header_path = output.with_extension("h");
             write_file(&output, &code.bytes)?;
