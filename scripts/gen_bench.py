@@ -15,6 +15,10 @@ Programs:
 - mlp.ir: a 16 → 32 → 1 perceptron with tanh hidden units; weights and biases are fixed
   pseudo-random literals (a linear congruential generator seeded with 1).
 - blackscholes.ir: the Black–Scholes price of a European call (S, K, r, σ, T), with erf.
+- bratu30.ir: the 2-D Bratu residual on an n×n interior grid, scaled by h² (h = 1/(n+1)):
+  r_ij = 4u_ij - (neighbours inside the grid) - h²·λ·exp(u_ij), λ = 6, as
+  e = exp u; l = 4u; l = l - u_nb (each neighbour); r = fma(e, -h²λ, l). Square (n² → n²), a
+  5-point stencil: the sparse Jacobian's benchmark (5 colours).
 - lorenz.ir: 1000 steps of classical RK4 on the Lorenz system (σ=10, ρ=28, β=8/3, dt=0.01),
   3 inputs → 3 outputs.
 """
@@ -105,6 +109,35 @@ def rosenbrock(n: int) -> None:
         body,
         [s],
         compact=n >= 10000,
+    )
+
+
+def bratu(n: int, lam: float = 6.0) -> None:
+    h2 = 1.0 / ((n + 1) * (n + 1))
+    u = [[f"%u{b36(i * n + j)}" for j in range(n)] for i in range(n)]
+    params = ", ".join(f"{u[i][j]}: f64" for i in range(n) for j in range(n))
+    body, rets = [], []
+    for i in range(n):
+        for j in range(n):
+            t = b36(i * n + j)
+            body.append(f"%e{t} = exp {u[i][j]}")
+            acc = f"%l{t}"
+            body.append(f"{acc} = mul {u[i][j]}, 4.0")
+            neighbours = ((i - 1, j), (i + 1, j), (i, j - 1), (i, j + 1))
+            inside = [(a, b) for a, b in neighbours if 0 <= a < n and 0 <= b < n]
+            for k, (a, b) in enumerate(inside):
+                nxt = f"%{'abcd'[k]}{t}"
+                body.append(f"{nxt} = sub {acc}, {u[a][b]}")
+                acc = nxt
+            body.append(f"%r{t} = fma %e{t}, {lit(-h2 * lam)}, {acc}")
+            rets.append(f"%r{t}")
+    write(
+        f"bratu{n}.ir",
+        f"The 2-D Bratu residual on a {n}x{n} interior grid (lambda = {lam}), scaled by h^2: a 5-point stencil.",
+        f"func @bratu{n}({params}) -> ({', '.join(['f64'] * (n * n))})",
+        body,
+        rets,
+        compact=n >= 100,
     )
 
 
@@ -246,6 +279,7 @@ def main() -> None:
         rosenbrock(n)
     mlp()
     blackscholes()
+    bratu(30)
     lorenz()
 
 
