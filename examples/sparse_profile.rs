@@ -3,7 +3,11 @@ use std::time::Instant;
 fn main() {
     let path = std::env::args().nth(1).expect("an .ir file");
     let mut f = adjit::load(std::path::Path::new(&path)).unwrap().remove(0);
-    if std::env::var("STRIP").is_ok() { for v in f.values.iter_mut() { v.name = None; } }
+    if std::env::var("STRIP").is_ok() {
+        for v in f.values.iter_mut() {
+            v.name = None;
+        }
+    }
     let t = Instant::now();
     let p = adjit::diff::sparsity::hessian_pattern(&f);
     eprintln!("pattern {:?}", t.elapsed());
@@ -16,12 +20,25 @@ fn main() {
     let mut cur = g0.clone();
     use adjit::diff::simplify::*;
     for round in 0..4 {
-        let t = Instant::now(); let a = fold(&cur); let t1 = t.elapsed();
-        let t = Instant::now(); let b = identities(&a); let t2 = t.elapsed();
-        let t = Instant::now(); let c2 = cse(&b); let t3 = t.elapsed();
-        let t = Instant::now(); let d = dce(&c2); let t4 = t.elapsed();
-        eprintln!("round {round}: fold {t1:?} id {t2:?} cse {t3:?} dce {t4:?} -> {}", d.n_values());
-        if d == cur { break; }
+        let t = Instant::now();
+        let a = fold(&cur);
+        let t1 = t.elapsed();
+        let t = Instant::now();
+        let b = identities(&a);
+        let t2 = t.elapsed();
+        let t = Instant::now();
+        let c2 = cse(&b);
+        let t3 = t.elapsed();
+        let t = Instant::now();
+        let d = dce(&c2);
+        let t4 = t.elapsed();
+        eprintln!(
+            "round {round}: fold {t1:?} id {t2:?} cse {t3:?} dce {t4:?} -> {}",
+            d.n_values()
+        );
+        if d == cur {
+            break;
+        }
         cur = d;
     }
     let g = adjit::diff::simplify(&g0);
@@ -30,7 +47,11 @@ fn main() {
     eprintln!("jvp {:?} ({} values)", t.elapsed(), j.n_values());
     let t = Instant::now();
     let h = adjit::diff::sparsity::sparse_hessian(&f, &p, &c).unwrap();
-    eprintln!("sparse_hessian total {:?} ({} values)", t.elapsed(), h.n_values());
+    eprintln!(
+        "sparse_hessian total {:?} ({} values)",
+        t.elapsed(),
+        h.n_values()
+    );
     let t = Instant::now();
     let _code = adjit::jit::compile(&h, &Default::default()).unwrap();
     eprintln!("jit {:?}", t.elapsed());

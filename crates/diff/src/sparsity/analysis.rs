@@ -39,13 +39,18 @@ pub fn jacobian_pattern(func: &Function) -> SparsityPattern {
         return SparsityPattern::from_rows(ncols, rows);
     }
     let mut rows = Vec::new();
-    sweep(func, None, |_, _, _| {}, |sets| {
-        for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
-            if ty.is_float() {
-                rows.push(sets[r.index()].clone().unwrap_or_default());
+    sweep(
+        func,
+        None,
+        |_, _, _| {},
+        |sets| {
+            for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
+                if ty.is_float() {
+                    rows.push(sets[r.index()].clone().unwrap_or_default());
+                }
             }
-        }
-    });
+        },
+    );
     SparsityPattern::from_rows(ncols, rows)
 }
 
