@@ -31,16 +31,16 @@ fn bratu(n: usize, lambda: f64) -> adjit::Function {
             for j in 0..n {
                 let mut lap = at(i, j) * 4.0;
                 if i > 0 {
-                    lap = lap - at(i - 1, j);
+                    lap -= at(i - 1, j);
                 }
                 if i + 1 < n {
-                    lap = lap - at(i + 1, j);
+                    lap -= at(i + 1, j);
                 }
                 if j > 0 {
-                    lap = lap - at(i, j - 1);
+                    lap -= at(i, j - 1);
                 }
                 if j + 1 < n {
-                    lap = lap - at(i, j + 1);
+                    lap -= at(i, j + 1);
                 }
                 r.push(lap - at(i, j).exp() * (h2 * lambda));
             }

@@ -7,44 +7,12 @@ use adjit::{
     Engine, Hessian, Jacobian, JacobianMode, Options, SparseHessian, SparseJacobian, Type,
 };
 
-/// The 2-D Bratu residual on an `n × n` interior grid (λ = 6).
 fn bratu(n: usize) -> adjit::Function {
-    let h2 = 1.0 / ((n + 1) * (n + 1)) as f64;
-    adjit::trace_multi("bratu", &vec![Type::F64; n * n], |u| {
-        let at = |i: usize, j: usize| u[i * n + j];
-        let mut r = Vec::with_capacity(n * n);
-        for i in 0..n {
-            for j in 0..n {
-                let mut lap = at(i, j) * 4.0;
-                if i > 0 {
-                    lap = lap - at(i - 1, j);
-                }
-                if i + 1 < n {
-                    lap = lap - at(i + 1, j);
-                }
-                if j > 0 {
-                    lap = lap - at(i, j - 1);
-                }
-                if j + 1 < n {
-                    lap = lap - at(i, j + 1);
-                }
-                r.push(lap - at(i, j).exp() * (6.0 * h2));
-            }
-        }
-        r
-    })
+    adjit_testkit::bratu(n, 6.0)
 }
 
 fn rosenbrock(n: usize) -> adjit::Function {
-    adjit::trace(n, |x| {
-        (0..n - 1)
-            .map(|i| {
-                let d = x[i + 1] - x[i] * x[i];
-                let a = 1.0 - x[i];
-                d * d * 100.0 + a * a
-            })
-            .sum()
-    })
+    adjit_testkit::chained_rosenbrock(n)
 }
 
 fn close(a: f64, b: f64) -> bool {

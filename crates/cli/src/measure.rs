@@ -204,41 +204,53 @@ fn bench_sparse(
     kind: adjit::SparseKind,
 ) -> adjit::Result<BenchMeasurement> {
     let start = Instant::now();
-    let (nnz, colors, eval, code): (usize, usize, Box<dyn Fn(&[f64], &mut [f64]) -> _>, _) =
-        match kind {
-            adjit::SparseKind::Jacobian => {
-                let jac = adjit::SparseJacobian::new(func)?;
-                let code = jac.code().map_or(0, |c| c.workspace_bytes() as u64);
-                (
-                    jac.nnz(),
-                    jac.colors(),
-                    Box::new(move |x, v| jac.eval(x, v)),
-                    code,
-                )
-            }
-            adjit::SparseKind::Hessian => {
-                let hess = adjit::SparseHessian::new(func)?;
-                let code = hess.code().map_or(0, |c| c.workspace_bytes() as u64);
-                (
-                    hess.nnz(),
-                    hess.colors(),
-                    Box::new(move |x, v| hess.eval(x, v)),
-                    code,
-                )
-            }
-        };
+    let built = SparseObject::new(func, kind)?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let (nnz, colors, workspace) = built.stats();
     let mut values = vec![0.0; nnz];
     let ns_per_call = adjit::time_per_call(|| {
-        eval(black_box(x), &mut values)?;
+        built.eval(black_box(x), &mut values)?;
         black_box(&values);
         Ok(())
     })?;
     Ok(BenchMeasurement {
         compile_ms,
         ns_per_call,
-        peak_bytes: code,
+        peak_bytes: workspace,
         recomputed_ops: 0,
         sparse: Some(SparseStats { nnz, colors }),
     })
+}
+
+/// Either sparse object, for [`bench_sparse`].
+enum SparseObject {
+    Jacobian(adjit::SparseJacobian),
+    Hessian(adjit::SparseHessian),
+}
+
+impl SparseObject {
+    fn new(func: &Function, kind: adjit::SparseKind) -> adjit::Result<SparseObject> {
+        Ok(match kind {
+            adjit::SparseKind::Jacobian => {
+                SparseObject::Jacobian(adjit::SparseJacobian::new(func)?)
+            }
+            adjit::SparseKind::Hessian => SparseObject::Hessian(adjit::SparseHessian::new(func)?),
+        })
+    }
+
+    /// Nonzeros, colours and the native workspace in bytes.
+    fn stats(&self) -> (usize, usize, u64) {
+        let (nnz, colors, code) = match self {
+            SparseObject::Jacobian(j) => (j.nnz(), j.colors(), j.code()),
+            SparseObject::Hessian(h) => (h.nnz(), h.colors(), h.code()),
+        };
+        (nnz, colors, code.map_or(0, |c| c.workspace_bytes() as u64))
+    }
+
+    fn eval(&self, x: &[f64], values: &mut [f64]) -> adjit::Result<()> {
+        match self {
+            SparseObject::Jacobian(j) => j.eval(x, values),
+            SparseObject::Hessian(h) => h.eval(x, values),
+        }
+    }
 }

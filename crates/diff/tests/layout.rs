@@ -29,6 +29,52 @@ fn part_types(f: &Function, part: Part) -> Vec<Type> {
         Part::Pivot => vec![Type::F64, Type::F64],
         // Assembled by the facade's Jacobian and Hessian objects; no derived program has them.
         Part::Jacobian | Part::Hessian => unreachable!("{part:?} is not a program's part"),
+        // One entry per nonzero of a pattern: see `check_sparse`.
+        Part::Nonzeros => unreachable!("checked by check_sparse"),
+    }
+}
+
+/// The sparse Jacobian (and, for one float output, the sparse Hessian) of `f`: `x` is every
+/// parameter, `nz` has one slot per nonzero, typed like its row's output.
+fn check_sparse(f: &Function) {
+    use adjit_diff::sparsity::{
+        best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern,
+        sparse_hessian, sparse_jacobian,
+    };
+    let float_rets: Vec<Type> = f
+        .ret_types
+        .iter()
+        .copied()
+        .filter(|t| t.is_float())
+        .collect();
+    let pattern = jacobian_pattern(f);
+    let program = sparse_jacobian(f, &pattern, &best_jacobian_coloring(&pattern));
+    let layout = Layout::of(f, Kind::Nonzeros(pattern.nnz()));
+    assert_eq!(program.param_types(), f.param_types(), "@{}", f.name);
+    assert_eq!(
+        program.param_types()[layout.input(Part::Inputs)],
+        f.param_types()[..]
+    );
+    assert_eq!(
+        layout.output(Part::Nonzeros),
+        0..program.rets.len(),
+        "@{}",
+        f.name
+    );
+    for ((i, _), ty) in pattern.entries().zip(&program.ret_types) {
+        assert_eq!(*ty, float_rets[i], "@{} sparse Jacobian row {i}", f.name);
+    }
+    if float_rets.len() == 1 {
+        let full = hessian_pattern(f);
+        let h = sparse_hessian(f, &full, &best_star_coloring(&full)).expect("a star colouring");
+        let layout = Layout::of(f, Kind::Nonzeros(full.lower_triangle().nnz()));
+        assert_eq!(h.param_types(), f.param_types());
+        assert_eq!(
+            layout.output(Part::Nonzeros),
+            0..h.rets.len(),
+            "@{}",
+            f.name
+        );
     }
 }
 
@@ -118,6 +164,7 @@ fn layouts_match_the_derived_programs() {
     programs.push(with_data(&with_bools(), |_| true));
     assert!(programs.iter().filter(|f| f.has_data_params()).count() >= 16);
     for f in &programs {
+        check_sparse(f);
         let modes = [Mode::Primal, Mode::Jvp, Mode::JvpVector(3), Mode::Vjp];
         for mode in modes {
             let d = derive(f, mode).unwrap();

@@ -16,7 +16,7 @@ use adjit_diff::sparsity::{
 };
 use adjit_diff::{hessian, jvp, simplify, vjp};
 use adjit_ir::random::{random_function, RandomOptions, Rng};
-use adjit_ir::trace::{trace, trace_multi, Var};
+use adjit_ir::trace::{trace, trace_multi};
 use adjit_ir::{interpret, Function, Type};
 use support::{jacobian_forward, jacobian_reverse, verified};
 
@@ -195,45 +195,12 @@ fn the_validity_checks_reject_bad_colourings() {
     assert!(star_recovery(&path, &[0, 1, 0, 1]).is_none());
 }
 
-/// The 2-D Bratu residual on an `n × n` interior grid: 4uᵢⱼ − Σ neighbours − h²λ·e^uᵢⱼ.
 fn bratu(n: usize) -> Function {
-    let h2 = 1.0 / ((n + 1) * (n + 1)) as f64;
-    trace_multi("bratu", &vec![Type::F64; n * n], |u| {
-        let at = |i: usize, j: usize| u[i * n + j];
-        let mut r = Vec::with_capacity(n * n);
-        for i in 0..n {
-            for j in 0..n {
-                let mut lap = at(i, j) * 4.0;
-                if i > 0 {
-                    lap = lap - at(i - 1, j);
-                }
-                if i + 1 < n {
-                    lap = lap - at(i + 1, j);
-                }
-                if j > 0 {
-                    lap = lap - at(i, j - 1);
-                }
-                if j + 1 < n {
-                    lap = lap - at(i, j + 1);
-                }
-                r.push(lap - at(i, j).exp() * (6.0 * h2));
-            }
-        }
-        r
-    })
+    adjit_testkit::bratu(n, 6.0)
 }
 
-/// Chained Rosenbrock: Σ 100(x_{i+1} − xᵢ²)² + (1 − xᵢ)².
 fn rosenbrock(n: usize) -> Function {
-    trace(n, |x| {
-        (0..n - 1)
-            .map(|i| {
-                let d = x[i + 1] - x[i] * x[i];
-                let a = 1.0 - x[i];
-                d * d * 100.0 + a * a
-            })
-            .sum::<Var>()
-    })
+    adjit_testkit::chained_rosenbrock(n)
 }
 
 /// `y_i = Π_{|k−i|≤b} sin(x_k)` over a band of half-width `b`.
@@ -258,9 +225,7 @@ fn block_diagonal(blocks: usize, s: usize) -> Function {
         for b in 0..blocks {
             let xs = &x[b * s..(b + 1) * s];
             let total = xs.iter().fold(xs[0] * 0.5, |acc, &v| acc + v * v);
-            for k in 0..s {
-                out.push((xs[k] * total).tanh());
-            }
+            out.extend(xs.iter().map(|&v| (v * total).tanh()));
         }
         out
     })

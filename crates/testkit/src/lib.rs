@@ -8,4 +8,6 @@
 
 mod programs;
 
-pub use programs::{coupling_network, fig2, lorenz_rk4, random_triangular};
+pub use programs::{
+    bratu, chained_rosenbrock, coupling_network, fig2, lorenz_rk4, random_triangular,
+};

@@ -1,8 +1,10 @@
 //! Square programs used by the inverse-mode tests, benchmarks and docs: Lorenz RK4, affine
-//! coupling networks (RealNVP-like), the paper's Fig. 2 program, and random triangular maps.
+//! coupling networks (RealNVP-like), the paper's Fig. 2 program, random triangular maps, and
+//! the sparse-derivative programs (the 2-D Bratu residual, the chained Rosenbrock function).
 //! They build ordinary IR with [`Builder`]; nothing here differentiates.
 
 use adjit_ir::random::Rng;
+use adjit_ir::trace::trace_multi;
 use adjit_ir::{BinaryOp, Builder, Function, Type, UnaryOp, Value};
 
 /// Lorenz system (σ = 10, ρ = 28, β = 8/3) integrated with `steps` classical RK4 steps of size
@@ -158,4 +160,47 @@ pub fn random_triangular(n: usize, steps: usize, seed: u64) -> Function {
         };
     }
     b.finish(&s)
+}
+
+/// The 2-D Bratu residual on an `n × n` interior grid (zero boundary values), scaled by h²
+/// (h = 1/(n+1)): `r_ij = 4u_ij − Σ neighbours − h²·λ·e^u_ij`. Square (n² → n²), a 5-point
+/// stencil: the sparse Jacobian's test and benchmark program (5 colours).
+pub fn bratu(n: usize, lambda: f64) -> Function {
+    let h2 = 1.0 / ((n + 1) * (n + 1)) as f64;
+    trace_multi("bratu", &vec![Type::F64; n * n], |u| {
+        let mut r = Vec::with_capacity(n * n);
+        for i in 0..n {
+            for j in 0..n {
+                let mut lap = u[i * n + j] * 4.0;
+                let neighbours = [
+                    (i > 0).then(|| (i - 1) * n + j),
+                    (i + 1 < n).then(|| (i + 1) * n + j),
+                    (j > 0).then(|| i * n + j - 1),
+                    (j + 1 < n).then(|| i * n + j + 1),
+                ];
+                for k in neighbours.into_iter().flatten() {
+                    lap -= u[k];
+                }
+                r.push(lap - u[i * n + j].exp() * (h2 * lambda));
+            }
+        }
+        r
+    })
+}
+
+/// The chained Rosenbrock function Σ_{i<n−1} 100(x_{i+1} − xᵢ²)² + (1 − xᵢ)² (tridiagonal
+/// Hessian: 3 star colours), `n ≥ 2`.
+pub fn chained_rosenbrock(n: usize) -> Function {
+    assert!(
+        n >= 2,
+        "the chained Rosenbrock function needs two variables"
+    );
+    trace_multi("chained_rosenbrock", &vec![Type::F64; n], |x| {
+        let terms = (0..n.saturating_sub(1)).map(|i| {
+            let d = x[i + 1] - x[i] * x[i];
+            let a = 1.0 - x[i];
+            d * d * 100.0 + a * a
+        });
+        vec![terms.reduce(|s, t| s + t).expect("n ≥ 2 terms")]
+    })
 }
