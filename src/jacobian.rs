@@ -4,7 +4,10 @@
 //! Neither is a program of its own. A `Jacobian` compiles one derived program and calls it once
 //! per chunk of columns (forward: a vector JVP, `Mode::JvpVector(k)`, seeded with `k` unit
 //! directions) or once per row (reverse: a VJP seeded with a unit cotangent); a `Hessian`
-//! compiles the HVP (`Mode::Hvp`) and calls it once per column, `H·eⱼ`. Derivatives are taken
+//! compiles the HVP (`Mode::Hvp`) and calls it once per column, `H·eⱼ`. When the structural
+//! pattern ([`adjit_diff::sparsity`]) colours into fewer seeds than that, both instead run the
+//! seed-baked sparse program once and scatter its nonzeros; in every mode, entries outside the
+//! pattern are written as exact zeros. Derivatives are taken
 //! with respect to the **differentiated** float inputs ([`Function::differentiated_params`]):
 //! `bool` and `data` inputs have a slot in `x` and no column. The results are row-major in
 //! caller buffers whose lengths are checked against the object's [`Layout`]
@@ -12,7 +15,10 @@
 //! code does not allocate (the program's flat buffers come from `scratch.rs`).
 
 use adjit_diff::layout::{Kind, Layout, Part};
-use adjit_diff::sparsity::{hessian_pattern, jacobian_pattern, SparsityPattern};
+use adjit_diff::sparsity::{
+    best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern, sparse_jacobian,
+    Coloring, SparsityPattern,
+};
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
@@ -61,7 +67,10 @@ pub struct Jacobian {
     cols: usize,
     /// The structural pattern: entries outside it are written as exact zeros.
     pattern: SparsityPattern,
+    /// Forward/reverse: the derived program; sparse: the primal.
     runner: Runner,
+    /// Sparse mode: the program of the nonzeros (CSR order of `pattern`).
+    sparse: Option<Runner>,
 }
 
 impl Jacobian {
@@ -80,9 +89,21 @@ impl Jacobian {
         let layout = Layout::of(func, Kind::Jacobian);
         let cols = func.differentiated_params().count();
         let rows = func.ret_types.iter().filter(|t| t.is_float()).count();
+        adjit_ir::verify(func)?;
+        let pattern = jacobian_pattern(func);
         let mode = match mode {
-            JacobianMode::Auto if cols <= rows => JacobianMode::Forward,
-            JacobianMode::Auto => JacobianMode::Reverse,
+            JacobianMode::Auto | JacobianMode::Sparse => {
+                let coloring = best_jacobian_coloring(&pattern);
+                let sparse_pays = coloring.n_colors < rows.min(cols);
+                if mode == JacobianMode::Sparse || sparse_pays {
+                    return Jacobian::sparse(func, pattern, coloring, opts);
+                }
+                if cols <= rows {
+                    JacobianMode::Forward
+                } else {
+                    JacobianMode::Reverse
+                }
+            }
             chosen => chosen,
         };
         let directions = match mode {
@@ -102,8 +123,33 @@ impl Jacobian {
             directions,
             rows,
             cols,
-            pattern: jacobian_pattern(func),
+            pattern,
             runner: Runner::new(&derived.func, opts)?,
+            sparse: None,
+        })
+    }
+
+    /// The sparse path: the primal for `y`, the seed-baked program for the nonzeros.
+    fn sparse(
+        func: &Function,
+        pattern: SparsityPattern,
+        coloring: Coloring,
+        opts: &Options,
+    ) -> Result<Jacobian> {
+        let program = sparse_jacobian(func, &pattern, &coloring);
+        let primal = derive(func, Mode::Primal)?;
+        Ok(Jacobian {
+            sig: signature_of(func),
+            bools: bool_params(func),
+            mode: JacobianMode::Sparse,
+            layout: Layout::of(func, Kind::Jacobian),
+            program: primal.layout,
+            directions: coloring.n_colors,
+            rows: pattern.nrows(),
+            cols: pattern.ncols(),
+            runner: Runner::new(&primal.func, opts)?,
+            sparse: Some(Runner::new(&program, opts)?),
+            pattern,
         })
     }
 
@@ -120,6 +166,14 @@ impl Jacobian {
         )?;
         check_bools(&self.sig, &self.bools, x)?;
         let program = &self.program;
+        if let Some(sparse) = &self.sparse {
+            self.runner.run(x, y)?;
+            return with_scratch(0, self.pattern.nnz(), |_, values| {
+                sparse.run(x, values)?;
+                scatter(&self.pattern, values, None, jac);
+                Ok(())
+            });
+        }
         with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
             input[program.input(Part::Inputs)].copy_from_slice(x);
             match self.mode {
@@ -194,7 +248,8 @@ impl Jacobian {
         Ok(())
     }
 
-    /// The mode that runs: forward or reverse (`Auto` resolved by shape).
+    /// The mode that runs: forward, reverse or sparse (`Auto` resolved by the pattern and the
+    /// shape).
     pub fn mode(&self) -> JacobianMode {
         self.mode
     }
@@ -215,7 +270,8 @@ impl Jacobian {
     }
 
     /// Directions per call of the compiled program: in forward mode the number of columns, at
-    /// most 8 (wider Jacobians take several calls); 1 in reverse mode.
+    /// most 8 (wider Jacobians take several calls); 1 in reverse mode; the colours in sparse
+    /// mode (one call).
     pub fn directions(&self) -> usize {
         self.directions
     }
@@ -223,10 +279,14 @@ impl Jacobian {
 
 /// The dense Hessian `H[i][j] = ∂²y/∂xᵢ∂xⱼ` of a function with one float output, compiled once.
 ///
-/// Column `j` is `H·eⱼ` from the compiled HVP (forward-over-reverse), so `n` calls per Hessian
-/// over `n` differentiated float inputs. `H` is **not symmetrised**: `H[i][j]` and `H[j][i]`
-/// come from different sweeps and may differ in the last bits (and differ outright at kinks,
-/// where each is the derivative of the conventional gradient, see the guide).
+/// When a star colouring of the Hessian's structural pattern needs fewer than `n` colours, one
+/// call of the seed-baked sparse program ([`crate::SparseHessian`]) gives every nonzero and
+/// `H` is symmetric by construction. Otherwise column `j` is `H·eⱼ` from the compiled HVP
+/// (forward-over-reverse), so `n` calls per Hessian over `n` differentiated float inputs, and
+/// `H` is **not symmetrised**: `H[i][j]` and `H[j][i]` come from different sweeps and may differ
+/// in the last bits (and differ outright at kinks, where each is the derivative of the
+/// conventional gradient, see the guide). Either way, entries outside the structural pattern
+/// are exactly 0.
 ///
 /// ```
 /// let f = adjit::trace(2, |x| {
@@ -249,7 +309,12 @@ pub struct Hessian {
     n: usize,
     /// The full symmetric structural pattern: entries outside it are exact zeros.
     pattern: SparsityPattern,
+    /// The HVP program, or with `sparse` the gradient program.
     runner: Runner,
+    /// When a star colouring needs fewer than `n` products: the program of the lower
+    /// triangle's nonzeros, for each entry of `pattern` the lower entry it mirrors, and the
+    /// number of lower entries.
+    sparse: Option<(Runner, Vec<usize>, usize)>,
 }
 
 impl Hessian {
@@ -260,15 +325,48 @@ impl Hessian {
 
     /// [`Hessian::new`] on the engine and with the code-generation options of `opts`.
     pub fn with_options(func: &Function, opts: &Options) -> Result<Hessian> {
+        // Checks the function (verified, one float output) before any analysis.
+        derive(func, Mode::Gradient)?;
+        let n = func.differentiated_params().count();
+        let pattern = hessian_pattern(func);
+        let coloring = best_star_coloring(&pattern);
+        if coloring.n_colors < n {
+            // Fewer products than columns: one call of the seed-baked program, mirrored.
+            let plan = crate::sparse::SparsePlan::new(func, crate::SparseKind::Hessian)?;
+            let gradient = derive(func, Mode::Gradient)?;
+            let lower = &plan.pattern;
+            let mirror = pattern
+                .entries()
+                .map(|(i, j)| {
+                    let (r, c) = if j <= i { (i, j) } else { (j, i) };
+                    lower.indptr()[r] + lower.row(r).partition_point(|&k| (k as usize) < c)
+                })
+                .collect();
+            return Ok(Hessian {
+                sig: signature_of(func),
+                bools: bool_params(func),
+                layout: Layout::of(func, Kind::Hessian),
+                program: gradient.layout,
+                n,
+                runner: Runner::new(&gradient.func, opts)?,
+                sparse: Some((
+                    Runner::new(&plan.program, opts)?,
+                    mirror,
+                    plan.pattern.nnz(),
+                )),
+                pattern,
+            });
+        }
         let derived = derive(func, Mode::Hvp)?;
         Ok(Hessian {
             sig: signature_of(func),
             bools: bool_params(func),
             layout: Layout::of(func, Kind::Hessian),
             program: derived.layout,
-            n: func.differentiated_params().count(),
-            pattern: hessian_pattern(func),
+            n,
+            pattern,
             runner: Runner::new(&derived.func, opts)?,
+            sparse: None,
         })
     }
 
@@ -287,6 +385,16 @@ impl Hessian {
         )?;
         check_bools(&self.sig, &self.bools, x)?;
         let (program, n) = (&self.program, self.n);
+        if let Some((sparse, mirror, nnz)) = &self.sparse {
+            return with_scratch(0, program.n_outputs() + nnz, |_, output| {
+                let (gradient_out, values) = output.split_at_mut(program.n_outputs());
+                self.runner.run(x, gradient_out)?;
+                grad.copy_from_slice(&gradient_out[program.output(Part::Gradient)]);
+                sparse.run(x, values)?;
+                scatter(&self.pattern, values, Some(mirror), hess);
+                Ok(gradient_out[program.output(Part::Outputs).start])
+            });
+        }
         with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
             input[program.input(Part::Inputs)].copy_from_slice(x);
             let vector = program.input(Part::Vector);
@@ -315,6 +423,16 @@ impl Hessian {
     /// Rows and columns of `H`: the differentiated float inputs.
     pub fn n(&self) -> usize {
         self.n
+    }
+}
+
+/// Write the row-major `dense` from the nonzeros `values` of `pattern` (through `mirror`,
+/// the value index of each entry, when the values are a lower triangle), zeros elsewhere.
+fn scatter(pattern: &SparsityPattern, values: &[f64], mirror: Option<&[usize]>, dense: &mut [f64]) {
+    dense.fill(0.0);
+    let cols = pattern.ncols();
+    for (k, (i, j)) in pattern.entries().enumerate() {
+        dense[i * cols + j] = values[mirror.map_or(k, |m| m[k])];
     }
 }
 
@@ -407,7 +525,10 @@ mod tests {
             let fwd = Jacobian::with_mode(&f, JacobianMode::Forward, &Options::default()).unwrap();
             let rev = Jacobian::with_mode(&f, JacobianMode::Reverse, &Options::default()).unwrap();
             let auto = Jacobian::new(&f).unwrap();
-            let expected_auto = if n <= m {
+            let colors = adjit_diff::sparsity::best_jacobian_coloring(&jacobian_pattern(&f));
+            let expected_auto = if colors.n_colors < n.min(m) {
+                JacobianMode::Sparse
+            } else if n <= m {
                 JacobianMode::Forward
             } else {
                 JacobianMode::Reverse

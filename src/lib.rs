@@ -228,9 +228,10 @@ named! {
 named! {
     /// How a [`Jacobian`] assembles its matrix.
     JacobianMode, "Jacobian mode" {
-        Auto => "auto", "Forward when there are no more inputs than outputs, else reverse",
+        Auto => "auto", "Sparse when a colouring needs fewer sweeps than rows and columns, else forward when there are no more inputs than outputs, else reverse",
         Forward => "forward", "Columns by vector JVPs (several directions per call)",
         Reverse => "reverse", "Rows by VJPs (one per output)",
+        Sparse => "sparse", "Every nonzero from one compiled program (a colouring baked in), scattered into the dense matrix",
     }
 }
 

@@ -34,9 +34,18 @@ fn sparse_jacobian_matches_dense_and_jit_equals_interpreter() {
         a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
         b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
     );
-    let dense = Jacobian::new(&f).unwrap();
+    // The forward mode's vector JVPs, not the Auto object (which takes the sparse path here).
+    let dense = Jacobian::with_mode(&f, JacobianMode::Forward, &Options::default()).unwrap();
     let (mut y, mut j) = (vec![0.0; 64], vec![0.0; 64 * 64]);
     dense.call(&x, &mut y, &mut j).unwrap();
+    let auto = Jacobian::new(&f).unwrap();
+    assert_eq!(auto.mode(), JacobianMode::Sparse);
+    let (mut y2, mut j2) = (vec![0.0; 64], vec![f64::NAN; 64 * 64]);
+    auto.call(&x, &mut y2, &mut j2).unwrap();
+    assert_eq!(y, y2);
+    for (k, (&s, &d)) in j2.iter().zip(&j).enumerate() {
+        assert!(close(s, d), "auto J[{}][{}]: {s} vs {d}", k / 64, k % 64);
+    }
     let mut through = vec![f64::NAN; 64 * 64];
     jit.eval_dense(&x, &mut through).unwrap();
     for (k, (&s, &d)) in through.iter().zip(&j).enumerate() {
@@ -66,9 +75,22 @@ fn sparse_hessian_matches_dense_and_expands_symmetrically() {
     hess.eval(&x, &mut lower).unwrap();
     interp.eval(&x, &mut other).unwrap();
     assert_eq!(lower, other);
+    // The reference: one interpreted HVP per column (the Hessian object itself takes the
+    // sparse path for this pattern).
+    let columns = adjit::diff::hessian(&f, &x).unwrap();
+    let h: Vec<f64> = columns.concat();
     let dense = Hessian::new(&f).unwrap();
-    let (mut g, mut h) = (vec![0.0; n], vec![0.0; n * n]);
-    dense.call(&x, &mut g, &mut h).unwrap();
+    let (mut g, mut h_object) = (vec![0.0; n], vec![0.0; n * n]);
+    let y = dense.call(&x, &mut g, &mut h_object).unwrap();
+    assert_eq!(y, adjit::eval(&f, Engine::Jit, &x).unwrap()[0]);
+    for (k, (&a, &b)) in h_object.iter().zip(&h).enumerate() {
+        assert!(
+            close(a, b),
+            "Hessian object H[{}][{}]: {a} vs {b}",
+            k / n,
+            k % n
+        );
+    }
     let mut full = vec![0.0; hess.full_pattern().nnz()];
     hess.expand(&lower, &mut full).unwrap();
     for ((i, j), v) in hess.full_pattern().entries().zip(&full) {
