@@ -323,3 +323,92 @@ fn data_inputs_are_not_columns_and_stacking_repeats_rows() {
     assert_eq!((stacked.nrows(), stacked.nnz()), (3, 6));
     assert_eq!(stacked.row(2), &[0, 1]);
 }
+
+/// Every opcode applied straight to the inputs: the Jacobian and Hessian patterns equal the
+/// nonzero sets of the dense derivatives at a generic point (a single operation cancels
+/// nothing), so a wrong entry of the rulebook's second-order structure fails here.
+#[test]
+fn each_opcode_has_exactly_its_nonzeros() {
+    use adjit_ir::{BinaryOp, Builder, CmpPred, UnaryOp};
+    let mut programs: Vec<Function> = Vec::new();
+    for &op in UnaryOp::ALL {
+        let mut b = Builder::new(op.name());
+        let x = b.param(Type::F64, "x");
+        let y = b.param(Type::F64, "y");
+        let u = b.unary(op, x);
+        let r = b.add(u, y);
+        programs.push(b.finish(&[r]));
+    }
+    for &op in BinaryOp::ALL {
+        for swap in [false, true] {
+            let mut b = Builder::new(op.name());
+            let x = b.param(Type::F64, "x");
+            let y = b.param(Type::F64, "y");
+            let z = b.param(Type::F64, "z");
+            let (l, r) = if swap { (y, x) } else { (x, y) };
+            let v = b.binary(op, l, r);
+            let s = b.mul(z, 3.0);
+            let w = b.add(v, s);
+            programs.push(b.finish(&[w]));
+        }
+    }
+    for k in [-2, 0, 1, 2, 3] {
+        let mut b = Builder::new(format!("powi{k}"));
+        let x = b.param(Type::F64, "x");
+        let y = b.param(Type::F64, "y");
+        let p = b.powi(x, k);
+        let r = b.add(p, y);
+        programs.push(b.finish(&[r]));
+    }
+    let mut b = Builder::new("fma");
+    let x = b.param(Type::F64, "x");
+    let y = b.param(Type::F64, "y");
+    let z = b.param(Type::F64, "z");
+    let f = b.fma(x, y, z);
+    programs.push(b.finish(&[f]));
+    let mut b = Builder::new("select");
+    let x = b.param(Type::F64, "x");
+    let y = b.param(Type::F64, "y");
+    let z = b.param(Type::F64, "z");
+    let c = b.fcmp(CmpPred::Lt, x, y);
+    let xy = b.mul(x, y);
+    let s = b.select(c, xy, z);
+    programs.push(b.finish(&[s]));
+    // Piecewise operations depend structurally on both branches; at one point only one is
+    // taken, so the pattern is the union over a point on each side (x < y and x > y).
+    let union = |a: Vec<Vec<u32>>, b: Vec<Vec<u32>>| -> Vec<Vec<u32>> {
+        a.into_iter()
+            .zip(b)
+            .map(|(mut r, s)| {
+                r.extend(s);
+                r.sort_unstable();
+                r.dedup();
+                r
+            })
+            .collect()
+    };
+    for f in &programs {
+        // Generic points inside every domain (asin, acos, log, sqrt, pow).
+        let points = [[0.3, 0.55, 0.7], [0.55, 0.3, 0.7]];
+        let mut hessian_nonzeros = vec![Vec::new(); f.n_params];
+        let mut jacobian_nonzeros = vec![Vec::new(); 1];
+        for point in points {
+            let x = &point[..f.n_params];
+            let dense = hessian(f, x).expect("dense Hessian");
+            hessian_nonzeros = union(hessian_nonzeros, nonzeros(&dense));
+            let jac = jacobian_forward(f, &simplify(&jvp(f)), x);
+            jacobian_nonzeros = union(jacobian_nonzeros, nonzeros(&jac));
+        }
+        let p = hessian_pattern(f);
+        let rows: Vec<Vec<u32>> = (0..p.nrows()).map(|i| p.row(i).to_vec()).collect();
+        assert_eq!(rows, hessian_nonzeros, "@{}: Hessian pattern\n{f}", f.name);
+        // `floor`/`ceil` and `powi x, 0` carry no derivative: structurally absent, and zero.
+        let p = jacobian_pattern(f);
+        let rows: Vec<Vec<u32>> = (0..p.nrows()).map(|i| p.row(i).to_vec()).collect();
+        assert_eq!(
+            rows, jacobian_nonzeros,
+            "@{}: Jacobian pattern\n{f}",
+            f.name
+        );
+    }
+}
