@@ -153,3 +153,35 @@ fn sparse_objects_are_send_and_sync() {
     check::<SparseJacobian>();
     check::<SparseHessian>();
 }
+
+#[test]
+fn data_inputs_and_f32_programs() {
+    // A Lagrangian with its multiplier as data: L(x; λ) = x0² + λ·x0·x1 − x1.
+    let lagrangian = adjit::trace_with_data(2, 1, |x, d| x[0] * x[0] + d[0] * x[0] * x[1] - x[1]);
+    let hess = SparseHessian::new(&lagrangian).unwrap();
+    assert_eq!(hess.n(), 2);
+    let mut lower = vec![0.0; hess.nnz()];
+    hess.eval(&[1.0, 2.0, 5.0], &mut lower).unwrap();
+    assert_eq!(lower, [2.0, 5.0]); // H00 = 2, H10 = λ; H11 is structurally zero
+    let mut dense = [f64::NAN; 4];
+    hess.eval_dense(&[1.0, 2.0, 5.0], &mut dense).unwrap();
+    assert_eq!(dense, [2.0, 5.0, 5.0, 0.0]);
+    // f32: the program computes in f32, the values come back as f64, the same on both engines.
+    let mut b = adjit::Builder::new("f32");
+    let x = b.param(Type::F32, "x");
+    let y = b.param(Type::F32, "y");
+    let s = b.unary(adjit::ir::UnaryOp::Sin, x);
+    let p = b.mul(s, y);
+    let q = b.mul(y, y);
+    let f = b.finish(&[p, q]);
+    let (jit, interp) = (
+        SparseJacobian::new(&f).unwrap(),
+        SparseJacobian::with_options(&f, &Options::on(Engine::Interp)).unwrap(),
+    );
+    let (mut a, mut c) = (vec![0.0; jit.nnz()], vec![0.0; jit.nnz()]);
+    jit.eval(&[0.5, 2.0], &mut a).unwrap();
+    interp.eval(&[0.5, 2.0], &mut c).unwrap();
+    assert_eq!(a, c);
+    assert_eq!(a[0], f64::from(0.5f32.cos() * 2.0));
+    assert_eq!(jit.pattern().row(1), &[1]);
+}
