@@ -483,8 +483,20 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
 /// Compile `mode` of `func` to a relocatable object file for `target` (a target triple such as
 /// `aarch64-unknown-linux-gnu`; `None` is the host), with a C header declaring its entry point.
 pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Result<ObjectCode> {
+    compile_object_as(func, mode, target, None)
+}
+
+/// [`compile_object`] exported as `symbol` (`None`: the derived program's name made a C
+/// identifier, e.g. `rosen_vjp`). A symbol that is a C or C++ keyword, a reserved identifier
+/// or a C library name (`floor`, `memcpy`, `main`) is refused with [`adjit_jit::JitError::Symbol`].
+pub fn compile_object_as(
+    func: &Function,
+    mode: Mode,
+    target: Option<&str>,
+    symbol: Option<&str>,
+) -> Result<ObjectCode> {
     let derived = derive(func, mode)?;
-    object_for(&derived.func, target)
+    object_for(&derived.func, target, symbol)
 }
 
 /// [`compile_object`] for an inverse mode of a square program: the object computes
@@ -495,16 +507,32 @@ pub fn compile_inverse_object(
     mode: InverseMode,
     target: Option<&str>,
 ) -> Result<ObjectCode> {
-    adjit_ir::verify(func)?;
-    let program = inverse::inverse_program(func, mode, &InverseOptions::default())?;
-    object_for(&program, target)
+    compile_inverse_object_as(func, mode, target, None)
 }
 
-pub(crate) fn object_for(program: &Function, target: Option<&str>) -> Result<ObjectCode> {
+/// [`compile_inverse_object`] exported as `symbol` (see [`compile_object_as`]).
+pub fn compile_inverse_object_as(
+    func: &Function,
+    mode: InverseMode,
+    target: Option<&str>,
+    symbol: Option<&str>,
+) -> Result<ObjectCode> {
+    adjit_ir::verify(func)?;
+    let program = inverse::inverse_program(func, mode, &InverseOptions::default())?;
+    object_for(&program, target, symbol)
+}
+
+pub(crate) fn object_for(
+    program: &Function,
+    target: Option<&str>,
+    symbol: Option<&str>,
+) -> Result<ObjectCode> {
     let host = target_lexicon::Triple::host().to_string();
-    Ok(adjit_jit::compile_object(
+    let symbol = symbol.map_or_else(|| adjit_jit::c_symbol(&program.name), str::to_string);
+    Ok(adjit_jit::compile_object_as(
         program,
         target.unwrap_or(&host),
         &JitOptions::default(),
+        &symbol,
     )?)
 }

@@ -505,16 +505,18 @@ fn spy(out: &mut String, pattern: &SparsityPattern) {
     }
 }
 
-/// Compile the sparse matrix of `kind` of `func` to an object for `target` (`None`: the host);
-/// the C header also holds the pattern as static arrays (`NAME_ROWS`, `NAME_COLS`, `NAME_NNZ`,
-/// `NAME_indptr`, `NAME_indices`).
+/// Compile the sparse matrix of `kind` of `func` to an object for `target` (`None`: the host),
+/// exported as `symbol` (`None`: `NAME_sparse_jacobian` or `NAME_sparse_hessian`; see
+/// [`crate::compile_object_as`]); the C header also holds the pattern as static arrays
+/// (`SYMBOL_ROWS`, `SYMBOL_COLS`, `SYMBOL_NNZ`, `symbol_indptr`, `symbol_indices`).
 pub fn compile_object(
     func: &Function,
     kind: SparseKind,
     target: Option<&str>,
+    symbol: Option<&str>,
 ) -> Result<crate::ObjectCode> {
     let plan = SparsePlan::new(func, kind)?;
-    let mut object = crate::object_for(&plan.program, target)?;
+    let mut object = crate::object_for(&plan.program, target, symbol)?;
     let upper = object.symbol.to_uppercase();
     let p = &plan.pattern;
     let join = |items: Vec<String>| items.join(", ");

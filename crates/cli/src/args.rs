@@ -289,6 +289,14 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         /// The object file to write; the header goes next to it with extension `.h`.
         #[arg(short, long, value_name = "OUT.o")]
         output: PathBuf,
+        /// The exported C symbol (default: the derived program's name, e.g. `rosen_vjp`).
+        /// C/C++ keywords, reserved identifiers and C library names (`floor`, `memcpy`,
+        /// `main`) are refused.
+        #[arg(long, value_name = "NAME")]
+        symbol: Option<String>,
+        /// Replace an existing header that adjit did not write.
+        #[arg(long)]
+        force: bool,
     },
 }
 

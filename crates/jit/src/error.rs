@@ -35,6 +35,9 @@ pub enum JitError {
     /// Cranelift rejected a setting, a declaration or a function.
     #[error("Cranelift failed while {stage}: {message}")]
     Cranelift { stage: String, message: String },
+    /// An exported AOT symbol that would clash or not compile.
+    #[error("cannot export the symbol `{symbol}`: {reason}; choose another name (adjit compile --symbol NAME)")]
+    Symbol { symbol: String, reason: String },
     /// The program needs more memory offsets than the code generator can address.
     #[error("program too large: {0}")]
     TooLarge(String),

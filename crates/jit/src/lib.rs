@@ -29,10 +29,12 @@ mod options;
 mod pipeline;
 mod plan;
 mod schedule;
+mod symbols;
 
 pub use compiled::CompiledFunction;
 pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile};
-pub use object::{c_symbol, compile_object, ObjectCode};
+pub use object::{c_symbol, compile_object, compile_object_as, ObjectCode};
 pub use options::{JitOptions, OptLevel, RegAlloc};
 pub use schedule::schedule;
+pub use symbols::symbol_problem;

@@ -85,15 +85,35 @@ fn target_isa(
 }
 
 /// Compile `func` to an object file for `triple` (`x86_64-unknown-linux-gnu` or
-/// `aarch64-unknown-linux-gnu`).
+/// `aarch64-unknown-linux-gnu`), exported as the function name made a C identifier
+/// ([`c_symbol`]).
 pub fn compile_object(
     func: &Function,
     triple: &str,
     opts: &JitOptions,
 ) -> Result<ObjectCode, JitError> {
+    compile_object_as(func, triple, opts, &c_symbol(&func.name))
+}
+
+/// [`compile_object`] exported as `symbol`, which must be a C identifier that is no C or C++
+/// keyword, no reserved identifier and no C library name ([`crate::symbol_problem`]): the
+/// generated code calls `sin`, `exp`, … itself, and a program linking the object must keep its
+/// own `memcpy`.
+pub fn compile_object_as(
+    func: &Function,
+    triple: &str,
+    opts: &JitOptions,
+    symbol: &str,
+) -> Result<ObjectCode, JitError> {
     verify(func)?;
+    if let Some(reason) = crate::symbols::symbol_problem(symbol) {
+        return Err(JitError::Symbol {
+            symbol: symbol.to_string(),
+            reason,
+        });
+    }
     let isa = target_isa(func, triple, opts)?;
-    let symbol = c_symbol(&func.name);
+    let symbol = symbol.to_string();
     let builder = ObjectBuilder::new(isa, symbol.clone(), default_libcall_names())
         .map_err(|e| JitError::cranelift("creating the object module", e))?;
     let mut module = ObjectModule::new(builder);

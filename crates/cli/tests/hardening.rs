@@ -1,0 +1,147 @@
+//! Traps a user meets with `adjit compile`: exported names that clash with the C library or
+//! are keywords, and output paths that would destroy files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn adjit(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_adjit"))
+        .args(args)
+        .output()
+        .expect("run adjit");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    run
+}
+
+fn scratch(name: &str, text: Option<&str>) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-hardening");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join(name);
+    if let Some(text) = text {
+        std::fs::write(&path, text).expect("write");
+    }
+    path
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// `@floor` calls the C library's `floor` itself: exported as `floor` it would call itself.
+const FLOOR: &str =
+    "func @floor(%x: f64) -> f64 {\n    %y = floor %x\n    %z = mul %y, 2.0\n    ret %z\n}\n";
+
+#[test]
+fn symbols_that_clash_or_do_not_compile_are_refused() {
+    let file = scratch("floor.ir", Some(FLOOR));
+    let object = scratch("floor_out.o", None);
+    let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("cannot export the symbol `floor`")
+            && run.stderr.contains("--symbol NAME"),
+        "{}",
+        run.stderr
+    );
+    assert!(!object.exists(), "nothing is written on refusal");
+    for bad in [
+        "int", "return", "memcpy", "main", "_start", "__x", "sinf", "a-b",
+    ] {
+        let run = adjit(&["compile", &s(&file), "-o", &s(&object), "--symbol", bad]);
+        assert_eq!(run.code, 1, "--symbol {bad}");
+        assert!(
+            run.stderr.contains(&format!("symbol `{bad}`")),
+            "{}",
+            run.stderr
+        );
+    }
+    // A chosen name works, and the object runs from C (when a C compiler is there).
+    let run = adjit(&[
+        "compile",
+        &s(&file),
+        "-o",
+        &s(&object),
+        "--symbol",
+        "my_floor",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let header = std::fs::read_to_string(object.with_extension("h")).unwrap();
+    assert!(
+        header.contains("void my_floor(const double *inputs"),
+        "{header}"
+    );
+    if Command::new("cc").arg("--version").output().is_err() {
+        return;
+    }
+    let driver = scratch(
+        "floor_main.c",
+        Some(
+            "#include <math.h>\n#include <stdio.h>\n#include \"floor_out.h\"\n\
+             int main(void) { double in[1] = {2.7}, out[1]; my_floor(in, out, 0);\n\
+             printf(\"%g %g\\n\", out[0], floor(-0.5)); return 0; }\n",
+        ),
+    );
+    let exe = scratch("floor_main", None);
+    let built = Command::new("cc")
+        .args([s(&driver), s(&object), "-lm".into(), "-o".into(), s(&exe)])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = Command::new(&exe).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "4 -1\n");
+}
+
+#[test]
+fn compile_never_destroys_a_file() {
+    let program = "func @f(%x: f64) -> f64 {\n    %y = mul %x, %x\n    ret %y\n}\n";
+    let file = scratch("keep.ir", Some(program));
+    // -o the input itself.
+    let run = adjit(&["compile", &s(&file), "-o", &s(&file)]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("would overwrite the input file"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), program);
+    // -o X.h: the header would land on the object.
+    let header_only = scratch("keep_out.h", None);
+    let run = adjit(&["compile", &s(&file), "-o", &s(&header_only)]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("would be the same file"),
+        "{}",
+        run.stderr
+    );
+    // An object next to a header the user wrote.
+    let mine = scratch("mine.h", Some("int mine;\n"));
+    let object = scratch("mine.o", None);
+    let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("was not written by adjit"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "int mine;\n");
+    let run = adjit(&["compile", &s(&file), "-o", &s(&object), "--force"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Its own header is replaced without asking.
+    let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
