@@ -33,7 +33,8 @@ use crate::{Error, Options, Result};
 /// How a [`MappedKernel`] splits its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MapOptions {
-    /// Worker threads (0 = every available core). Results do not depend on it.
+    /// Worker threads (0 = every available core, or only the caller's thread for a call too
+    /// short to pay for handing work out). Results do not depend on it.
     pub threads: usize,
     /// Rows per block of a sum (at least 1; 0 is read as 1). Results *do* depend on it: it
     /// fixes the summation order.
@@ -72,6 +73,8 @@ const MODES: [Mode; 5] = [
 struct Program {
     runner: Runner,
     layout: Layout,
+    /// Instructions per row: with the row count, the work that decides whether threads pay.
+    cost: usize,
 }
 
 /// A kernel `k(θ, xᵢ)` compiled once and run over the rows of a data buffer, in parallel, with
@@ -312,6 +315,7 @@ impl MappedKernel {
         let program = Program {
             runner: Runner::new(&derived.func, &self.opts)?,
             layout: derived.layout,
+            cost: derived.func.n_insts() + derived.func.n_outputs(),
         };
         Ok(cell.get_or_init(|| program))
     }
@@ -432,10 +436,15 @@ impl MappedKernel {
         Ok(())
     }
 
-    fn threads(&self, work_items: usize) -> usize {
+    /// How many threads share `work_items` (rows or blocks) of `rows` rows of `program`. With
+    /// the default (`threads: 0`), a call whose work is below [`PARALLEL_WORK`] runs on the
+    /// caller's thread alone: handing work to the pool costs microseconds, which a short call
+    /// would pay several times over.
+    fn threads(&self, work_items: usize, rows: usize, program: &Program) -> usize {
         // `available_parallelism` reads cgroup files on Linux (tens of µs): ask once.
         static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let t = match self.map.threads {
+            0 if rows.saturating_mul(program.cost) < PARALLEL_WORK => 1,
             0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             t => t,
         };
@@ -460,7 +469,7 @@ impl MappedKernel {
             .iter()
             .map(|&(_, len)| len)
             .collect();
-        let threads = self.threads(n_rows);
+        let threads = self.threads(n_rows, n_rows, program);
         let rows_per_thread = n_rows.div_ceil(threads).max(1);
         // Per thread, its rows' slice of every output part.
         let mut shares: Vec<Vec<&mut [f64]>> = (0..threads).map(|_| Vec::new()).collect();
@@ -501,8 +510,10 @@ impl MappedKernel {
         let acc = program.layout.n_outputs();
         let block = self.map.block_rows;
         let n_blocks = n_rows.div_ceil(block);
-        let threads = self.threads(n_blocks);
-        let wave = 4 * threads;
+        let threads = self.threads(n_blocks, n_rows, program);
+        // Blocks per hand-out to the pool: as many as fit a bounded partials buffer, so a long
+        // call is a few hand-outs, not one per 4·threads blocks.
+        let wave = (PARTIALS_BUDGET / acc.max(1)).clamp(4 * threads, n_blocks.max(4 * threads));
         let mut total = vec![-0.0; acc];
         let mut partials = vec![0.0; wave * acc];
         let mut workers: Vec<Worker> = (0..threads)
@@ -548,6 +559,13 @@ impl MappedKernel {
     }
 }
 
+/// Below this many instruction-rows (rows × instructions of the row program, ≈ 50–100 µs of
+/// work), default options run a call on the caller's thread alone.
+const PARALLEL_WORK: usize = 200_000;
+
+/// At most this many partial sums (f64s) are buffered per hand-out to the pool.
+const PARTIALS_BUDGET: usize = 1 << 18;
+
 /// The program buffers of one thread.
 struct Worker {
     inputs: Vec<f64>,
@@ -557,29 +575,23 @@ struct Worker {
     pair_outputs: Vec<f64>,
 }
 
-/// Run `f(t, share)` for every share, the first on this thread and the others on scoped
-/// threads; the first error (in share order) is returned.
+/// Run `f(t, share)` for every share, on the caller's thread when there is one share and on
+/// the persistent rayon pool otherwise (threads are started once per process, not per call);
+/// the first error (in share order) is returned.
 fn run_on_threads<S: Send>(
     mut shares: Vec<S>,
     f: impl Fn(usize, &mut S) -> Result<()> + Sync,
 ) -> Result<()> {
+    use rayon::prelude::*;
     if shares.len() <= 1 {
         return shares.iter_mut().try_for_each(|s| f(0, s));
     }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let mut iter = shares.iter_mut().enumerate();
-        let first = iter.next();
-        let handles: Vec<_> = iter
-            .map(|(t, share)| scope.spawn(move || f(t, share)))
-            .collect();
-        let mine = first.map_or(Ok(()), |(t, share)| f(t, share));
-        let theirs: Vec<Result<()>> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect();
-        std::iter::once(mine).chain(theirs).collect()
-    })
+    let results: Vec<Result<()>> = shares
+        .par_iter_mut()
+        .enumerate()
+        .map(|(t, share)| f(t, share))
+        .collect();
+    results.into_iter().collect()
 }
 
 /// A part's name in driver messages (`y`, `ẏ`, `x̄`, `H·v`).
