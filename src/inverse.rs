@@ -257,7 +257,8 @@ mod tests {
             assert!(e.contains(expected) && e.contains("singular pivot"), "{e}");
             // The pivot and the condition estimate are reported; the advice fits the mode.
             assert!(
-                e.contains("smallest |pivot| 0e0") && e.contains("condition estimate ≥ inf"),
+                e.contains("smallest |pivot| relative to its row's largest entry 0e0")
+                    && e.contains("condition estimate ≥ inf"),
                 "{e}"
             );
             assert_eq!(

@@ -325,8 +325,15 @@ impl Hessian {
 
     /// [`Hessian::new`] on the engine and with the code-generation options of `opts`.
     pub fn with_options(func: &Function, opts: &Options) -> Result<Hessian> {
-        // Checks the function (verified, one float output) before any analysis.
-        derive(func, Mode::Gradient)?;
+        // The function must verify and have one float output; the message names the Hessian.
+        adjit_ir::verify(func)?;
+        let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
+        if float_outputs != 1 || func.ret_types.len() != 1 {
+            return Err(crate::Error::Diff(adjit_diff::DiffError::NotScalar {
+                func: func.name.clone(),
+                float_outputs,
+            }));
+        }
         let n = func.differentiated_params().count();
         let pattern = hessian_pattern(func);
         let coloring = best_star_coloring(&pattern);
@@ -753,6 +760,7 @@ mod tests {
             "{err}"
         );
         let err = Hessian::new(&f).map(|_| ()).unwrap_err();
-        assert!(matches!(err, Error::Derive(_)), "{err}");
+        assert!(matches!(err, Error::Diff(_)), "{err}");
+        assert!(err.to_string().contains("a Hessian needs exactly one"), "{err}");
     }
 }

@@ -62,15 +62,16 @@ pub enum Error {
     #[error(transparent)]
     Inverse(#[from] adjit_diff::inverse::InverseError),
     /// A numerically singular pivot at run time.
-    #[error("{mode} of @{func}: {lump} has a numerically singular pivot: smallest |pivot| {pivot:e} ≤ {threshold:e} (= {pivot_tol:e} · the lump's largest entry), condition estimate ≥ {:e}; J is singular or too ill-conditioned there; {}", condition_estimate(*pivot, *threshold, *pivot_tol), advice(*mode))]
+    #[error("{mode} of @{func}: {lump} has a numerically singular pivot: smallest |pivot| relative to its row's largest entry {pivot:e} ≤ {threshold:e} (pivot_tol), condition estimate ≥ {:e}; J is singular or too ill-conditioned there; {}", condition_estimate(*pivot, *threshold, *pivot_tol), advice(*mode))]
     Singular {
         mode: InverseMode,
         func: String,
         /// The lump, as `lump 2 (%a..%b, l = 3)`, or `the dense Jacobian`.
         lump: String,
-        /// The smallest pivot magnitude of the lump.
+        /// The smallest pivot magnitude of the lump relative to the largest entry of its row
+        /// (pivots are judged on the row-equilibrated lump, so scaling J changes nothing).
         pivot: f64,
-        /// The threshold it was judged against: `pivot_tol` times the lump's largest entry.
+        /// The threshold it was judged against: `pivot_tol`.
         threshold: f64,
         pivot_tol: f64,
     },
@@ -141,7 +142,8 @@ fn advice(mode: InverseMode) -> &'static str {
     }
 }
 
-/// The lump's largest entry over its smallest pivot: a lower bound on its condition number.
+/// One over the smallest relative pivot: a lower bound on the equilibrated lump's condition
+/// number.
 fn condition_estimate(pivot: f64, threshold: f64, pivot_tol: f64) -> f64 {
     let scale = threshold / pivot_tol;
     if pivot > 0.0 {

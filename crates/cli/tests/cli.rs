@@ -1677,7 +1677,7 @@ fn matrix_commands_report_wrong_lengths_and_shapes() {
         ),
         (
             &["hessian", &polar, "--at", "1,2"],
-            "error: hvp needs a function with one float output; @polar returns (f64, f64)\n",
+            "error: @polar has 2 float outputs; a Hessian needs exactly one\n",
         ),
         (
             &["hvp", &polar, "--at", "1,2", "--vector", "1,0"],

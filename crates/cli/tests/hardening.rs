@@ -46,6 +46,7 @@ const FLOOR: &str =
 fn symbols_that_clash_or_do_not_compile_are_refused() {
     let file = scratch("floor.ir", Some(FLOOR));
     let object = scratch("floor_out.o", None);
+    let _ = std::fs::remove_file(&object);
     let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
@@ -131,6 +132,7 @@ fn compile_never_destroys_a_file() {
     // An object next to a header the user wrote.
     let mine = scratch("mine.h", Some("int mine;\n"));
     let object = scratch("mine.o", None);
+    let _ = std::fs::remove_file(&object);
     let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
     assert_eq!(run.code, 1);
     assert!(

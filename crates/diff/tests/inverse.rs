@@ -553,8 +553,8 @@ fn wide_bidiagonal_maps_invert_in_linear_time() {
 /// J = [[b, a], [0, 1]] has condition ≈ 1/b, but the block A = [b] alone has condition 1, so
 /// a pivot test relative to the block only fired when b was exactly 0, and the forward-inverse
 /// printed `-inf, inf` (or huge finite garbage when it did not overflow). The pivot is now
-/// judged against the lump's whole Jacobian `[[A, B], [0, I]]` (scale ≥ 1 with a pass-through),
-/// so the status names the lump.
+/// judged against its row of the lump's Jacobian `[A B]` (here `[b, a]`), so the status names
+/// the lump.
 #[test]
 fn tiny_pivot_of_a_one_by_one_block_with_pass_through_is_singular() {
     let f = two_by_two(|bd, [a, c]| vec![bd.mul(a, c), c]);
@@ -595,5 +595,76 @@ fn overflowing_chain_reports_not_finite() {
             status == adjit_diff::inverse::NOT_FINITE || status >= 1.0,
             "status {status} with product {r:?}"
         );
+    }
+}
+
+/// Singularity does not depend on the scale of J: the identity, a rotation and a map whose
+/// lumps pass a value through, each times s = 10^±20 and 10^±300, invert with status 0 in
+/// every mode and give back v from J·v; `(s·a·b, s·b)` at b = 1e-200 stays singular at every
+/// scale (cond J ≈ 1/b whatever s is).
+#[test]
+fn singularity_is_judged_independently_of_the_scale_of_j() {
+    let (c, sn) = (0.6f64, 0.8f64);
+    for s in [1e-300, 1e-20, 1.0, 1e20, 1e300] {
+        let maps: [(&str, Function); 3] = [
+            (
+                "identity",
+                two_by_two(|bd, [a, b]| vec![bd.mul(a, s), bd.mul(b, s)]),
+            ),
+            (
+                "rotation",
+                two_by_two(|bd, [a, b]| {
+                    let ca = bd.mul(a, c * s);
+                    let sb = bd.mul(b, sn * s);
+                    let sa = bd.mul(a, sn * s);
+                    let cb = bd.mul(b, c * s);
+                    vec![bd.sub(ca, sb), bd.add(sa, cb)]
+                }),
+            ),
+            (
+                // y0 = s·(a + b²/2) reads b, which the first lump passes through.
+                "pass-through",
+                two_by_two(|bd, [a, b]| {
+                    let b2 = bd.mul(b, b);
+                    let h = bd.fma(b2, 0.5, a);
+                    vec![bd.mul(h, s), bd.mul(b, s)]
+                }),
+            ),
+        ];
+        for (what, f) in &maps {
+            let t = transforms(f);
+            let x = [0.5, 0.75];
+            let v = [1.0, -2.0];
+            let jv = jvp_product(f, &x, &v);
+            for (mode, inv) in [("reverse", &t.rev), ("dense", &t.dense)] {
+                let (_, back, status) = run(inv, &x, &jv);
+                assert_eq!(status, 0.0, "{what} × {s:e}, {mode}: {back:?}\n{inv}");
+                assert!(
+                    rel_err(&back, &v) < 1e-14,
+                    "{what} × {s:e}, {mode}: {back:?}"
+                );
+            }
+            // Forward-inverse: Jᵀ·(J⁻ᵀ·w) = w.
+            let w = [0.25, 1.5];
+            let (_, z, status) = run(&t.fwd, &x, &w);
+            assert_eq!(status, 0.0, "{what} × {s:e}, forward: {z:?}\n{}", t.fwd);
+            let jac = jacobian(f, &x);
+            let jtz: Vec<f64> = (0..2)
+                .map(|j| jac[0][j] * z[0] + jac[1][j] * z[1])
+                .collect();
+            assert!(
+                rel_err(&jtz, &w) < 1e-14,
+                "{what} × {s:e}, forward: {jtz:?}"
+            );
+        }
+        let singular = two_by_two(|bd, [a, b]| {
+            let ab = bd.mul(a, b);
+            vec![bd.mul(ab, s), bd.mul(b, s)]
+        });
+        let t = transforms(&singular);
+        for inv in [&t.rev, &t.fwd, &t.dense] {
+            let (_, r, status) = run(inv, &[1.0, 1e-200], &[1.0, 1.0]);
+            assert_eq!(status, 1.0, "(s·a·b, s·b) × {s:e}: {r:?}\n{inv}");
+        }
     }
 }

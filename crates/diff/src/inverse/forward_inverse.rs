@@ -13,7 +13,7 @@ use adjit_ir::{Function, Value};
 
 use super::arith::{Arith, Num};
 use super::lump_derivatives::{
-    adjoint_sweep, jacobian_block, lump_partials, solve_at, status_output,
+    adjoint_sweep, jacobian_block, lump_partials, output_scales, solve_at, status_output,
 };
 use super::lumps::analyze;
 use super::scaffold::{builder_with_params, checked_structures, copy_inst};
@@ -62,7 +62,8 @@ pub fn forward_inverse(func: &Function, opts: &InverseOptions) -> Result<Functio
         let parts = lump_partials(&mut ar, func, &analysis.active, &map, lump);
         let a = jacobian_block(&mut ar, lump, &parts);
         let s: Vec<Num> = lump.inputs.iter().map(|i| state[i]).collect();
-        let (z, check) = solve_at(&mut ar, &a, lump.n_pass > 0, structure, &s, opts.pivot_tol);
+        let scales = output_scales(&mut ar, lump, &parts, &a);
+        let (z, check) = solve_at(&mut ar, &a, &scales, structure, &s, opts.pivot_tol);
         flags.push((lump.index, check));
         let seeds: HashMap<Value, Num> = lump
             .outputs

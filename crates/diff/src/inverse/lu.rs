@@ -4,12 +4,13 @@
 //! row (`fcmp.gt` on magnitudes) and the two rows are exchanged with `select`s when it is larger,
 //! so row `k` ends up holding the largest magnitude of the column (ties keep the upper row). The
 //! right-hand side is carried along, then back substitution gives the solution. A pivot is
-//! numerically singular when `|p| ≤ tol · scale` (also when it is not finite); the caller chooses
-//! the scale with [`threshold`]: the largest magnitude of the whole lump's Jacobian, not just of
-//! the block being solved (a 1×1 block is its own largest entry, so a block-relative test only
-//! fires on an exact zero). That is a lower bound on the lump's condition number
-//! max|entry| / min|pivot| compared with 1/tol. The caller receives a flag (`f64`, 0 or 1)
-//! instead of a panic.
+//! numerically singular when `|p| ≤ tol · scale` (also when it is not finite), where `scale` is
+//! the size of the pivot's row of the whole lump's Jacobian (the caller computes the scales,
+//! [`Scales`]; row scales travel with their rows through the exchanges): the test of the
+//! row-equilibrated matrix, so it does not change when J is scaled (J = 1e-20·I is as regular
+//! as I) yet still sees a row whose own entries are lopsided. `1 / min(|p| / scale)` is a lower
+//! bound on the equilibrated lump's condition number, compared with 1/tol. The caller receives
+//! a flag (`f64`, 0 or 1) instead of a panic.
 //! Literal entries fold at emission time. Assumes all entries are `f64`.
 
 use adjit_ir::CmpPred;
@@ -41,8 +42,8 @@ fn choose(ar: &mut Arith, c: Cond, a: Num, b: Num) -> Num {
 }
 
 /// What the pivot tests of one lump found: the singular flag (0 or 1), the smallest pivot
-/// magnitude, and the threshold `tol · scale` the pivots were judged against (so
-/// `threshold / tol` over `smallest` estimates the block's condition number). Reported by the
+/// magnitude relative to its row's scale, and the tolerance it was judged against (so
+/// `1 / smallest` estimates the equilibrated lump's condition number). Reported by the
 /// inverse programs when a lump is singular.
 #[derive(Clone, Copy, Debug)]
 pub struct PivotCheck {
@@ -52,65 +53,73 @@ pub struct PivotCheck {
 }
 
 impl PivotCheck {
-    pub fn new(threshold: Num) -> PivotCheck {
+    /// Pivots pass when `|p| / scale > tol`.
+    pub fn new(tol: f64) -> PivotCheck {
         PivotCheck {
             flag: Num::Lit(0.0),
             smallest: Num::Lit(f64::INFINITY),
-            threshold,
+            threshold: Num::Lit(tol),
         }
     }
 
-    /// Set the flag unless `|pivot| > threshold`; track the smallest `|pivot|` (a NaN pivot
-    /// sets the flag and leaves the smallest alone: `min` returns the other operand).
-    fn test(&mut self, ar: &mut Arith, pivot: Num) {
+    /// Set the flag unless `|pivot| / scale > tol`; track the smallest ratio (a NaN pivot, or a
+    /// row without entries, sets the flag and leaves the smallest alone: `min` returns the
+    /// other operand).
+    fn test(&mut self, ar: &mut Arith, pivot: Num, scale: Num) {
         let mag = ar.abs(pivot);
-        self.flag = match greater(ar, mag, self.threshold) {
+        let relative = match scale {
+            Num::Lit(1.0) => mag,
+            scale => ar.div(mag, scale),
+        };
+        self.flag = match greater(ar, relative, self.threshold) {
             Cond::Known(true) => self.flag,
             Cond::Known(false) => Num::Lit(1.0),
             Cond::Dyn(ok) => ar.select(ok, self.flag, Num::Lit(1.0)),
         };
         self.smallest = match self.smallest {
-            Num::Lit(inf) if inf == f64::INFINITY => mag,
-            smallest => ar.binary(adjit_ir::BinaryOp::Min, smallest, mag),
+            Num::Lit(inf) if inf == f64::INFINITY => relative,
+            smallest => ar.binary(adjit_ir::BinaryOp::Min, smallest, relative),
         };
     }
 }
 
-/// `tol · scale`, the threshold under which a pivot is numerically singular, where `scale` is
-/// the largest magnitude among `entries` (structural zeros skipped), at least 1 when `identity`
-/// (the lump's Jacobian `[[A, B], [0, I]]` has an identity block when values pass through it).
-/// NaN entries do not count (`max` returns the other operand); a NaN pivot fails the test.
-pub fn threshold(
-    ar: &mut Arith,
-    entries: impl Iterator<Item = Num>,
-    identity: bool,
-    tol: f64,
-) -> Num {
-    let mut scale: Option<Num> = identity.then_some(Num::Lit(1.0));
-    for e in entries {
-        if e == Num::Lit(0.0) {
-            continue;
+/// The scale of each row: the largest magnitude among its entries (structural zeros skipped;
+/// NaN entries do not count, `max` returns the other operand), or 0 for a row without entries.
+pub fn row_scales<'a>(ar: &mut Arith, rows: impl Iterator<Item = &'a [(usize, Num)]>) -> Vec<Num> {
+    rows.map(|row| {
+        let mut scale: Option<Num> = None;
+        for &(_, e) in row {
+            if e == Num::Lit(0.0) {
+                continue;
+            }
+            let a = ar.abs(e);
+            scale = Some(match scale {
+                None => a,
+                Some(s) => ar.max(s, a),
+            });
         }
-        let a = ar.abs(e);
-        scale = Some(match scale {
-            None => a,
-            Some(s) => ar.max(s, a),
-        });
-    }
-    match scale {
-        Some(s) => ar.mul(Num::Lit(tol), s),
-        None => Num::Lit(0.0),
-    }
+        scale.unwrap_or(Num::Lit(0.0))
+    })
+    .collect()
 }
 
-/// Solve `m · x = r` for a square `m` (rows of entries) and return `x`; every pivot goes through
-/// `check` (its flag becomes 1 when a pivot `p` has `|p| ≤ threshold`, see [`threshold`]).
+/// The scale each pivot of [`solve`] is judged against: per row of `m` (they travel with their
+/// rows through the exchanges) or per column (columns are never exchanged).
+pub enum Scales {
+    Rows(Vec<Num>),
+    Cols(Vec<Num>),
+}
+
+/// Solve `m · x = r` for a square `m` (rows of entries) and return `x`; every pivot goes
+/// through `check` (its flag becomes 1 when a pivot `p` whose row or column has scale `s` has
+/// `|p| ≤ tol · s`, see [`row_scales`]).
 // Row operations index two rows of `m` with the same column: a range loop says it best.
 #[allow(clippy::needless_range_loop)]
 pub fn solve(
     ar: &mut Arith,
     mut m: Vec<Vec<Num>>,
     mut r: Vec<Num>,
+    mut scales: Scales,
     check: &mut PivotCheck,
 ) -> Vec<Num> {
     let k_max = m.len();
@@ -135,8 +144,16 @@ pub fn solve(
             let (upper, lower) = (r[k], r[i]);
             r[k] = choose(ar, c, lower, upper);
             r[i] = choose(ar, c, upper, lower);
+            if let Scales::Rows(scales) = &mut scales {
+                let (upper, lower) = (scales[k], scales[i]);
+                scales[k] = choose(ar, c, lower, upper);
+                scales[i] = choose(ar, c, upper, lower);
+            }
         }
-        check.test(ar, m[k][k]);
+        let scale = match &scales {
+            Scales::Rows(s) | Scales::Cols(s) => s[k],
+        };
+        check.test(ar, m[k][k], scale);
         // Eliminate below the pivot.
         for i in k + 1..k_max {
             if m[i][k] == Num::Lit(0.0) {

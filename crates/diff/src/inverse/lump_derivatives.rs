@@ -197,21 +197,81 @@ pub fn jacobian_block(ar: &mut Arith, lump: &Lump, parts: &LumpPartials) -> Bloc
     BlockMatrix { rows, cols }
 }
 
-/// `x` (by input index) with `A·x = r` (`r` by output index), block by block. Pivots are judged
-/// against the whole lump's Jacobian (`identity`: values pass through the lump, so it has an
-/// identity block), see [`lu::threshold`].
+/// The size of each row (by output index) of the lump's Jacobian `[A B]`, where `B` holds the
+/// partials of the outputs with respect to the values that pass through the lump: the largest
+/// `|A_ij|`, or `Σⱼ |B_ij|` when that is larger (one sweep of absolute values seeded with 1 on
+/// every pass-through value; between the largest `|B_ij|` and the number of pass-through values
+/// times it). The identity block of the pass-through values is not counted, so scaling J
+/// scales every row and leaves the pivot tests alone, while a row whose `A` entry is tiny next
+/// to its `B` entries (y = (a·b, b) at b → 0: cond J ≈ 1/b) is still numerically singular.
+pub fn output_scales(
+    ar: &mut Arith,
+    lump: &Lump,
+    parts: &LumpPartials,
+    a: &BlockMatrix,
+) -> Vec<Num> {
+    let mut scales = lu::row_scales(ar, a.rows.iter().map(Vec::as_slice));
+    if lump.pass_read.is_empty() {
+        return scales;
+    }
+    let seeds: HashMap<Value, Num> = lump.pass_read.iter().map(|&p| (p, Num::Lit(1.0))).collect();
+    let mut sums: HashMap<Value, Num> = HashMap::new();
+    for k in parts.reached(lump, seeds.keys()) {
+        let v = lump.insts[k];
+        let mut acc: Option<Num> = None;
+        for &(o, p) in parts.of(v) {
+            if let Some(&t) = seeds.get(&o).or_else(|| sums.get(&o)) {
+                // |∂v/∂o · t| for t ≥ 0.
+                let magnitude = match p {
+                    Partial::One | Partial::MinusOne => t,
+                    Partial::Mul(c) | Partial::NegMul(c) => {
+                        let c = ar.abs(c);
+                        ar.mul(c, t)
+                    }
+                    Partial::Div(c) | Partial::NegDiv(c) => {
+                        let c = ar.abs(c);
+                        ar.div(t, c)
+                    }
+                    other => {
+                        let term = other.apply(ar, t);
+                        ar.abs(term)
+                    }
+                };
+                acc = Some(match acc {
+                    None => magnitude,
+                    Some(acc) => ar.add(acc, magnitude),
+                });
+            }
+        }
+        if let Some(t) = acc {
+            sums.insert(v, t);
+        }
+    }
+    for (scale, o) in scales.iter_mut().zip(&lump.outputs) {
+        if let Some(&b) = sums.get(o) {
+            *scale = match *scale {
+                Num::Lit(0.0) => b,
+                s => ar.max(s, b),
+            };
+        }
+    }
+    scales
+}
+
+/// `x` (by input index) with `A·x = r` (`r` by output index), block by block. Each pivot is
+/// judged against the size of its row of the lump's Jacobian (`scales` by output index, from
+/// [`output_scales`]): row equilibration, so a lump whose entries are all tiny
+/// (J = 1e-20·I) is as regular as one of ones.
 pub fn solve_a(
     ar: &mut Arith,
     a: &BlockMatrix,
-    identity: bool,
+    scales: &[Num],
     structure: &LumpBlocks,
     r: &[Num],
     tol: f64,
 ) -> (Vec<Num>, PivotCheck) {
     let l = a.rows.len();
-    let entries = a.rows.iter().flatten().map(|&(_, e)| e);
-    let threshold = lu::threshold(ar, entries, identity, tol);
-    let mut check = PivotCheck::new(threshold);
+    let mut check = PivotCheck::new(tol);
     let mut x: Vec<Option<Num>> = vec![None; l];
     for block in &structure.blocks {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
@@ -232,7 +292,8 @@ pub fn solve_a(
             .iter()
             .map(|&i| cols.iter().map(|&j| a.get(i, j)).collect())
             .collect();
-        let xs = lu::solve(ar, sub, rhs, &mut check);
+        let block_scales = block.iter().map(|&i| scales[i]).collect();
+        let xs = lu::solve(ar, sub, rhs, lu::Scales::Rows(block_scales), &mut check);
         for (&j, xj) in cols.iter().zip(xs) {
             x[j] = Some(xj);
         }
@@ -246,19 +307,18 @@ pub fn solve_a(
 }
 
 /// `z` (by output index) with `Aᵀ·z = s` (`s` by input index), blocks in reverse order; pivots
-/// as in [`solve_a`].
+/// as in [`solve_a`]: the rows of `A` are the columns of `Aᵀ`, so the output scales are column
+/// scales here (`(D·A)ᵀ = Aᵀ·D`).
 pub fn solve_at(
     ar: &mut Arith,
     a: &BlockMatrix,
-    identity: bool,
+    scales: &[Num],
     structure: &LumpBlocks,
     s: &[Num],
     tol: f64,
 ) -> (Vec<Num>, PivotCheck) {
     let l = a.rows.len();
-    let entries = a.rows.iter().flatten().map(|&(_, e)| e);
-    let threshold = lu::threshold(ar, entries, identity, tol);
-    let mut check = PivotCheck::new(threshold);
+    let mut check = PivotCheck::new(tol);
     let mut z: Vec<Option<Num>> = vec![None; l];
     for block in structure.blocks.iter().rev() {
         let cols: Vec<usize> = block.iter().map(|&i| structure.matched_input[i]).collect();
@@ -279,7 +339,8 @@ pub fn solve_at(
             .iter()
             .map(|&j| block.iter().map(|&i| a.get(i, j)).collect())
             .collect();
-        let zs = lu::solve(ar, sub, rhs, &mut check);
+        let block_scales = block.iter().map(|&i| scales[i]).collect();
+        let zs = lu::solve(ar, sub, rhs, lu::Scales::Cols(block_scales), &mut check);
         for (&i, zi) in block.iter().zip(zs) {
             z[i] = Some(zi);
         }
@@ -296,7 +357,8 @@ pub fn solve_at(
 /// singular-pivot flag is set (`checks` are `(lump index, check)`); otherwise [`NOT_FINITE`]
 /// when an entry of the `product` is infinite or NaN (an ill-conditioned J that no pivot test
 /// caught, or a non-finite seed); otherwise 0. With a singular lump, the report is that lump's
-/// smallest pivot magnitude and the threshold it was judged against (0, 0 otherwise).
+/// smallest pivot magnitude relative to its row's scale and the tolerance it was judged
+/// against (0, 0 otherwise).
 pub fn status_output(
     ar: &mut Arith,
     checks: &[(usize, PivotCheck)],

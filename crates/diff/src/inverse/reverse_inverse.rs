@@ -16,7 +16,7 @@ use adjit_ir::{Function, Value};
 use super::arith::{Arith, Num};
 use super::blocks::LumpBlocks;
 use super::lump_derivatives::{
-    jacobian_block, lump_partials, solve_a, status_output, tangent_sweep,
+    jacobian_block, lump_partials, output_scales, solve_a, status_output, tangent_sweep,
 };
 use super::lumps::{analyze, Lump};
 use super::scaffold::{builder_with_params, checked_structures, copy_inst};
@@ -93,7 +93,8 @@ pub(crate) fn emit_reverse(
                 None => state[o],
             })
             .collect();
-        let (x, check) = solve_a(&mut ar, &a, lump.n_pass > 0, structure, &r, opts.pivot_tol);
+        let scales = output_scales(&mut ar, lump, &parts, &a);
+        let (x, check) = solve_a(&mut ar, &a, &scales, structure, &r, opts.pivot_tol);
         flags.push((lump.index, check));
         for o in &lump.outputs {
             state.remove(o);
