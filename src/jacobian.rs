@@ -761,6 +761,9 @@ mod tests {
         );
         let err = Hessian::new(&f).map(|_| ()).unwrap_err();
         assert!(matches!(err, Error::Diff(_)), "{err}");
-        assert!(err.to_string().contains("a Hessian needs exactly one"), "{err}");
+        assert!(
+            err.to_string().contains("a Hessian needs exactly one"),
+            "{err}"
+        );
     }
 }

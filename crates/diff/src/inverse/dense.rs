@@ -20,6 +20,28 @@ use super::{InverseError, InverseOptions};
 
 /// `J⁻¹·ẏ` with a dense Jacobian. Same signature as [`super::reverse_inverse()`].
 pub fn dense_inverse(func: &Function, opts: &InverseOptions) -> Result<Function, InverseError> {
+    let (active, lumps, structures) = dense_plan(func, opts)?;
+    Ok(emit_reverse(
+        func,
+        &active,
+        &lumps,
+        &structures,
+        opts,
+        "dense_inverse",
+    ))
+}
+
+/// Whether `func` has a dense inverse: square, float inputs and outputs, no `data` inputs, and
+/// structurally nonsingular (a perfect matching of outputs to inputs). The checks of
+/// [`dense_inverse`] without emitting its `n × n` LU, for drivers that solve numerically.
+pub fn check_dense(func: &Function, opts: &InverseOptions) -> Result<(), InverseError> {
+    dense_plan(func, opts).map(|_| ())
+}
+
+/// The single lump of the whole program and its one dense block.
+type DensePlan = (Vec<bool>, Vec<Lump>, Vec<LumpBlocks>);
+
+fn dense_plan(func: &Function, opts: &InverseOptions) -> Result<DensePlan, InverseError> {
     check_square(func)?;
     let active = check_structure(func)?;
     let params: BTreeSet<Value> = func.params().collect();
@@ -66,12 +88,5 @@ pub fn dense_inverse(func: &Function, opts: &InverseOptions) -> Result<Function,
             }
         })
         .collect();
-    Ok(emit_reverse(
-        func,
-        &active,
-        &lumps,
-        &structures,
-        opts,
-        "dense_inverse",
-    ))
+    Ok((active, lumps, structures))
 }

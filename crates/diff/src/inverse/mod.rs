@@ -38,7 +38,7 @@ mod scaffold;
 // Rendering of the analysis as text and Graphviz.
 mod render;
 
-pub use dense::dense_inverse;
+pub use dense::{check_dense, dense_inverse};
 pub use forward_inverse::forward_inverse;
 pub use lump_derivatives::NOT_FINITE;
 pub use lumps::{analyze, analyze_order, Analysis, Lump};
