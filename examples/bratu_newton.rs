@@ -2,7 +2,7 @@
 //! n × n interior grid with the 5-point stencil: n² unknowns, a Jacobian with ≤ 5 nonzeros a
 //! row. Every step solves J·Δu = −F(u) with the **sparse** Jacobian from
 //! [`adjit::SparseJacobian`] (one compiled program writes all nonzeros: 5 colours, the seeds
-//! baked in) and a sparse LU from the `faer` crate.
+//! baked in) and a sparse LU from the `faer` crate (re-exported as `adjit::faer`).
 //!
 //! For a small grid it runs the same Newton iteration with the dense inverse mode
 //! ([`adjit::inverse::CompiledInverse`], `InverseMode::Dense`: J⁻¹·v by n forward directions
@@ -15,11 +15,10 @@
 
 use std::time::Instant;
 
+use adjit::faer::linalg::solvers::Solve;
+use adjit::faer::Mat;
 use adjit::inverse::CompiledInverse;
 use adjit::{Compiled, InverseMode, Mode, SparseJacobian, Type};
-use faer::linalg::solvers::Solve;
-use faer::sparse::{SparseRowMat, SymbolicSparseRowMat};
-use faer::Mat;
 
 /// The residual F(u) scaled by h²: 4u_ij − Σ neighbours − h²·λ·e^u_ij.
 fn bratu(n: usize, lambda: f64) -> adjit::Function {
@@ -68,15 +67,6 @@ fn sparse_newton(f: &adjit::Function, n2: usize) -> adjit::Result<(usize, f64, f
         jac.colors(),
         jac.coloring().kind.name()
     );
-    let p = jac.pattern();
-    // The pattern in faer's CSR form, once; only the values change per step.
-    let symbolic = SymbolicSparseRowMat::<usize>::new_checked(
-        n2,
-        n2,
-        p.indptr().to_vec(),
-        None,
-        p.indices().iter().map(|&j| j as usize).collect(),
-    );
     let (mut u, mut r, mut values) = (vec![0.0; n2], vec![0.0; n2], vec![0.0; jac.nnz()]);
     let (mut steps, mut step_time, mut jac_time) = (0, 0.0, 0.0);
     loop {
@@ -88,8 +78,9 @@ fn sparse_newton(f: &adjit::Function, n2: usize) -> adjit::Result<(usize, f64, f
         let t = Instant::now();
         jac.eval(&u, &mut values)?;
         jac_time += t.elapsed().as_secs_f64();
-        let matrix = SparseRowMat::new(symbolic.clone(), values.clone());
-        let lu = matrix
+        // The nonzeros as faer's CSR matrix (`adjit::faer` is the crate, re-exported).
+        let lu = jac
+            .to_faer(&values)?
             .sp_lu()
             .map_err(|e| adjit::Error::Parse(format!("sparse LU failed: {e:?}")))?;
         let mut rhs = Mat::<f64>::from_fn(n2, 1, |i, _| -r[i]);

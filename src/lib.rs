@@ -29,6 +29,8 @@ pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
 pub use compile::{derive, Compiled, Gradient};
+/// The `faer` linear-algebra crate the sparse objects convert to ([`SparseJacobian::to_faer`]).
+pub use faer;
 pub use jacobian::{hessian, jacobian, Hessian, Jacobian};
 pub use sparse::{SparseHessian, SparseJacobian, SparseKind};
 pub use timing::time_per_call;

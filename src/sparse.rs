@@ -163,6 +163,25 @@ impl SparseJacobian {
         &self.inner.pattern
     }
 
+    /// `values` (from [`SparseJacobian::eval`]) as a `faer` sparse matrix in CSR form, ready for
+    /// `faer`'s sparse LU (`.sp_lu()`); the crate is re-exported as [`crate::faer`].
+    ///
+    /// ```
+    /// use adjit::faer::linalg::solvers::Solve;
+    /// let f = adjit::trace_multi("f", &[adjit::Type::F64; 2], |x| vec![x[0] * 2.0, x[1].exp()]);
+    /// let jac = adjit::SparseJacobian::new(&f)?;
+    /// let mut values = vec![0.0; jac.nnz()];
+    /// jac.eval(&[1.0, 0.0], &mut values)?;
+    /// let lu = jac.to_faer(&values)?.sp_lu().expect("nonsingular");
+    /// let mut rhs = adjit::faer::Mat::<f64>::from_fn(2, 1, |i, _| [4.0, 3.0][i]);
+    /// lu.solve_in_place(&mut rhs); // J⁻¹·(4, 3) = (2, 3)
+    /// assert_eq!((rhs[(0, 0)], rhs[(1, 0)]), (2.0, 3.0));
+    /// # Ok::<(), adjit::Error>(())
+    /// ```
+    pub fn to_faer(&self, values: &[f64]) -> Result<faer::sparse::SparseRowMat<usize, f64>> {
+        to_faer(&self.inner, &self.inner.pattern, values)
+    }
+
     /// The colouring the program was built from.
     pub fn coloring(&self) -> &Coloring {
         &self.inner.coloring
@@ -291,6 +310,14 @@ impl SparseHessian {
         &self.full
     }
 
+    /// The full symmetric matrix of the lower-triangle `values` (from [`SparseHessian::eval`])
+    /// as a `faer` sparse matrix in CSR form.
+    pub fn to_faer(&self, values: &[f64]) -> Result<faer::sparse::SparseRowMat<usize, f64>> {
+        let mut full = vec![0.0; self.full.nnz()];
+        self.expand(values, &mut full)?;
+        to_faer(&self.inner, &self.full, &full)
+    }
+
     /// The star colouring the program was built from.
     pub fn coloring(&self) -> &Coloring {
         &self.inner.coloring
@@ -325,6 +352,31 @@ impl SparseHessian {
     pub fn code(&self) -> Option<&adjit_jit::CompiledFunction> {
         self.inner.runner.code()
     }
+}
+
+/// `values` of `pattern` as a `faer` CSR matrix (lengths checked).
+fn to_faer(
+    sparse: &Sparse,
+    pattern: &SparsityPattern,
+    values: &[f64],
+) -> Result<faer::sparse::SparseRowMat<usize, f64>> {
+    if values.len() != pattern.nnz() {
+        return Err(Error::Length {
+            func: sparse.sig.name.clone(),
+            part: Part::Nonzeros,
+            expected: pattern.nnz(),
+            got: values.len(),
+            layout: sparse.layout.to_string(),
+        });
+    }
+    let symbolic = faer::sparse::SymbolicSparseRowMat::new_checked(
+        pattern.nrows(),
+        pattern.ncols(),
+        pattern.indptr().to_vec(),
+        None,
+        pattern.indices().iter().map(|&j| j as usize).collect(),
+    );
+    Ok(faer::sparse::SparseRowMat::new(symbolic, values.to_vec()))
 }
 
 /// Evaluate `sparse` and scatter its values (through `source` when the dense matrix's
