@@ -5,11 +5,9 @@
 //! baked in) and a sparse LU from the `faer` crate (re-exported as `adjit::faer`).
 //!
 //! For a small grid it runs the same Newton iteration with the dense inverse mode
-//! ([`adjit::inverse::CompiledInverse`], `InverseMode::Dense`: J⁻¹·v by n forward directions
-//! and an n × n LU emitted as straight-line code), which is what adjit offered before sparse
-//! matrices: J is never stored, but its cost grows as n² per step. (The lumped inverse modes do
-//! not apply: every residual reads its four neighbours, so no cut with n live values splits the
-//! grid into small lumps.)
+//! ([`adjit::inverse::CompiledInverse`], `InverseMode::Dense`: J from a compiled Jacobian and a
+//! dense LU at run time, O(n³) per step). The lumped inverse modes do not apply: every residual
+//! reads its four neighbours, so no cut with n live values splits the grid into small lumps.
 //!
 //! Run: `cargo run --release --example bratu_newton [n]` (default n = 100: 10⁴ unknowns).
 
