@@ -214,14 +214,10 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             output,
         } => {
             let func = load_function(&target)?;
-            if func.n_params != func.n_outputs() {
-                return Err(CliError::input(format!(
-                    "inverse modes need a square function, but @{} takes {} inputs and returns {} outputs",
-                    func.name,
-                    func.n_params,
-                    func.n_outputs()
-                )));
-            }
+            // Square, float, no data inputs, structurally nonsingular: the library's own checks
+            // and messages (data inputs are named as the reason), before any vector is read.
+            adjit::diff::inverse::check_dense(&func, &Default::default())
+                .map_err(adjit::Error::from)?;
             let x = read_point(&func, &point)?;
             let v = read_vector("--vector", &vector)?;
             expect_inputs("--vector", v.len(), &func, true)?;

@@ -800,7 +800,18 @@ fn inverse_needs_a_square_function() {
     ]);
     assert_eq!(
         run.fails(1),
-        "error: inverse modes need a square function, but @rosenbrock takes 2 inputs and returns 1 outputs\n"
+        "error: @rosenbrock is not square: 2 float inputs, 1 float outputs (inverse modes need n inputs and n outputs, all f32/f64)\n"
+    );
+    // Data inputs are named as the reason, also when they make the count differ.
+    let data = temp_file(
+        "inverse_data.ir",
+        "func @f(%a: f64, data %t: f64, %b: f64) -> (f64, f64) {\n    %y = mul %a, %t\n    ret %y, %b\n}\n",
+    );
+    let run = adjit(&["inverse", &data, "--at", "1,2,3", "--vector", "1,1"]);
+    assert!(
+        run.fails(1).contains("@f has data inputs (%t)") && !run.stderr.contains("square"),
+        "{}",
+        run.stderr
     );
     let polar = temp_file("polar_short.ir", POLAR);
     let run = adjit(&["inverse", &polar, "--at", "2,0", "--vector", "1"]);
