@@ -214,6 +214,25 @@ pub fn expect_inputs(
     check_count(flag, got, &func.name, "takes", "input", &types, floats_only)
 }
 
+/// Check that every number of `values` meant for an `f32` input of `func` (one value per
+/// input, in order) fits in `f32`: `1e39` would round to infinity there, as `1e400` would in
+/// `f64`, which the parser already refuses.
+pub fn expect_f32_range(flag: &str, values: &[f64], func: &Function) -> Result<(), CliError> {
+    let names = adjit::ir::text::printed_names(func);
+    for ((i, p), &v) in func.params().enumerate().zip(values) {
+        if func.ty(p) == adjit::Type::F32 && v.is_finite() && v.abs() > f64::from(f32::MAX) {
+            return Err(CliError::input(format!(
+                "{flag}: number {} ({v:e}) is for the f32 input %{}, and it overflows f32 \
+                 (the largest finite f32 is {:e})",
+                i + 1,
+                names[p.index()],
+                f32::MAX
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Check that `flag`'s vector has one number per float output of `func`.
 pub fn expect_outputs(flag: &str, got: usize, func: &Function) -> Result<(), CliError> {
     check_count(

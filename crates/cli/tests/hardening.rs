@@ -147,3 +147,22 @@ fn compile_never_destroys_a_file() {
     let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
+
+/// A number that overflows `f32` for an `f32` input is an error, as `1e400` is for `f64`.
+#[test]
+fn f32_inputs_that_overflow_are_errors() {
+    let file = scratch(
+        "f32.ir",
+        Some("func @g(%x: f32, %y: f64) -> f32 {\n    %z = mul %x, %x\n    ret %z\n}\n"),
+    );
+    for at in ["1e39,1", "-1e39,1", "3.5e38,0"] {
+        let run = adjit(&["eval", &s(&file), "--at", at]);
+        assert_eq!(run.code, 1, "{at}: {}", run.stdout);
+        assert!(run.stderr.contains("overflows f32"), "{}", run.stderr);
+    }
+    // Within range (and an f64 input far beyond f32's) is fine; inf stays allowed.
+    for at in ["3.4e38,1e300", "inf,1", "1,2"] {
+        let run = adjit(&["eval", &s(&file), "--at", at]);
+        assert_eq!(run.code, 0, "{at}: {}", run.stderr);
+    }
+}
