@@ -183,7 +183,8 @@ pub fn bench(
             let (mut y, mut out) = (vec![0.0; n], vec![0.0; n]);
             let w = vec![1.0; n];
             let mut grad = vec![0.0; it.layout().output(adjit::Part::Gradient).len()];
-            let xdot = vec![1.0; x.len()];
+            // ẋ covers the differentiated inputs only: a data input of the step has no tangent.
+            let xdot = vec![1.0; func.differentiated_params().count()];
             let ns = match mode {
                 BenchMode::Primal => measured(Box::new(|| it.eval(&x, &mut y)))?,
                 BenchMode::Jvp => measured(Box::new(|| it.jvp(&x, &xdot, &mut y, &mut out)))?,

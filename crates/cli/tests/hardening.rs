@@ -166,3 +166,25 @@ fn f32_inputs_that_overflow_are_errors() {
         assert_eq!(run.code, 0, "{at}: {}", run.stderr);
     }
 }
+
+/// `bench --steps` on a step with a data input: ẋ covers the differentiated inputs only.
+#[test]
+fn bench_steps_with_a_data_input() {
+    let file = scratch(
+        "decay_step.ir",
+        Some("func @step(%s: f64, data %k: f64) -> f64 {\n    %d = mul %s, %k\n    %n = sub %s, %d\n    ret %n\n}\n"),
+    );
+    let run = adjit(&[
+        "bench",
+        &s(&file),
+        "--at",
+        "1,0.5",
+        "--steps",
+        "10",
+        "--modes",
+        "primal,jvp,vjp",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.matches("\"mode\"").count(), 3, "{}", run.stdout);
+}
