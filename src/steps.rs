@@ -242,7 +242,7 @@ impl IteratedStep {
             })
             + workspace;
         let state_bytes = 8 * n_state as u64;
-        let peak = |slots: usize| fixed + state_bytes * slots as u64;
+        let peak = |slots: usize| fixed.saturating_add(state_bytes.saturating_mul(slots as u64));
         let schedule = match strategy {
             Strategy::Tape => Schedule::Revolve { snapshots: n_steps },
             Strategy::Checkpoint { snapshots: 0 } => {
@@ -258,7 +258,9 @@ impl IteratedStep {
                         smallest: peak(1),
                     }));
                 }
-                let slots = (budget - fixed) / state_bytes;
+                // A budget is a ceiling: never more states than a machine could hold.
+                let slots = ((budget - fixed) / state_bytes)
+                    .min(u64::try_from(MAX_SLOT_BYTES).unwrap_or(u64::MAX) / state_bytes);
                 Schedule::Revolve {
                     snapshots: usize::try_from(slots).unwrap_or(usize::MAX).min(n_steps),
                 }
@@ -440,7 +442,7 @@ impl IteratedStep {
             return Ok(());
         }
         // J⁻¹ = J_N⁻¹ first: the states in reverse order, as the VJP's sweep visits them.
-        let mut states = StateWalk::new(self, x);
+        let mut states = StateWalk::new(self, x)?;
         let mut first = true;
         let mut on_action = |a: Action| -> Result<()> {
             if let Some(state) = states.act(a)? {
@@ -468,7 +470,7 @@ impl IteratedStep {
     /// The VJP, returning the number of step primals it ran (re-advances, not counting the
     /// one before the objective).
     fn sweep(&self, x: &[f64], w: &[f64], y: &mut [f64], grad: &mut [f64]) -> Result<u64> {
-        let mut sweep = Sweep::new(self, x);
+        let mut sweep = Sweep::new(self, x)?;
         let mut on_action = |a: Action| sweep.act(a, w, y);
         match self.schedule {
             Schedule::Revolve { snapshots } => {
@@ -503,18 +505,14 @@ struct StateWalk<'a> {
 }
 
 impl<'a> StateWalk<'a> {
-    fn new(it: &'a IteratedStep, x: &[f64]) -> StateWalk<'a> {
+    fn new(it: &'a IteratedStep, x: &[f64]) -> Result<StateWalk<'a>> {
         let n = it.n_state;
-        let slots = match it.schedule {
-            Schedule::Revolve { snapshots } => snapshots,
-            Schedule::Uniform { segment } => uniform_slots(it.n_steps, segment),
-        };
-        StateWalk {
+        Ok(StateWalk {
             it,
             current: x.to_vec(),
             next: vec![0.0; n],
-            slots: vec![0.0; slots * n],
-        }
+            slots: slot_buffer(it)?,
+        })
     }
 
     /// Apply `action`; at a turn, the state the reversed step starts from.
@@ -557,25 +555,21 @@ struct Sweep<'a> {
 }
 
 impl<'a> Sweep<'a> {
-    fn new(it: &'a IteratedStep, x: &[f64]) -> Sweep<'a> {
+    fn new(it: &'a IteratedStep, x: &[f64]) -> Result<Sweep<'a>> {
         let n = it.n_state;
         let n_adj = n + it.theta_at.len();
-        let slots = match it.schedule {
-            Schedule::Revolve { snapshots } => snapshots,
-            Schedule::Uniform { segment } => uniform_slots(it.n_steps, segment),
-        };
         let mut vjp_in = x.to_vec();
         vjp_in.resize(x.len() + n_adj, 0.0);
-        Sweep {
+        Ok(Sweep {
             it,
             current: x.to_vec(),
             next: vec![0.0; n],
-            slots: vec![0.0; slots * n],
+            slots: slot_buffer(it)?,
             vjp_in,
             vjp_out: vec![0.0; 2 * n_adj],
             adjoint: vec![0.0; n_adj],
             advances: 0,
-        }
+        })
     }
 
     fn act(&mut self, action: Action, w: &[f64], y: &mut [f64]) -> Result<()> {
@@ -648,26 +642,89 @@ impl<'a> Sweep<'a> {
     }
 }
 
-/// Snapshot slots and step advances of a VJP under `schedule`, by running the action list
-/// without computing anything.
+/// Snapshot slots and step advances of a VJP under `schedule`, in closed form (O(1) in the
+/// number of steps; the sweeps' own counts agree: tested).
 fn count_schedule(n_steps: usize, schedule: Schedule) -> (usize, u64) {
     match schedule {
-        // Revolve's closed form (the sweep's own count agrees: tested).
         Schedule::Revolve { snapshots } if snapshots >= n_steps => (n_steps, n_steps as u64 - 1),
         Schedule::Revolve { snapshots } => (snapshots, min_advances(n_steps, snapshots)),
         Schedule::Uniform { segment } => {
-            let mut advances = 0u64;
-            // Cannot fail: the counter returns Ok.
-            let _ = uniform_actions(n_steps, segment, &mut |a| {
-                if let Action::Advance { from, to } = a {
-                    advances += (to - from) as u64;
-                }
-                Ok(())
-            });
-            (uniform_slots(n_steps, segment), advances)
+            // One pass to the last segment's start, then each segment's inner states again:
+            // (segments − 1)·segment + Σ (length − 1) = (segments − 1)·segment + N − segments.
+            let segments = n_steps.div_ceil(segment) as u128;
+            let advances = (segments - 1) * segment as u128 + n_steps as u128 - segments;
+            (
+                uniform_slots(n_steps, segment),
+                u64::try_from(advances).unwrap_or(u64::MAX),
+            )
         }
     }
 }
+
+/// The snapshot buffer of one sweep (slots × state numbers), allocated fallibly: a tape the
+/// machine cannot hold is an error that says what fits, never an abort.
+fn slot_buffer(it: &IteratedStep) -> Result<Vec<f64>> {
+    let slots = match it.schedule {
+        Schedule::Revolve { snapshots } => snapshots,
+        Schedule::Uniform { segment } => uniform_slots(it.n_steps, segment),
+    };
+    let bytes = slots as u128 * it.n_state as u128 * 8;
+    let limit = available_memory().map_or(MAX_SLOT_BYTES, |m| m.min(MAX_SLOT_BYTES));
+    let len = slots.checked_mul(it.n_state).filter(|_| bytes <= limit);
+    let mut buffer = Vec::new();
+    match len.map(|len| buffer.try_reserve_exact(len).map(|_| len)) {
+        Some(Ok(len)) => {
+            buffer.resize(len, 0.0);
+            Ok(buffer)
+        }
+        _ => Err(too_many_slots(&it.sig.name, it.n_steps, slots, it.n_state)),
+    }
+}
+
+/// The memory the system says is available (Linux `MemAvailable`), in bytes; `None` elsewhere.
+/// Read per sweep only when stored states are needed: a check against what is there, since
+/// an allocation that overcommits would be killed when its pages are touched.
+fn available_memory() -> Option<u128> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Snapshots that cannot be stored: say how many bytes they need and what fits instead.
+fn too_many_slots(func: &str, n_steps: usize, slots: usize, n_state: usize) -> Error {
+    let bytes = (slots as u128) * (n_state as u128) * 8;
+    Error::Driver {
+        func: func.to_string(),
+        message: format!(
+            "{n_steps} steps need {slots} stored states of {n_state} number{} ({}), more than \
+             this machine can hold; use checkpoint:S (S states, e.g. checkpoint:20) or bytes:B \
+             (a memory budget), which recompute instead of storing",
+            if n_state == 1 { "" } else { "s" },
+            human_bytes(bytes)
+        ),
+    }
+}
+
+/// `8 TB`, `512 MB`, `96 B`.
+fn human_bytes(bytes: u128) -> String {
+    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.3} {}", UNITS[unit]).replace(".000 ", " ")
+    }
+}
+
+/// Beyond this many bytes of stored states (or beyond the available memory) a sweep is
+/// refused before allocating.
+const MAX_SLOT_BYTES: u128 = 1 << 40;
 
 /// Slots of the √N scheme: one per segment start, plus the inner states of one segment.
 fn uniform_slots(n_steps: usize, segment: usize) -> usize {
@@ -1001,6 +1058,61 @@ mod tests {
             let (mut y2, mut g2) = ([0.0; 3], [0.0; 3]);
             it.vjp(&x, &w, &mut y2, &mut g2).unwrap();
             assert_eq!((bits(&y2), bits(&g2)), (bits(&y), bits(&g)), "{strategy}");
+        }
+    }
+
+    /// Step counts beyond memory or `usize`: every strategy builds at once (its schedule is
+    /// counted in closed form, never walked), the forward sweep needs no stored states, and a
+    /// reverse sweep whose states do not fit says so and names what fits, before allocating.
+    #[test]
+    fn extreme_step_counts_are_errors_not_aborts() {
+        let step = adjit_ir::trace::trace_multi("decay", &[Type::F64; 2], |x| {
+            vec![x[0] - x[0] * x[1] * 0.1]
+        });
+        let strategies = [
+            Strategy::Tape,
+            Strategy::Uniform,
+            Strategy::Checkpoint { snapshots: 20 },
+            Strategy::Checkpoint {
+                snapshots: usize::MAX,
+            },
+            Strategy::CheckpointBytes(u64::MAX),
+        ];
+        for n in [1_000_000_000_000, usize::MAX] {
+            for strategy in strategies {
+                let it = IteratedStep::new(&step, n, strategy).unwrap();
+                assert_eq!(it.n_steps(), n);
+                // 20 states, or √N·2 of them for 10¹² steps (16 MB), fit: those sweeps would
+                // run for hours. Every other combination needs more than a machine holds.
+                let fits = matches!(strategy, Strategy::Checkpoint { snapshots: 20 })
+                    || (strategy == Strategy::Uniform && n == 1_000_000_000_000);
+                if !fits {
+                    let (mut y, mut g) = ([0.0], [0.0; 2]);
+                    let err = it.vjp(&[1.0, 0.5], &[1.0], &mut y, &mut g).unwrap_err();
+                    let text = err.to_string();
+                    assert!(
+                        text.contains("stored states") && text.contains("checkpoint:S"),
+                        "{strategy:?} × {n}: {text}"
+                    );
+                }
+            }
+        }
+        // The closed-form count of the √N scheme is the sweep's own.
+        for n in [1, 2, 7, 100, 1001] {
+            let it = IteratedStep::new(&step, n, Strategy::Uniform).unwrap();
+            let (mut y, mut g) = ([0.0], [0.0; 2]);
+            it.vjp(&[1.0, 0.5], &[1.0], &mut y, &mut g).unwrap();
+            let counted = it.stats().advances;
+            let segment = (n as f64).sqrt().ceil() as usize;
+            let mut walked = 0u64;
+            uniform_actions(n, segment, &mut |a| {
+                if let Action::Advance { from, to } = a {
+                    walked += (to - from) as u64;
+                }
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(counted, walked, "n = {n}");
         }
     }
 

@@ -188,3 +188,52 @@ fn bench_steps_with_a_data_input() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout.matches("\"mode\"").count(), 3, "{}", run.stdout);
 }
+
+/// Counts beyond memory are errors with advice: a vector JVP with 10¹¹ directions, a taped
+/// reverse sweep over 10¹² steps (8 TB of states), the √N scheme over usize::MAX steps.
+#[test]
+fn extreme_counts_are_errors_with_advice() {
+    let rosen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/rosenbrock.ir");
+    let decay = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/decay.ir");
+    let object = scratch("many.o", None);
+    for mode in ["jvp99999999999", "jvp18446744073709551615"] {
+        let run = adjit(&["compile", &s(&rosen), "--mode", mode, "-o", &s(&object)]);
+        assert_eq!(run.code, 1, "{mode}");
+        assert!(
+            run.stderr.contains("use fewer directions"),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = adjit(&[
+        "dump",
+        &s(&rosen),
+        "--stage",
+        "clif",
+        "--mode",
+        "jvp4000000000",
+    ]);
+    // `dump --mode` takes a named mode: a usage error (exit 2), not a crash.
+    assert_eq!(run.code, 2);
+    for (steps, strategy) in [
+        ("1000000000000", "tape"),
+        ("18446744073709551615", "uniform"),
+    ] {
+        let run = adjit(&[
+            "vjp",
+            &s(&decay),
+            "--at",
+            "1,0.5",
+            "--steps",
+            steps,
+            "--strategy",
+            strategy,
+        ]);
+        assert_eq!(run.code, 1, "{steps} {strategy}");
+        assert!(
+            run.stderr.contains("stored states") && run.stderr.contains("checkpoint:S"),
+            "{}",
+            run.stderr
+        );
+    }
+}

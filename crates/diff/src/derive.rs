@@ -129,7 +129,19 @@ pub enum DeriveError {
     },
     #[error("a vector JVP needs at least one direction")]
     NoDirections,
+    /// A vector JVP whose program would not fit: `directions × values` beyond
+    /// [`MAX_DERIVED_VALUES`].
+    #[error("a vector JVP of @{func} with {directions} directions would have about {estimate} values, more than {max}; use fewer directions (a Jacobian object splits its columns into calls of 8)", max = MAX_DERIVED_VALUES)]
+    TooManyDirections {
+        func: String,
+        directions: usize,
+        estimate: u128,
+    },
 }
+
+/// The most values a derived program may be expected to hold (its values are numbered by
+/// `u32`; long before that, memory runs out).
+pub const MAX_DERIVED_VALUES: u128 = 1 << 28;
 
 /// A derived program and the layout of its inputs and outputs.
 #[derive(Clone, Debug, PartialEq)]
@@ -152,6 +164,13 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
         Mode::Primal => func.clone(),
         Mode::Jvp => crate::jvp(func),
         Mode::JvpVector(0) => return Err(DeriveError::NoDirections),
+        Mode::JvpVector(k) if (k as u128 + 1) * func.n_values() as u128 > MAX_DERIVED_VALUES => {
+            return Err(DeriveError::TooManyDirections {
+                func: func.name.clone(),
+                directions: k,
+                estimate: (k as u128 + 1) * func.n_values() as u128,
+            })
+        }
         Mode::JvpVector(k) => crate::jvp_vector(func, k),
         Mode::Vjp => crate::vjp(func),
         Mode::Gradient => {
