@@ -5,7 +5,7 @@
 #
 # usage: benches/gradbench/run.sh [EVAL...]      (default: hello llsq lse kmeans)
 # environment:
-#   GB      the GradBench checkout, built as in README.md   (default /work/gbrun/gb)
+#   GB      the GradBench checkout, built as in README.md   (required)
 #   GBPY    a Python with numpy, pydantic 2, scipy, dataclasses-json (default $GB/../gbv/bin/python)
 #   NLJ     the extracted nlohmann-json3-dev package         (default $GB/../nlj)
 #   OUT     where logs go                                    (default $GB/../logs)
@@ -15,7 +15,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-GB=${GB:-/work/gbrun/gb}
+GB=${GB:?set GB to the GradBench checkout (see benches/gradbench/README.md)}
 GBPY=${GBPY:-$GB/../gbv/bin/python}
 NLJ=${NLJ:-$GB/../nlj}
 OUT=${OUT:-$GB/../logs}

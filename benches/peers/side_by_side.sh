@@ -3,8 +3,8 @@
 # alternating the two tools ROUNDS times per program at the same point (0.5 everywhere), and
 # printing each round's ratio, so the spread of a noisy machine shows.
 #
-#   python3 -m venv /work/venv && /work/venv/bin/pip install casadi      # outside the repo
-#   PYTHON=/work/venv/bin/python benches/peers/side_by_side.sh [ROUNDS] [PROGRAMS...]
+#   python3 -m venv "$VENV" && "$VENV"/bin/pip install casadi      # VENV: a folder outside the repo
+#   PYTHON="$VENV"/bin/python benches/peers/side_by_side.sh [ROUNDS] [PROGRAMS...]
 #
 # adjit's gradient row is `adjit bench --modes vjp` (a taped VJP; for a multi-output program a
 # fixed cotangent, where the CasADi side differentiates the sum of the outputs: the same work).
