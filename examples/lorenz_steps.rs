@@ -12,11 +12,14 @@
 //!
 //! Run: `cargo run --release --example lorenz_steps`
 
+#[path = "common/lorenz.rs"]
+mod lorenz;
+use lorenz::lorenz_rk4;
+
 use std::time::Instant;
 
 use adjit::steps::IteratedStep;
 use adjit::{Mode, Options, Strategy, Type};
-use adjit_testkit::lorenz_rk4;
 
 /// Small enough that the gradient stays finite over 10⁶ steps (10 time units).
 const DT: f64 = 1e-5;

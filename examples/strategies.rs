@@ -14,11 +14,14 @@
 //!
 //! Run: `cargo run --release --example strategies`
 
+#[path = "common/lorenz.rs"]
+mod lorenz;
+use lorenz::lorenz_rk4;
+
 use std::time::Instant;
 
 use adjit::checkpoint::CheckpointedGradient;
 use adjit::{Strategy, Type};
-use adjit_testkit::lorenz_rk4;
 
 const STEPS: usize = 2_000;
 const DT: f64 = 0.0005;

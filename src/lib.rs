@@ -24,7 +24,7 @@ pub use adjit_diff::layout::{Layout, Part};
 pub use adjit_diff::sparsity::{Coloring, SparsityPattern};
 pub use adjit_diff::{Derived, Mode, UnknownName};
 pub use adjit_ir as ir;
-pub use adjit_ir::trace::{trace, trace_multi, trace_named, trace_with_data, Var};
+pub use adjit_ir::trace::{trace, trace_multi, trace_named, trace_with_data, Bool, Tracer, Var};
 pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
@@ -135,6 +135,11 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The Rust examples of `docs/straight_line.md`, run as doc tests so the page stays true.
+#[doc = include_str!("../docs/straight_line.md")]
+#[cfg(doctest)]
+pub struct StraightLineDoc;
 
 /// What to try after a singular or non-finite inverse product.
 fn advice(mode: InverseMode) -> &'static str {
