@@ -509,8 +509,9 @@ pub fn compile_object_as(
 }
 
 /// [`compile_object`] for an inverse mode of a square program: the object computes
-/// `(x, v) -> (y, product, status)` (status 0: ok; a lump index: singular pivot;
-/// [`adjit_diff::inverse::NOT_FINITE`]: the product is not finite), as the C header documents.
+/// `(x, v) -> (y, product, status, pivot, threshold)`, 2n + 3 outputs (status 0: ok; a lump
+/// index: singular pivot, whose smallest relative pivot and the tolerance it failed follow;
+/// [`adjit_diff::inverse::NOT_FINITE`]: the product is not finite).
 pub fn compile_inverse_object(
     func: &Function,
     mode: InverseMode,
