@@ -331,21 +331,37 @@ pub struct FunctionArgs {
 /// The evaluation point and engine.
 #[derive(Debug, Args)]
 pub struct PointArgs {
-    /// The point x (one number per input).
+    /// The point x (one number per input). Required, except with --rows on a function without
+    /// data inputs, where every row is a whole point.
     #[arg(long, value_name = "X", allow_hyphen_values = true)]
-    pub at: String,
+    pub at: Option<String>,
     /// Which evaluator runs the program.
     #[arg(long, value_parser = engine_parser(), default_value = "jit")]
     pub engine: adjit::Engine,
+}
+
+impl PointArgs {
+    /// `--at`, which every command needs except a `--rows` run whose rows are whole points.
+    pub fn at(&self) -> Result<&str, crate::CliError> {
+        self.at
+            .as_deref()
+            .ok_or_else(|| crate::CliError::Usage("--at is required (the point x)".into()))
+    }
 }
 
 /// Drivers over the function: map it over data rows, or iterate it as a step.
 #[derive(Debug, Args)]
 pub struct DriverArgs {
     /// Map the function over the rows of FILE (one row per line, numbers separated by commas
-    /// and/or whitespace): its `data` inputs are one row, --at gives the others (θ), and each
-    /// row gives one output row (--json: a JSON array).
-    #[arg(long, value_name = "FILE", conflicts_with = "steps")]
+    /// and/or whitespace; `-` or `@-` reads standard input, `@FILE` is FILE): its `data` inputs
+    /// are one row, --at gives the others (θ), and each row gives one output row (--json: a
+    /// JSON array). For a function without data inputs every row is a whole input point.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "steps",
+        allow_hyphen_values = true
+    )]
     pub rows: Option<std::path::PathBuf>,
     /// Iterate the function as a step N times: its outputs are the state, its first inputs
     /// the state and the rest θ (shared by every step); --at gives (s₀, θ). vjp's --strategy

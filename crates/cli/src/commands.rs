@@ -402,7 +402,7 @@ fn n_float_outputs(func: &Function) -> usize {
 
 /// `--at`, checked against the function's inputs.
 fn read_point(func: &Function, point: &PointArgs) -> Result<Vec<f64>, CliError> {
-    let x = read_vector("--at", &point.at)?;
+    let x = read_vector("--at", point.at()?)?;
     expect_inputs("--at", x.len(), func, false)?;
     crate::vectors::expect_f32_range("--at", &x, func)?;
     Ok(x)

@@ -37,8 +37,19 @@ pub fn run(
 ) -> Result<Option<String>, CliError> {
     let options = Options::on(point.engine);
     if let Some(path) = &driver.rows {
+        if let DriverMode::Vjp(_, strategy) = &mode {
+            if *strategy != Strategy::Tape {
+                return Err(CliError::input(format!(
+                    "--rows takes each row's VJP on its own, so there are no steps to \
+                     checkpoint: --strategy {strategy} applies to --steps (drop it here)"
+                )));
+            }
+        }
+        if !func.has_data_params() {
+            return whole_rows(func, path, mode, &options, json).map(Some);
+        }
         let kernel = MappedKernel::with_options(func, MapOptions::default(), &options)?;
-        let theta = read_vector("--at", &point.at)?;
+        let theta = read_vector("--at", point.at()?)?;
         let data = read_rows(path, kernel.row_len())?;
         let n = kernel.n_rows(&data)?;
         let (names, parts): (Vec<&str>, Vec<Vec<f64>>) = match mode {
@@ -71,7 +82,7 @@ pub fn run(
         _ => Strategy::Tape,
     };
     let it = IteratedStep::with_options(func, None, n_steps, strategy, &options)?;
-    let x = read_vector("--at", &point.at)?;
+    let x = read_vector("--at", point.at()?)?;
     let n = it.n_state();
     Ok(Some(match mode {
         DriverMode::Eval => {
@@ -109,7 +120,7 @@ pub fn bench(
         return Ok(None);
     }
     let options = Options::on(point.engine);
-    let x = read_vector("--at", &point.at)?;
+    let x = read_vector("--at", point.at()?)?;
     let mut rows = Vec::new();
     let row = |mode: BenchMode, strategy: Option<String>, m: BenchMeasurement| BenchRow {
         mode: mode.name().to_string(),
@@ -225,12 +236,64 @@ fn cotangent(func: &Function, w: Option<Vec<f64>>, n: usize) -> Result<Vec<f64>,
     }
 }
 
-/// The rows of `path`: one row per non-blank line, numbers separated by commas and/or
-/// whitespace (`#` comments), `row_len` numbers each; flattened row-major.
+/// `--rows` on a function without data inputs: every row is a whole input point, run through
+/// the compiled primal, JVP (the same --tangent for every row) or VJP.
+fn whole_rows(
+    func: &Function,
+    path: &Path,
+    mode: DriverMode,
+    options: &Options,
+    json: bool,
+) -> Result<String, CliError> {
+    let data = read_rows(path, func.n_params)?;
+    let n = data.len() / func.n_params.max(1);
+    let (derived, names): (adjit::Mode, Vec<&str>) = match &mode {
+        DriverMode::Eval => (adjit::Mode::Primal, vec!["outputs"]),
+        DriverMode::Jvp(_) => (adjit::Mode::Jvp, vec!["outputs", "tangents"]),
+        DriverMode::Vjp(..) => (adjit::Mode::Vjp, vec!["outputs", "gradient"]),
+    };
+    let compiled = adjit::Compiled::with_options(func, derived, options)?;
+    let seed: Vec<f64> = match mode {
+        DriverMode::Eval => Vec::new(),
+        DriverMode::Jvp(v) => v,
+        DriverMode::Vjp(w, _) => cotangent(
+            func,
+            w,
+            func.ret_types.iter().filter(|t| t.is_float()).count(),
+        )?,
+    };
+    let layout = compiled.layout();
+    let parts_len: Vec<usize> = layout.output_parts().iter().map(|&(_, l)| l).collect();
+    let mut parts: Vec<Vec<f64>> = parts_len
+        .iter()
+        .map(|&l| Vec::with_capacity(n * l))
+        .collect();
+    let mut input = vec![0.0; layout.n_inputs()];
+    let mut output = vec![0.0; layout.n_outputs()];
+    for row in data.chunks(func.n_params.max(1)) {
+        input[..row.len()].copy_from_slice(row);
+        input[row.len()..].copy_from_slice(&seed);
+        compiled.call(&input, &mut output)?;
+        let mut at = 0;
+        for (part, &len) in parts.iter_mut().zip(&parts_len) {
+            part.extend_from_slice(&output[at..at + len]);
+            at += len;
+        }
+    }
+    Ok(render_rows(&names, &parts, n, json))
+}
+
+/// The rows of `path` (`-` or `@-`: standard input; `@FILE`: FILE): one row per non-blank line,
+/// numbers separated by commas and/or whitespace (`#` comments), `row_len` numbers each;
+/// flattened row-major. A file without rows is an error.
 pub fn read_rows(path: &Path, row_len: usize) -> Result<Vec<f64>, CliError> {
     let file = path.display();
-    let bytes = std::fs::read(path)
-        .map_err(|e| CliError::input(format!("--rows {file}: cannot read: {e}")))?;
+    let spelled = path.to_string_lossy();
+    let source = match spelled.strip_prefix('@') {
+        Some(rest) => rest.to_string(),
+        None => spelled.to_string(),
+    };
+    let bytes = crate::vectors::read_bytes("--rows", &source)?;
     let text = adjit::ir::text::decode_source(&bytes).map_err(|e| {
         CliError::input(format!(
             "--rows {file}: line {}, column {}: {}",
@@ -258,6 +321,11 @@ pub fn read_rows(path: &Path, row_len: usize) -> Result<Vec<f64>, CliError> {
             )));
         }
         data.extend_from_slice(&row);
+    }
+    if data.is_empty() {
+        return Err(CliError::input(format!(
+            "--rows {file}: no rows (every line is blank or a comment)"
+        )));
     }
     Ok(data)
 }

@@ -32,6 +32,10 @@ pub enum CliError {
     /// vector files).
     #[error("{0}")]
     Input(String),
+    /// A command line clap accepted but that misses what the command needs (`--at` without
+    /// `--rows`): a usage error, exit status 2 like clap's own.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl CliError {
@@ -69,7 +73,10 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             write_err(&output::error_report(&e.to_string()));
-            ExitCode::FAILURE
+            match e {
+                CliError::Usage(_) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }

@@ -41,7 +41,7 @@ pub fn read_vector(flag: &str, arg: &str) -> Result<Vec<f64>, CliError> {
 }
 
 /// The bytes of `@path` (`-` is standard input).
-fn read_bytes(flag: &str, path: &str) -> Result<Vec<u8>, CliError> {
+pub fn read_bytes(flag: &str, path: &str) -> Result<Vec<u8>, CliError> {
     if path == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()

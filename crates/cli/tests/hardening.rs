@@ -237,3 +237,87 @@ fn extreme_counts_are_errors_with_advice() {
         );
     }
 }
+
+/// `--rows`: `@FILE`, `@-` and `-` like every vector flag; an empty file and a strategy are
+/// refused clearly; a function without data inputs takes whole input points per row.
+#[test]
+fn rows_read_like_vectors_and_refuse_what_they_cannot_do() {
+    let line = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/line.ir");
+    let rosen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/rosenbrock.ir");
+    let points = scratch("points.txt", Some("1 2\n3 5\n"));
+    let plain = adjit(&[
+        "vjp",
+        &s(&line),
+        "--at",
+        "1,1",
+        "--rows",
+        &s(&points),
+        "--json",
+    ]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    let at_file = format!("@{}", s(&points));
+    let run = adjit(&[
+        "vjp",
+        &s(&line),
+        "--at",
+        "1,1",
+        "--rows",
+        &at_file,
+        "--json",
+    ]);
+    assert_eq!(run.stdout, plain.stdout);
+    for stdin_name in ["-", "@-"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_adjit"))
+            .args([
+                "vjp",
+                &s(&line),
+                "--at",
+                "1,1",
+                "--rows",
+                stdin_name,
+                "--json",
+            ])
+            .stdin(std::fs::File::open(&points).unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            plain.stdout,
+            "{stdin_name}"
+        );
+    }
+    let empty = scratch("empty_rows.txt", Some("# nothing here\n\n"));
+    let run = adjit(&["eval", &s(&line), "--at", "1,1", "--rows", &s(&empty)]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("no rows"), "{}", run.stderr);
+    let run = adjit(&[
+        "vjp",
+        &s(&line),
+        "--at",
+        "1,1",
+        "--rows",
+        &s(&points),
+        "--strategy",
+        "checkpoint:2",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("applies to --steps"), "{}", run.stderr);
+    // Whole points: the same numbers as one call per point.
+    let run = adjit(&["vjp", &s(&rosen), "--rows", &s(&points), "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let one = adjit(&["vjp", &s(&rosen), "--at", "3,5", "--json"]);
+    assert!(
+        one.stdout.contains("\"gradient\": [4804.0, -800.0]"),
+        "{}",
+        one.stdout
+    );
+    assert!(
+        run.stdout.contains("\"gradient\": [4804.0, -800.0]"),
+        "{}",
+        run.stdout
+    );
+    // Without --rows, --at stays required.
+    let run = adjit(&["eval", &s(&rosen)]);
+    assert_eq!(run.code, 2, "a usage error");
+    assert!(run.stderr.contains("--at is required"), "{}", run.stderr);
+}
