@@ -242,10 +242,14 @@ pub(crate) fn signature_of(func: &Function) -> Function {
 /// ```
 pub struct Gradient {
     compiled: Compiled,
+    /// Outputs of the function (the float one and any `bool`s) and where the float one is.
+    n_outputs: usize,
+    value_at: usize,
 }
 
 impl Gradient {
-    /// Compile the gradient of `func`, which must have exactly one float output.
+    /// Compile the gradient of `func`, which must have exactly one float output (`bool`
+    /// outputs beside it are allowed and not returned).
     pub fn new(func: &Function) -> Result<Gradient> {
         Gradient::with_options(func, &Options::default())
     }
@@ -254,6 +258,12 @@ impl Gradient {
     pub fn with_options(func: &Function, opts: &Options) -> Result<Gradient> {
         Ok(Gradient {
             compiled: Compiled::with_options(func, Mode::Gradient, opts)?,
+            n_outputs: func.n_outputs(),
+            value_at: func
+                .ret_types
+                .iter()
+                .position(|t| t.is_float())
+                .unwrap_or(0),
         })
     }
 
@@ -261,18 +271,33 @@ impl Gradient {
     /// allocate after the first call on a thread.
     pub fn call(&self, x: &[f64], grad: &mut [f64]) -> Result<f64> {
         let c = &self.compiled;
+        let m = self.n_outputs;
         // The outputs are (y, x̄): small gradients use a stack buffer, others the scratch.
         const STACK: usize = 16;
-        if c.n_out <= STACK && x.len() == c.n_in && grad.len() + 1 == c.n_out {
+        if c.n_out <= STACK && x.len() == c.n_in && grad.len() + m == c.n_out {
             check_bools(&c.func, &c.bools, x)?;
             let mut out = [0.0; STACK];
             c.runner.run(x, &mut out[..c.n_out])?;
-            grad.copy_from_slice(&out[1..c.n_out]);
-            return Ok(out[0]);
+            grad.copy_from_slice(&out[m..c.n_out]);
+            return Ok(out[self.value_at]);
         }
-        let mut y = [0.0];
-        c.call_parts(&[x], &mut [&mut y, grad])?;
-        Ok(y[0])
+        let mut y = [0.0; STACK];
+        let y = y.get_mut(..m).ok_or_else(|| self.too_many_outputs())?;
+        c.call_parts(&[x], &mut [y, grad])?;
+        Ok(y[self.value_at])
+    }
+
+    /// More than 15 `bool` outputs beside the float one: not a gradient anyone asks for.
+    #[cold]
+    fn too_many_outputs(&self) -> Error {
+        Error::Driver {
+            func: self.compiled.func.name.clone(),
+            message: format!(
+                "a gradient returns the value and x̄; {} outputs are more than this object \
+                 supports (16)",
+                self.n_outputs
+            ),
+        }
     }
 
     /// The compiled program `(x) -> (y, ∇y)`.

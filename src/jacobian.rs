@@ -315,6 +315,8 @@ pub struct Hessian {
     /// triangle's nonzeros, for each entry of `pattern` the lower entry it mirrors, and the
     /// number of lower entries.
     sparse: Option<(Runner, Vec<usize>, usize)>,
+    /// Which output is the float one (`bool` outputs may sit beside it).
+    value_at: usize,
 }
 
 impl Hessian {
@@ -327,8 +329,13 @@ impl Hessian {
     pub fn with_options(func: &Function, opts: &Options) -> Result<Hessian> {
         // The function must verify and have one float output; the message names the Hessian.
         adjit_ir::verify(func)?;
+        let value_at = func
+            .ret_types
+            .iter()
+            .position(|t| t.is_float())
+            .unwrap_or(0);
         let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-        if float_outputs != 1 || func.ret_types.len() != 1 {
+        if float_outputs != 1 {
             return Err(crate::Error::Diff(adjit_diff::DiffError::NotScalar {
                 func: func.name.clone(),
                 float_outputs,
@@ -362,6 +369,7 @@ impl Hessian {
                     plan.pattern.nnz(),
                 )),
                 pattern,
+                value_at,
             });
         }
         let derived = derive(func, Mode::Hvp)?;
@@ -374,6 +382,7 @@ impl Hessian {
             pattern,
             runner: Runner::new(&derived.func, opts)?,
             sparse: None,
+            value_at,
         })
     }
 
@@ -399,7 +408,7 @@ impl Hessian {
                 grad.copy_from_slice(&gradient_out[program.output(Part::Gradient)]);
                 sparse.run(x, values)?;
                 scatter(&self.pattern, values, Some(mirror), hess);
-                Ok(gradient_out[program.output(Part::Outputs).start])
+                Ok(gradient_out[program.output(Part::Outputs).start + self.value_at])
             });
         }
         with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
@@ -418,7 +427,7 @@ impl Hessian {
             }
             grad.copy_from_slice(&output[program.output(Part::Gradient)]);
             zero_outside(&self.pattern, hess);
-            Ok(output[program.output(Part::Outputs).start])
+            Ok(output[program.output(Part::Outputs).start + self.value_at])
         })
     }
 

@@ -185,3 +185,22 @@ fn data_inputs_and_f32_programs() {
     assert_eq!(a[0], f64::from(0.5f32.cos() * 2.0));
     assert_eq!(jit.pattern().row(1), &[1]);
 }
+
+#[test]
+fn gradient_and_hessian_of_a_function_with_a_bool_output() {
+    let mut b = adjit::Builder::new("f");
+    let x = b.param(Type::F64, "x");
+    let y = b.param(Type::F64, "y");
+    let c = b.fcmp(adjit::ir::CmpPred::Gt, x, y);
+    let p = b.mul(x, y);
+    let q = b.mul(p, x);
+    let f = b.finish(&[c, q]);
+    let grad = adjit::Gradient::new(&f).unwrap();
+    let mut g = [0.0; 2];
+    assert_eq!(grad.call(&[2.0, 3.0], &mut g).unwrap(), 12.0);
+    assert_eq!(g, [12.0, 4.0]);
+    let hess = Hessian::new(&f).unwrap();
+    let (mut g, mut h) = ([0.0; 2], [0.0; 4]);
+    assert_eq!(hess.call(&[2.0, 3.0], &mut g, &mut h).unwrap(), 12.0);
+    assert_eq!(h, [6.0, 4.0, 4.0, 0.0]);
+}

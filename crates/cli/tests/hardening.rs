@@ -321,3 +321,35 @@ fn rows_read_like_vectors_and_refuse_what_they_cannot_do() {
     assert_eq!(run.code, 2, "a usage error");
     assert!(run.stderr.contains("--at is required"), "{}", run.stderr);
 }
+
+/// One float output beside a `bool` output has a gradient, an HVP and a Hessian; errors name
+/// the command they come from.
+#[test]
+fn a_bool_output_beside_the_float_one_is_fine() {
+    let file = scratch(
+        "float_and_bool.ir",
+        Some(
+            "func @f(%x: f64, %y: f64) -> (bool, f64) {\n    %p = mul %x, %y\n    \
+             %q = mul %p, %x\n    %c = fcmp.gt %x, %y\n    ret %c, %q\n}\n",
+        ),
+    );
+    let run = adjit(&["hessian", &s(&file), "--at", "2,3", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("\"hessian\": [[6.0, 4.0], [4.0, 0.0]]"),
+        "{}",
+        run.stdout
+    );
+    let run = adjit(&["hvp", &s(&file), "--at", "2,3", "--vector", "1,0", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("\"hvp\": [6.0, 4.0]"), "{}", run.stdout);
+    let run = adjit(&["hessian", &s(&file), "--at", "2,3", "--sparse", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let polar = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/polar.ir");
+    let run = adjit(&["hessian", &s(&polar), "--at", "1,2"]);
+    assert!(
+        run.stderr.contains("a Hessian needs") && !run.stderr.contains("hvp"),
+        "{}",
+        run.stderr
+    );
+}

@@ -120,7 +120,7 @@ impl FromStr for Mode {
 /// Why a mode cannot be derived from a function.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DeriveError {
-    /// The gradient and the HVP need exactly one float output.
+    /// The gradient and the HVP need exactly one float output (`bool` outputs may sit beside it).
     #[error("{mode} needs a function with one float output; @{func} returns ({outputs})")]
     NotScalar {
         mode: Mode,
@@ -190,8 +190,9 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
     })
 }
 
+/// Exactly one float output (any `bool` outputs beside it are returned, not differentiated).
 fn scalar_output(func: &Function, mode: Mode) -> Result<(), DeriveError> {
-    if func.ret_types.len() == 1 && func.ret_types[0].is_float() {
+    if func.ret_types.iter().filter(|t| t.is_float()).count() == 1 {
         return Ok(());
     }
     Err(DeriveError::NotScalar {
