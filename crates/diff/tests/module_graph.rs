@@ -38,8 +38,49 @@ fn modules(dir: &Path, prefix: &str, out: &mut BTreeMap<String, String>) {
     }
 }
 
+/// Items that a folder's `mod.rs` re-exports (`pub use file::{a, b};`), as `folder::item` →
+/// `folder::file`, so that `super::item` in a sibling counts as an edge to the file defining it.
+fn reexports(dir: &Path, prefix: &str, out: &mut BTreeMap<String, String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let folder = if prefix.is_empty() {
+                name.to_string()
+            } else {
+                format!("{prefix}::{name}")
+            };
+            if let Ok(text) = std::fs::read_to_string(path.join("mod.rs")) {
+                for line in text.lines().map(str::trim) {
+                    let Some(rest) = line.strip_prefix("pub use ") else {
+                        continue;
+                    };
+                    let Some((file, items)) = rest.split_once("::") else {
+                        continue;
+                    };
+                    let items = items
+                        .trim_end_matches(';')
+                        .trim_matches(|c| c == '{' || c == '}');
+                    for item in items.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+                        out.insert(format!("{folder}::{item}"), format!("{folder}::{file}"));
+                    }
+                }
+            }
+            reexports(&path, &folder, out);
+        }
+    }
+}
+
 /// The sibling and crate modules a file refers to.
-fn references(module: &str, text: &str, all: &BTreeMap<String, String>) -> BTreeSet<String> {
+fn references(
+    module: &str,
+    text: &str,
+    all: &BTreeMap<String, String>,
+    reexports: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
     let parent = module.rsplit_once("::").map_or("", |(p, _)| p);
     let mut out = BTreeSet::new();
     let ident = |s: &str| -> String {
@@ -53,14 +94,33 @@ fn references(module: &str, text: &str, all: &BTreeMap<String, String>) -> BTree
             continue;
         }
         for (i, _) in line.match_indices("super::") {
-            let name = ident(&line[i + 7..]);
-            let target = if parent.is_empty() {
-                name
-            } else {
-                format!("{parent}::{name}")
+            let rest = &line[i + 7..];
+            // `super::name` or a group `super::{a, b}`.
+            let names: Vec<String> = match rest.strip_prefix('{') {
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .map(|n| ident(n.trim()))
+                    .collect(),
+                None => vec![ident(rest)],
             };
-            if all.contains_key(&target) && target != module {
-                out.insert(target);
+            for name in names {
+                let target = if parent.is_empty() {
+                    name
+                } else {
+                    format!("{parent}::{name}")
+                };
+                // A file, or an item its folder's `mod.rs` re-exports from a file.
+                let file = if all.contains_key(&target) {
+                    Some(target)
+                } else {
+                    reexports.get(&target).cloned()
+                };
+                if let Some(file) = file.filter(|f| f != module) {
+                    out.insert(file);
+                }
             }
         }
         for (i, _) in line.match_indices("crate::") {
@@ -91,9 +151,20 @@ fn diff_modules_form_a_dag() {
         &mut all,
     );
     assert!(all.contains_key("inverse::lumps"), "the walk found {all:?}");
+    let mut reexported = BTreeMap::new();
+    reexports(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        "",
+        &mut reexported,
+    );
+    assert_eq!(
+        reexported.get("inverse::greedy_order").map(String::as_str),
+        Some("inverse::order"),
+        "re-exports are resolved to their files"
+    );
     let graph: BTreeMap<&String, BTreeSet<String>> = all
         .iter()
-        .map(|(m, text)| (m, references(m, text, &all)))
+        .map(|(m, text)| (m, references(m, text, &all, &reexported)))
         .collect();
     // Depth-first search for a back edge; report the cycle.
     #[derive(Clone, Copy, PartialEq)]

@@ -10,16 +10,9 @@
 
 use adjit_ir::{Function, Value};
 
+use super::active::active_flags;
 use super::{label, order, InverseError};
 use crate::rules::derivative_operands;
-
-/// Which values are active (see [`crate::activity()`]), indexed by value.
-pub(crate) fn active_flags(func: &Function) -> Vec<bool> {
-    let act = crate::activity(func);
-    (0..func.n_values())
-        .map(|i| act.is_active(Value::new(i)))
-        .collect()
-}
 
 /// One lump: the active instructions between two consecutive cuts of width `n`.
 #[derive(Clone, Debug, PartialEq)]

@@ -24,6 +24,7 @@
 //! have the types of the corresponding program inputs and outputs.
 
 // Analysis: which values are active, the order, the cuts, the lumps and their block structure.
+mod active;
 mod blocks;
 mod lumps;
 mod order;

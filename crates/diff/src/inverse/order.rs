@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use adjit_ir::{Function, Value};
 
-use super::lumps::active_flags;
+use super::active::active_flags;
 use crate::rules::derivative_operands;
 
 /// A topological order of all instructions of `func` (parameters excluded), chosen greedily to

@@ -13,8 +13,9 @@ use adjit_ir::{Function, InstData, Operand, Value, ValueDef};
 
 use super::InverseError;
 
+use super::active::active_flags;
 use super::blocks;
-use super::lumps::{active_flags, analyze};
+use super::lumps::analyze;
 use super::InverseOptions;
 
 fn escape(s: &str) -> String {
