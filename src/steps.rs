@@ -30,7 +30,7 @@
 //! every ⌈√N⌉-th state and then the states of one segment at a time (about one extra forward
 //! pass, 2√N states).
 
-use adjit_diff::checkpoint::revolve::{min_advances, Action};
+use adjit_diff::checkpoint::revolve::{self, min_advances, Action};
 use adjit_diff::checkpoint::CheckpointError;
 use adjit_diff::layout::{Kind, Layout};
 use adjit_diff::Mode;
@@ -457,7 +457,7 @@ impl IteratedStep {
         };
         match self.schedule {
             Schedule::Revolve { snapshots } => {
-                revolve_actions(self.n_steps, snapshots, &mut on_action)?
+                revolve::stream(self.n_steps, snapshots, &mut on_action)?
             }
             Schedule::Uniform { segment } => {
                 uniform_actions(self.n_steps, segment, &mut on_action)?
@@ -474,7 +474,7 @@ impl IteratedStep {
         let mut on_action = |a: Action| sweep.act(a, w, y);
         match self.schedule {
             Schedule::Revolve { snapshots } => {
-                revolve_actions(self.n_steps, snapshots, &mut on_action)?
+                revolve::stream(self.n_steps, snapshots, &mut on_action)?
             }
             Schedule::Uniform { segment } => {
                 uniform_actions(self.n_steps, segment, &mut on_action)?
@@ -780,169 +780,14 @@ fn uniform_actions(
     f(Action::Terminate)
 }
 
-/// Revolve's actions for `l` steps and `s` snapshots, the same list as
-/// [`adjit_diff::checkpoint::revolve::schedule`] (tested), handed to `f` one by one instead of
-/// collected: for 10⁶ steps the list would take ~90 MB and its split search seconds. The split
-/// point minimises the convex i + t(i, s) + t(n − i, s − 1), so the largest minimiser is found
-/// by bisection on its slope instead of a scan.
-fn revolve_actions(l: usize, s: usize, f: &mut impl FnMut(Action) -> Result<()>) -> Result<()> {
-    f(Action::Takeshot { state: 0, slot: 0 })?;
-    // `revolve::reverse_chain`'s recursion with an explicit stack: with many snapshots it
-    // nests about as deep as there are snapshots, too deep for a thread's stack.
-    let mut tasks = vec![Task::Chain {
-        start: 0,
-        n: l,
-        s: s.min(l).max(1),
-        slot: 0,
-        last: true,
-    }];
-    while let Some(task) = tasks.pop() {
-        let (start, n, s, slot, last) = match task {
-            Task::Emit(action) => {
-                f(action)?;
-                continue;
-            }
-            Task::Chain {
-                start,
-                n,
-                s,
-                slot,
-                last,
-            } => (start, n, s, slot, last),
-        };
-        let turn = |stage: usize| {
-            if last && stage == start + n - 1 {
-                Action::Firsturn { stage }
-            } else {
-                Action::Youturn { stage }
-            }
-        };
-        if n == 1 {
-            f(turn(start))?;
-        } else if s >= n {
-            // A slot for every state: the recursion splits off one step at a time.
-            for k in 1..n {
-                f(Action::Advance {
-                    from: start + k - 1,
-                    to: start + k,
-                })?;
-                f(Action::Takeshot {
-                    state: start + k,
-                    slot: slot + k,
-                })?;
-            }
-            f(turn(start + n - 1))?;
-            for k in (0..n - 1).rev() {
-                f(Action::Restore {
-                    state: start + k,
-                    slot: slot + k,
-                })?;
-                f(turn(start + k))?;
-            }
-        } else if s == 1 {
-            // One slot: re-advance from `start` to every step in turn, last first.
-            for k in (0..n).rev() {
-                if k + 1 < n {
-                    f(Action::Restore { state: start, slot })?;
-                }
-                if k > 0 {
-                    f(Action::Advance {
-                        from: start,
-                        to: start + k,
-                    })?;
-                }
-                f(turn(start + k))?;
-            }
-        } else {
-            let split = best_split(n, s);
-            f(Action::Advance {
-                from: start,
-                to: start + split,
-            })?;
-            f(Action::Takeshot {
-                state: start + split,
-                slot: slot + 1,
-            })?;
-            // Reverse the tail with one slot fewer, restore, reverse the head: pushed last
-            // to first.
-            tasks.push(Task::Chain {
-                start,
-                n: split,
-                s,
-                slot,
-                last: false,
-            });
-            tasks.push(Task::Emit(Action::Restore { state: start, slot }));
-            tasks.push(Task::Chain {
-                start: start + split,
-                n: n - split,
-                s: s - 1,
-                slot: slot + 1,
-                last,
-            });
-        }
-    }
-    f(Action::Terminate)
-}
-
-/// Pending work of [`revolve_actions`]: reverse a chain (as `revolve::reverse_chain`'s
-/// arguments) or hand over one action.
-enum Task {
-    Chain {
-        start: usize,
-        n: usize,
-        s: usize,
-        slot: usize,
-        last: bool,
-    },
-    Emit(Action),
-}
-
-/// The largest i in 1..n minimising i + t(i, s) + t(n − i, s − 1) (s ≥ 2). The cost is convex
-/// in i (t is convex in the step count), so its slope changes sign once.
-fn best_split(n: usize, s: usize) -> usize {
-    if s >= n {
-        return 1;
-    }
-    let cost = |i: usize| i as u64 + min_advances(i, s) + min_advances(n - i, s - 1);
-    // Largest i with i == 1 or cost(i) ≤ cost(i − 1): true up to the answer, false after.
-    let (mut lo, mut hi) = (1, n - 1);
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if cost(mid) <= cost(mid - 1) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    lo
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use adjit_diff::checkpoint::revolve::schedule;
     use adjit_ir::trace::{trace_multi, Var};
     use adjit_ir::Type;
 
     fn bits(xs: &[f64]) -> Vec<u64> {
         xs.iter().map(|x| x.to_bits()).collect()
-    }
-
-    #[test]
-    fn streamed_revolve_is_the_library_schedule() {
-        for l in 1..=120 {
-            for s in 1..=10 {
-                let expected = schedule(l, s).unwrap();
-                let mut got = Vec::new();
-                revolve_actions(l, s, &mut |a| {
-                    got.push(a);
-                    Ok(())
-                })
-                .unwrap();
-                assert_eq!(got, expected, "l = {l}, s = {s}");
-            }
-        }
     }
 
     /// A pendulum-like step with θ = (a, b) used several times per step and a data step size.
@@ -1152,19 +997,5 @@ mod tests {
             err.to_string().contains("takes the step's parameters"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn best_split_is_the_largest_minimiser() {
-        for n in 2..300 {
-            for s in 2..12 {
-                let scan = (1..n)
-                    .rev()
-                    .min_by_key(|&i| i as u64 + min_advances(i, s) + min_advances(n - i, s - 1))
-                    .unwrap_or(1);
-                let expected = if s >= n { 1 } else { scan };
-                assert_eq!(best_split(n, s), expected, "n = {n}, s = {s}");
-            }
-        }
     }
 }

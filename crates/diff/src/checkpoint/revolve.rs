@@ -109,72 +109,150 @@ pub fn schedule(l: usize, s: usize) -> Result<Vec<Action>, RevolveError> {
     if s == 0 {
         return Err(RevolveError::NoSnapshots);
     }
-    let mut actions = vec![Action::Takeshot { state: 0, slot: 0 }];
-    reverse_chain(0, l, s.min(l), 0, true, &mut actions);
-    actions.push(Action::Terminate);
+    let mut actions = Vec::new();
+    stream(l, s, &mut |a| {
+        actions.push(a);
+        Ok::<(), RevolveError>(())
+    })?;
     Ok(actions)
 }
 
-/// Appends the actions reversing stages `start..start + n`. The current state is `start`,
-/// stored in `slot`; slots `slot..slot + s` may be used. `last` says whether stage
-/// `start + n − 1` is the chain's last stage (its turn is a `firsturn`).
-fn reverse_chain(start: usize, n: usize, s: usize, slot: usize, last: bool, out: &mut Vec<Action>) {
-    let turn = |stage: usize, out: &mut Vec<Action>| {
-        out.push(if last && stage == start + n - 1 {
-            Action::Firsturn { stage }
-        } else {
-            Action::Youturn { stage }
-        })
-    };
-    if n == 1 {
-        turn(start, out);
-        return;
-    }
-    if s == 1 {
-        // One slot: re-advance from `start` to every stage in turn, last first.
-        for k in (0..n).rev() {
-            if k + 1 < n {
-                out.push(Action::Restore { state: start, slot });
+/// Revolve's actions for `l` stages and `s` snapshots (`l, s ≥ 1`), handed to `f` one by one
+/// instead of collected ([`schedule`] collects them): for 10⁶ steps the list would take ~90 MB.
+/// The split point minimises the convex i + t(i, s) + t(n − i, s − 1), so the largest
+/// minimiser is found by bisection on its slope instead of a scan. The first error of `f`
+/// stops the stream and is returned.
+pub fn stream<E>(l: usize, s: usize, f: &mut impl FnMut(Action) -> Result<(), E>) -> Result<(), E> {
+    f(Action::Takeshot { state: 0, slot: 0 })?;
+    // The reversal recursion with an explicit stack: with many snapshots it
+    // nests about as deep as there are snapshots, too deep for a thread's stack.
+    let mut tasks = vec![Task::Chain {
+        start: 0,
+        n: l,
+        s: s.min(l).max(1),
+        slot: 0,
+        last: true,
+    }];
+    while let Some(task) = tasks.pop() {
+        let (start, n, s, slot, last) = match task {
+            Task::Emit(action) => {
+                f(action)?;
+                continue;
             }
-            if k > 0 {
-                out.push(Action::Advance {
-                    from: start,
+            Task::Chain {
+                start,
+                n,
+                s,
+                slot,
+                last,
+            } => (start, n, s, slot, last),
+        };
+        let turn = |stage: usize| {
+            if last && stage == start + n - 1 {
+                Action::Firsturn { stage }
+            } else {
+                Action::Youturn { stage }
+            }
+        };
+        if n == 1 {
+            f(turn(start))?;
+        } else if s >= n {
+            // A slot for every state: the recursion splits off one step at a time.
+            for k in 1..n {
+                f(Action::Advance {
+                    from: start + k - 1,
                     to: start + k,
-                });
+                })?;
+                f(Action::Takeshot {
+                    state: start + k,
+                    slot: slot + k,
+                })?;
             }
-            turn(start + k, out);
+            f(turn(start + n - 1))?;
+            for k in (0..n - 1).rev() {
+                f(Action::Restore {
+                    state: start + k,
+                    slot: slot + k,
+                })?;
+                f(turn(start + k))?;
+            }
+        } else if s == 1 {
+            // One slot: re-advance from `start` to every step in turn, last first.
+            for k in (0..n).rev() {
+                if k + 1 < n {
+                    f(Action::Restore { state: start, slot })?;
+                }
+                if k > 0 {
+                    f(Action::Advance {
+                        from: start,
+                        to: start + k,
+                    })?;
+                }
+                f(turn(start + k))?;
+            }
+        } else {
+            let split = best_split(n, s);
+            f(Action::Advance {
+                from: start,
+                to: start + split,
+            })?;
+            f(Action::Takeshot {
+                state: start + split,
+                slot: slot + 1,
+            })?;
+            // Reverse the tail with one slot fewer, restore, reverse the head: pushed last
+            // to first.
+            tasks.push(Task::Chain {
+                start,
+                n: split,
+                s,
+                slot,
+                last: false,
+            });
+            tasks.push(Task::Emit(Action::Restore { state: start, slot }));
+            tasks.push(Task::Chain {
+                start: start + split,
+                n: n - split,
+                s: s - 1,
+                slot: slot + 1,
+                last,
+            });
         }
-        return;
     }
-    let split = best_split(n, s);
-    out.push(Action::Advance {
-        from: start,
-        to: start + split,
-    });
-    out.push(Action::Takeshot {
-        state: start + split,
-        slot: slot + 1,
-    });
-    reverse_chain(start + split, n - split, s - 1, slot + 1, last, out);
-    out.push(Action::Restore { state: start, slot });
-    reverse_chain(start, split, s, slot, false, out);
+    f(Action::Terminate)
 }
 
-/// The split point i (1 ≤ i < n) minimising i + t(i, s) + t(n − i, s − 1); ties go to the
-/// largest i.
+/// Pending work of [`stream`]: reverse a chain (as `revolve::reverse_chain`'s
+/// arguments) or hand over one action.
+enum Task {
+    Chain {
+        start: usize,
+        n: usize,
+        s: usize,
+        slot: usize,
+        last: bool,
+    },
+    Emit(Action),
+}
+
+/// The largest i in 1..n minimising i + t(i, s) + t(n − i, s − 1) (s ≥ 2). The cost is convex
+/// in i (t is convex in the step count), so its slope changes sign once.
 fn best_split(n: usize, s: usize) -> usize {
     if s >= n {
-        // Enough slots to store every state: advance one stage at a time.
         return 1;
     }
-    let mut best = (u64::MAX, 1);
-    for i in 1..n {
-        let cost = i as u64 + min_advances(i, s) + min_advances(n - i, s - 1);
-        if cost <= best.0 {
-            best = (cost, i);
+    let cost = |i: usize| i as u64 + min_advances(i, s) + min_advances(n - i, s - 1);
+    // Largest i with i == 1 or cost(i) ≤ cost(i − 1): true up to the answer, false after.
+    let (mut lo, mut hi) = (1, n - 1);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if cost(mid) <= cost(mid - 1) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
         }
     }
-    best.1
+    lo
 }
 
 /// Number of stage advances (forward re-runs without taping) in an action list.
@@ -191,6 +269,85 @@ pub fn count_advances(actions: &[Action]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reversal recursion as written in the literature (Griewank & Walther), with the
+    /// split found by a scan: the oracle the streamed schedule is checked against.
+    fn oracle(l: usize, s: usize) -> Vec<Action> {
+        fn chain(start: usize, n: usize, s: usize, slot: usize, last: bool, out: &mut Vec<Action>) {
+            let turn = |stage: usize, out: &mut Vec<Action>| {
+                out.push(if last && stage == start + n - 1 {
+                    Action::Firsturn { stage }
+                } else {
+                    Action::Youturn { stage }
+                })
+            };
+            if n == 1 {
+                turn(start, out);
+                return;
+            }
+            if s == 1 {
+                for k in (0..n).rev() {
+                    if k + 1 < n {
+                        out.push(Action::Restore { state: start, slot });
+                    }
+                    if k > 0 {
+                        out.push(Action::Advance {
+                            from: start,
+                            to: start + k,
+                        });
+                    }
+                    turn(start + k, out);
+                }
+                return;
+            }
+            let split = if s >= n {
+                1
+            } else {
+                (1..n)
+                    .rev()
+                    .min_by_key(|&i| i as u64 + min_advances(i, s) + min_advances(n - i, s - 1))
+                    .unwrap_or(1)
+            };
+            out.push(Action::Advance {
+                from: start,
+                to: start + split,
+            });
+            out.push(Action::Takeshot {
+                state: start + split,
+                slot: slot + 1,
+            });
+            chain(start + split, n - split, s - 1, slot + 1, last, out);
+            out.push(Action::Restore { state: start, slot });
+            chain(start, split, s, slot, false, out);
+        }
+        let mut out = vec![Action::Takeshot { state: 0, slot: 0 }];
+        chain(0, l, s.min(l), 0, true, &mut out);
+        out.push(Action::Terminate);
+        out
+    }
+
+    #[test]
+    fn the_stream_is_the_recursion() {
+        for l in 1..=120 {
+            for s in 1..=10 {
+                assert_eq!(schedule(l, s).unwrap(), oracle(l, s), "l = {l}, s = {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn best_split_is_the_largest_minimiser() {
+        for n in 2..300 {
+            for s in 2..12 {
+                let scan = (1..n)
+                    .rev()
+                    .min_by_key(|&i| i as u64 + min_advances(i, s) + min_advances(n - i, s - 1))
+                    .unwrap_or(1);
+                let expected = if s >= n { 1 } else { scan };
+                assert_eq!(best_split(n, s), expected, "n = {n}, s = {s}");
+            }
+        }
+    }
 
     /// p(n, s) by its recursion, memoised; `table[n][s]`.
     fn recursion_table(max_n: usize, max_s: usize) -> Vec<Vec<u64>> {
