@@ -222,9 +222,8 @@ def c_loop_ns(src, name, n, tmp):
     return float(subprocess.run([exe], check=True, capture_output=True, text=True).stdout)
 
 
-def bench_casadi(files):
-    import casadi as ca
-    import ctypes
+def casadi_lib(ca):
+    """The operations of the IR as CasADi SX functions (for `evaluate`)."""
 
     class CasadiLib:
         neg = staticmethod(lambda x: -x)
@@ -236,6 +235,14 @@ def bench_casadi(files):
         pow, atan2, fmin, fmax = ca.power, ca.atan2, ca.fmin, ca.fmax
         eq, ne, lt, le, gt, ge = ca.eq, ca.ne, ca.lt, ca.le, ca.gt, ca.ge
         select = staticmethod(ca.if_else)
+
+    return CasadiLib
+
+
+def bench_casadi(files):
+    import casadi as ca
+
+    CasadiLib = casadi_lib(ca)
 
     tmp = tempfile.mkdtemp(prefix="adjit_casadi_")
     for f in files:
