@@ -293,6 +293,42 @@ impl IteratedStep {
         self.n_steps
     }
 
+    /// Every state of the run, like `scan`'s `ys`: `states` receives s₁ … s_N (N × n_state
+    /// numbers, row-major) for `x = (s₀, θ)`. Its length is checked before anything runs.
+    ///
+    /// ```
+    /// use adjit::steps::IteratedStep;
+    /// use adjit::{Strategy, Type};
+    /// let step = adjit::trace_multi("half", &[Type::F64; 1], |x| vec![x[0] * 0.5]);
+    /// let it = IteratedStep::new(&step, 3, Strategy::Tape).unwrap();
+    /// let mut states = [0.0; 3];
+    /// it.trajectory(&[8.0], &mut states).unwrap();
+    /// assert_eq!(states, [4.0, 2.0, 1.0]);
+    /// ```
+    pub fn trajectory(&self, x: &[f64], states: &mut [f64]) -> Result<()> {
+        let n = self.n_state;
+        let expected = self.n_steps.checked_mul(n);
+        if x.len() != self.sig.n_params || expected != Some(states.len()) {
+            return Err(Error::Driver {
+                func: self.sig.name.clone(),
+                message: format!(
+                    "a trajectory takes x = (s₀, θ) ({} numbers, got {}) and writes N × state \
+                     = {} × {n} numbers (got {})",
+                    self.sig.n_params,
+                    x.len(),
+                    self.n_steps,
+                    states.len()
+                ),
+            });
+        }
+        let mut input = x.to_vec();
+        for row in states.chunks_exact_mut(n.max(1)) {
+            self.step.run(&input, row)?;
+            input[..n].copy_from_slice(row);
+        }
+        Ok(())
+    }
+
     /// The layout of F's VJP: `(x, ȳ) -> (y, x̄)` with `x = (s₀, θ)` and `x̄ = (s̄₀, θ̄)`.
     pub fn layout(&self) -> &Layout {
         &self.layouts[2]
@@ -487,6 +523,194 @@ impl IteratedStep {
 
 /// `func` with its differentiated θ parameters (positions `theta_at`) appended to its
 /// returns, so that a VJP takes θ's running adjoint as their cotangent.
+/// A loss summed over the states of a run, L = Σ_{k=1..N} ℓ(s_k, θ), with its gradient by
+/// Revolve over the steps. The running sum is carried as one more state entry: the step
+/// becomes `(s, acc, θ) ↦ (step(s, θ), acc + ℓ(step(s, θ), θ))` and L is the final `acc`, so
+/// every strategy applies unchanged and `checkpoint:S` still holds S states.
+///
+/// ```
+/// use adjit::steps::SummedLoss;
+/// use adjit::{Strategy, Type};
+/// // s ← 0.5·s + θ; ℓ(s, θ) = s². From s₀ = 1, θ = 0: L = 1/4 + 1/16 + 1/64.
+/// let step = adjit::trace_multi("affine", &[Type::F64; 2], |x| vec![x[0] * 0.5 + x[1]]);
+/// let loss = adjit::trace_multi("square", &[Type::F64; 2], |x| vec![x[0] * x[0]]);
+/// let sum = SummedLoss::new(&step, &loss, 3, Strategy::Checkpoint { snapshots: 1 }).unwrap();
+/// let mut grad = [0.0; 2]; // ∂L/∂s₀, ∂L/∂θ
+/// let l = sum.gradient(&[1.0, 0.0], &mut grad).unwrap();
+/// assert_eq!(l, 0.25 + 0.0625 + 0.015625);
+/// // ∂L/∂s₀ = s₁ + s₂/2 + s₃/4, ∂L/∂θ = 2s₁ + 3s₂ + 3.5s₃.
+/// assert_eq!(grad, [0.5 + 0.125 + 0.03125, 1.0 + 0.75 + 0.4375]);
+/// # Ok::<(), adjit::Error>(())
+/// ```
+pub struct SummedLoss {
+    it: IteratedStep,
+    n_state: usize,
+}
+
+impl SummedLoss {
+    /// `n_steps` steps of `step` and `loss` (the step's parameters, one float output) summed
+    /// over the states after each step, under `strategy`, as native code.
+    pub fn new(
+        step: &Function,
+        loss: &Function,
+        n_steps: usize,
+        strategy: Strategy,
+    ) -> Result<SummedLoss> {
+        SummedLoss::with_options(step, loss, n_steps, strategy, &Options::default())
+    }
+
+    /// [`SummedLoss::new`] on the engine and with the code-generation options of `opts`.
+    pub fn with_options(
+        step: &Function,
+        loss: &Function,
+        n_steps: usize,
+        strategy: Strategy,
+        opts: &Options,
+    ) -> Result<SummedLoss> {
+        adjit_ir::verify(step)?;
+        adjit_ir::verify(loss)?;
+        let n_state = step.n_outputs();
+        let same = loss.n_params == step.n_params
+            && step
+                .params()
+                .all(|p| loss.ty(p) == step.ty(p) && loss.is_data(p) == step.is_data(p));
+        let float_out = loss.ret_types.iter().filter(|t| t.is_float()).count();
+        if !same || float_out != 1 || loss.ret_types.len() != 1 {
+            return Err(Error::Driver {
+                func: loss.name.clone(),
+                message: format!(
+                    "a summed loss takes the step's parameters (state, then θ, with their types \
+                     and kinds), like @{}, and returns one float",
+                    step.name
+                ),
+            });
+        }
+        if n_state == 0 || step.n_params < n_state {
+            return Err(Error::Driver {
+                func: step.name.clone(),
+                message: "a step returns the state and takes it first".into(),
+            });
+        }
+        let (augmented, total) = running_sum(step, loss, n_state);
+        let it = IteratedStep::with_options(&augmented, Some(&total), n_steps, strategy, opts)?;
+        Ok(SummedLoss { it, n_state })
+    }
+
+    /// `(s₀, 0, θ)`: the augmented state starts its sum at 0.
+    fn augmented_x(&self, x: &[f64]) -> Result<Vec<f64>> {
+        let n = self.n_state;
+        let expected = self.it.sig.n_params - 1;
+        if x.len() != expected {
+            return Err(Error::Driver {
+                func: self.it.sig.name.clone(),
+                message: format!("x = (s₀, θ) has {expected} numbers, got {}", x.len()),
+            });
+        }
+        let mut xa = Vec::with_capacity(x.len() + 1);
+        xa.extend_from_slice(&x[..n]);
+        xa.push(0.0);
+        xa.extend_from_slice(&x[n..]);
+        Ok(xa)
+    }
+
+    /// L = Σ ℓ(s_k, θ) at `x = (s₀, θ)`.
+    pub fn eval(&self, x: &[f64]) -> Result<f64> {
+        let mut y = [0.0];
+        self.it.eval(&self.augmented_x(x)?, &mut y)?;
+        Ok(y[0])
+    }
+
+    /// L and its gradient `grad = (s̄₀, θ̄)` (one entry per differentiated input of the step).
+    pub fn gradient(&self, x: &[f64], grad: &mut [f64]) -> Result<f64> {
+        let n = self.n_state;
+        let xa = self.augmented_x(x)?;
+        let mut full = vec![0.0; grad.len() + 1];
+        let mut y = [0.0];
+        self.it.vjp(&xa, &[1.0], &mut y, &mut full)?;
+        grad[..n].copy_from_slice(&full[..n]);
+        grad[n..].copy_from_slice(&full[n + 1..]);
+        Ok(y[0])
+    }
+
+    /// The run's statistics (snapshots, re-advanced steps, peak bytes).
+    pub fn stats(&self) -> StepStats {
+        self.it.stats()
+    }
+}
+
+/// The step with a running sum, `(s, acc, θ) ↦ (step(s, θ), acc + ℓ(step(s, θ), θ))`, and the
+/// objective `(s, acc, θ) ↦ acc`.
+fn running_sum(step: &Function, loss: &Function, n_state: usize) -> (Function, Function) {
+    let mut f = Function::new(format!("{}_with_{}", step.name, loss.name));
+    let mut params: Vec<Value> = Vec::with_capacity(step.n_params + 1);
+    for p in step.params() {
+        if p.index() == n_state {
+            f.add_param(adjit_ir::Type::F64, Some(running_name(step)));
+        }
+        let v = f.add_param(step.ty(p), step.name_of(p).map(String::from));
+        f.set_param_kind(v, step.param_kind(p));
+        params.push(v);
+    }
+    let acc = Value::new(n_state);
+    if step.n_params == n_state {
+        f.add_param(adjit_ir::Type::F64, Some(running_name(step)));
+    }
+    let next = inline(&mut f, step, &params);
+    // ℓ reads the new state and the same θ.
+    let mut loss_params = next.clone();
+    loss_params.extend_from_slice(&params[n_state..]);
+    let l = inline(&mut f, loss, &loss_params)[0];
+    let l = if f.ty(l) == adjit_ir::Type::F64 {
+        l
+    } else {
+        f.push_inst(
+            adjit_ir::Type::F64,
+            adjit_ir::InstData::Fpromote { arg: l },
+            None,
+        )
+    };
+    let sum = f.push_inst(
+        adjit_ir::Type::F64,
+        adjit_ir::InstData::Binary {
+            op: adjit_ir::BinaryOp::Add,
+            args: [acc.into(), l.into()],
+        },
+        None,
+    );
+    for v in next {
+        f.push_ret(v);
+    }
+    f.push_ret(sum);
+    let mut total = Function::new(format!("{}_total", f.name));
+    for p in f.params() {
+        let v = total.add_param(f.ty(p), f.name_of(p).map(String::from));
+        total.set_param_kind(v, f.param_kind(p));
+    }
+    total.push_ret(acc);
+    (f, total)
+}
+
+/// A parameter name for the running sum that the step does not use.
+fn running_name(step: &Function) -> String {
+    let names = adjit_ir::text::printed_names(step);
+    let mut name = "loss_sum".to_string();
+    while names.contains(&name) {
+        name.push('_');
+    }
+    name
+}
+
+/// Append the instructions of `g` to `f` with `g`'s parameters bound to `args`; returns the
+/// values of `g`'s returns. Names are dropped (they could clash with `f`'s).
+fn inline(f: &mut Function, g: &Function, args: &[Value]) -> Vec<Value> {
+    let mut map: Vec<Value> = args.to_vec();
+    for (v, inst) in g.insts() {
+        let v = f.push_inst(g.ty(v), inst.map_values(|u| map[u.index()]), None);
+        map.push(v);
+    }
+    g.rets.iter().map(|r| map[r.index()]).collect()
+}
+
 fn pass_theta(func: &Function, theta_at: &[usize]) -> Function {
     let mut f = func.clone();
     for &i in theta_at {
@@ -959,6 +1183,72 @@ mod tests {
             .unwrap();
             assert_eq!(counted, walked, "n = {n}");
         }
+    }
+
+    /// A loss summed over the states equals the unrolled program's, value and gradient, under
+    /// every strategy; the trajectory is the states the primal visits.
+    #[test]
+    fn summed_loss_and_trajectory_match_the_unrolled_program() {
+        // s = (p, q), θ = (a, b), one data input dt.
+        fn step_fn<'t>(x: &[Var<'t>]) -> Vec<Var<'t>> {
+            let (p, q, a, b, dt) = (x[0], x[1], x[2], x[3], x[4]);
+            vec![p + q * dt, q - (p.sin() * a + q * b) * dt]
+        }
+        fn loss_fn<'t>(x: &[Var<'t>]) -> Var<'t> {
+            x[0] * x[0] + x[1] * x[1] * x[2]
+        }
+        let types = [Type::F64; 5];
+        let mut step = trace_multi("osc", &types, step_fn);
+        step.set_param_kind(Value::new(4), adjit_ir::ParamKind::Data);
+        let mut loss = trace_multi("energy", &types, |x| vec![loss_fn(x)]);
+        loss.set_param_kind(Value::new(4), adjit_ir::ParamKind::Data);
+        let n_steps = 7;
+        let mut unrolled = trace_multi("unrolled", &types, |x| {
+            let mut state = vec![x[0], x[1]];
+            let mut total = x[0] * 0.0;
+            for _ in 0..n_steps {
+                let args = [state[0], state[1], x[2], x[3], x[4]];
+                state = step_fn(&args);
+                let args = [state[0], state[1], x[2], x[3], x[4]];
+                total += loss_fn(&args);
+            }
+            vec![total]
+        });
+        unrolled.set_param_kind(Value::new(4), adjit_ir::ParamKind::Data);
+        let x = [0.3, -0.2, 1.1, 0.4, 0.1];
+        let grad = crate::Gradient::new(&unrolled).unwrap();
+        let mut expected = [0.0; 4];
+        let value = grad.call(&x, &mut expected).unwrap();
+        for strategy in [
+            Strategy::Tape,
+            Strategy::Uniform,
+            Strategy::Checkpoint { snapshots: 1 },
+            Strategy::Checkpoint { snapshots: 3 },
+        ] {
+            let sum = SummedLoss::new(&step, &loss, n_steps, strategy).unwrap();
+            let mut g = [0.0; 4];
+            let l = sum.gradient(&x, &mut g).unwrap();
+            assert!(
+                (l - value).abs() <= 1e-14 * value.abs(),
+                "{strategy:?}: {l} vs {value}"
+            );
+            assert_eq!(sum.eval(&x).unwrap(), l);
+            for (a, b) in g.iter().zip(&expected) {
+                assert!(
+                    (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+                    "{strategy:?}: {g:?} vs {expected:?}"
+                );
+            }
+        }
+        let it = IteratedStep::new(&step, n_steps, Strategy::Tape).unwrap();
+        let mut states = vec![0.0; 2 * n_steps];
+        it.trajectory(&x, &mut states).unwrap();
+        let mut last = [0.0; 2];
+        it.eval(&x, &mut last).unwrap();
+        assert_eq!(&states[2 * n_steps - 2..], &last);
+        assert!(it.trajectory(&x, &mut [0.0; 3]).is_err());
+        let bad = trace_multi("bad", &[Type::F64; 2], |x| vec![x[0]]);
+        assert!(SummedLoss::new(&step, &bad, 3, Strategy::Tape).is_err());
     }
 
     #[test]

@@ -368,6 +368,14 @@ pub struct DriverArgs {
     /// is Revolve over the steps.
     #[arg(long, value_name = "N")]
     pub steps: Option<usize>,
+    /// With --steps and eval: print every state s₁ … s_N, one row per step.
+    #[arg(long, requires = "steps")]
+    pub trajectory: bool,
+    /// With --steps: sum the function NAME of this file (the step's parameters, one float
+    /// output) over the states s₁ … s_N; eval prints the sum L, vjp L and its gradient (s̄₀, θ̄),
+    /// under --strategy.
+    #[arg(long, value_name = "NAME", requires = "steps")]
+    pub sum_loss: Option<String>,
 }
 
 #[derive(Debug, Args)]

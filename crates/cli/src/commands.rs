@@ -42,7 +42,9 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
         } => {
             let func = load_function(&target)?;
             let mode = crate::drivers::DriverMode::Eval;
-            if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)? {
+            if let Some(text) =
+                crate::drivers::run(&func, &target.file, &point, &driver, mode, output.json)?
+            {
                 return Ok(Outcome::ok(text));
             }
             let x = read_point(&func, &point)?;
@@ -64,7 +66,8 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                 })?;
                 let v = read_vector("--tangent", one)?;
                 let mode = crate::drivers::DriverMode::Jvp(v);
-                if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)?
+                if let Some(text) =
+                    crate::drivers::run(&func, &target.file, &point, &driver, mode, output.json)?
                 {
                     return Ok(Outcome::ok(text));
                 }
@@ -114,7 +117,8 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                     .map(|arg| read_vector("--cotangent", arg))
                     .transpose()?;
                 let mode = crate::drivers::DriverMode::Vjp(w, strategy);
-                if let Some(text) = crate::drivers::run(&func, &point, &driver, mode, output.json)?
+                if let Some(text) =
+                    crate::drivers::run(&func, &target.file, &point, &driver, mode, output.json)?
                 {
                     return Ok(Outcome::ok(text));
                 }

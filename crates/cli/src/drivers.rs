@@ -30,6 +30,7 @@ pub enum DriverMode {
 /// given (the caller runs the plain command).
 pub fn run(
     func: &Function,
+    file: &Path,
     point: &PointArgs,
     driver: &DriverArgs,
     mode: DriverMode,
@@ -81,7 +82,60 @@ pub fn run(
         DriverMode::Vjp(_, strategy) => strategy,
         _ => Strategy::Tape,
     };
+    if let Some(name) = &driver.sum_loss {
+        let funcs = adjit::load(file)
+            .map_err(|e| CliError::input(crate::commands::describe_load_error(file, &e)))?;
+        let loss = crate::commands::select_function(funcs, Some(name), file)?;
+        let sum = adjit::steps::SummedLoss::with_options(func, &loss, n_steps, strategy, &options)?;
+        let x = read_vector("--at", point.at()?)?;
+        return Ok(Some(match mode {
+            DriverMode::Eval => render_vectors(&[("loss", &[sum.eval(&x)?])], json),
+            DriverMode::Vjp(w, _) => {
+                let scale = match w.as_deref() {
+                    None => 1.0,
+                    Some([w]) => *w,
+                    Some(w) => {
+                        return Err(CliError::input(format!(
+                            "--cotangent has {} numbers; the summed loss is one number",
+                            w.len()
+                        )))
+                    }
+                };
+                let mut grad = vec![0.0; func.differentiated_params().count()];
+                let l = sum.gradient(&x, &mut grad)?;
+                grad.iter_mut().for_each(|g| *g *= scale);
+                render_vectors(&[("loss", &[l]), ("gradient", &grad)], json)
+            }
+            DriverMode::Jvp(_) => {
+                return Err(CliError::input(
+                    "--sum-loss goes with eval and vjp (a summed loss is one number: its \
+                     gradient is the vjp)",
+                ))
+            }
+        }));
+    }
     let it = IteratedStep::with_options(func, None, n_steps, strategy, &options)?;
+    if driver.trajectory {
+        if !matches!(mode, DriverMode::Eval) {
+            return Err(CliError::input("--trajectory goes with eval"));
+        }
+        let x = read_vector("--at", point.at()?)?;
+        let n = it.n_state();
+        let len = n_steps.checked_mul(n).ok_or_else(|| {
+            CliError::input(format!(
+                "--trajectory of {n_steps} steps does not fit in memory"
+            ))
+        })?;
+        let mut states = Vec::new();
+        states.try_reserve_exact(len).map_err(|_| {
+            CliError::input(format!(
+                "--trajectory of {n_steps} steps × {n} numbers does not fit in memory"
+            ))
+        })?;
+        states.resize(len, 0.0);
+        it.trajectory(&x, &mut states)?;
+        return Ok(Some(render_rows(&["state"], &[states], n_steps, json)));
+    }
     let x = read_vector("--at", point.at()?)?;
     let n = it.n_state();
     Ok(Some(match mode {

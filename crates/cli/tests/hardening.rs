@@ -353,3 +353,74 @@ fn a_bool_output_beside_the_float_one_is_fine() {
         run.stderr
     );
 }
+
+/// `--steps` returns the trajectory and sums a loss over the states, under any strategy.
+#[test]
+fn steps_trajectory_and_summed_loss() {
+    let file = scratch(
+        "affine_steps.ir",
+        Some(
+            "func @step(%s: f64, %theta: f64) -> f64 {\n    %h = mul %s, 0.5\n    \
+             %n = add %h, %theta\n    ret %n\n}\n\
+             func @square(%s: f64, %theta: f64) -> f64 {\n    %q = mul %s, %s\n    ret %q\n}\n",
+        ),
+    );
+    let f = s(&file);
+    let run = adjit(&[
+        "eval",
+        &f,
+        "--func",
+        "step",
+        "--at",
+        "1,0",
+        "--steps",
+        "3",
+        "--trajectory",
+    ]);
+    assert_eq!(
+        run.stdout, "state: 0.5\nstate: 0.25\nstate: 0.125\n",
+        "{}",
+        run.stderr
+    );
+    for strategy in ["tape", "checkpoint:1", "uniform"] {
+        let run = adjit(&[
+            "vjp",
+            &f,
+            "--func",
+            "step",
+            "--at",
+            "1,0",
+            "--steps",
+            "3",
+            "--sum-loss",
+            "square",
+            "--strategy",
+            strategy,
+            "--json",
+        ]);
+        assert_eq!(
+            run.stdout, "{\"loss\": [0.328125], \"gradient\": [0.65625, 2.1875]}\n",
+            "{strategy}: {}",
+            run.stderr
+        );
+    }
+    let run = adjit(&[
+        "jvp",
+        &f,
+        "--func",
+        "step",
+        "--at",
+        "1,0",
+        "--steps",
+        "3",
+        "--tangent",
+        "1,0",
+        "--trajectory",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("--trajectory goes with eval"),
+        "{}",
+        run.stderr
+    );
+}
