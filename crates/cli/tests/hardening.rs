@@ -424,3 +424,127 @@ fn steps_trajectory_and_summed_loss() {
         run.stderr
     );
 }
+
+/// A deterministic campaign of mutated command lines: each takes a valid invocation and
+/// replaces one value by an extreme count or an odd name. None may panic, hang or exit with
+/// anything but 0, 1 or 2. `ADJIT_CLI_FUZZ` sets the number of invocations (default 240; a
+/// campaign runs thousands).
+#[test]
+fn mutated_command_lines_never_panic() {
+    let rosen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/rosenbrock.ir");
+    let decay = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/decay.ir");
+    let line = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/line.ir");
+    let (r, d, l) = (s(&rosen), s(&decay), s(&line));
+    let object = s(&scratch("fuzz_out.o", None));
+    let points = s(&scratch("fuzz_points.txt", Some("1 2\n3 4\n")));
+    let bases: Vec<Vec<String>> = [
+        vec!["eval", &r, "--at", "1,2"],
+        vec!["jvp", &r, "--at", "1,2", "--tangent", "1,0"],
+        vec!["vjp", &r, "--at", "1,2", "--strategy", "checkpoint:2"],
+        vec![
+            "vjp",
+            &d,
+            "--at",
+            "1,0.5",
+            "--steps",
+            "3",
+            "--strategy",
+            "tape",
+        ],
+        vec!["jacobian", &r, "--at", "1,2", "--sparse"],
+        vec!["hessian", &r, "--at", "1,2", "--sparse", "--json"],
+        vec![
+            "compile", &r, "--mode", "jvp2", "-o", &object, "--symbol", "fuzz_sym",
+        ],
+        vec!["dump", &r, "--stage", "sparsity"],
+        vec!["vjp", &l, "--at", "1,1", "--rows", &points],
+        vec![
+            "bench",
+            &r,
+            "--at",
+            "1,2",
+            "--modes",
+            "primal",
+            "--strategies",
+            "tape",
+        ],
+    ]
+    .iter()
+    .map(|v| v.iter().map(|a| a.to_string()).collect())
+    .collect();
+    let extremes = [
+        "0",
+        "-1",
+        "4294967296",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999999",
+        "1e400",
+        "nan",
+        "",
+        " ",
+        "checkpoint:0",
+        "checkpoint:18446744073709551615",
+        "bytes:0",
+        "bytes:1e300",
+        "jvp0",
+        "jvp18446744073709551615",
+        "int",
+        "main",
+        "floor",
+        "__x",
+        "a-b",
+        "ü",
+        "@",
+        "@-",
+        "-",
+        "@/no/such/file",
+        ";;",
+        ",,,",
+        "1,2,3,4,5,6,7,8,9,10,11,12",
+    ];
+    let runs: u64 = std::env::var("ADJIT_CLI_FUZZ")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(240);
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % n
+    };
+    for k in 0..runs {
+        let mut args = bases[next(bases.len())].clone();
+        // Replace a value (an argument after a flag, or the file) by an extreme token.
+        let slots: Vec<usize> = (1..args.len())
+            .filter(|&i| !args[i].starts_with("--"))
+            .collect();
+        let at = slots[next(slots.len())];
+        args[at] = extremes[next(extremes.len())].to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_adjit"))
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn adjit");
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("invocation {k} hung: adjit {args:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        let out = child.wait_with_output().expect("output");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && matches!(status.code(), Some(0..=2)),
+            "invocation {k}: adjit {args:?} exited {status:?}\n{stderr}"
+        );
+    }
+}
