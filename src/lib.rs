@@ -24,7 +24,9 @@ pub use adjit_diff::layout::{Layout, Part};
 pub use adjit_diff::sparsity::{Coloring, SparsityPattern};
 pub use adjit_diff::{Derived, Mode, UnknownName};
 pub use adjit_ir as ir;
-pub use adjit_ir::trace::{trace, trace_multi, trace_named, trace_with_data, Bool, Tracer, Var};
+pub use adjit_ir::trace::{
+    trace, trace_multi, trace_named, trace_with_data, Bool, Scalar, Tracer, Var,
+};
 pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};

@@ -642,3 +642,139 @@ impl<'a, 't> Sum<&'a Var<'t>> for Var<'t> {
         iter.copied().sum()
     }
 }
+
+/// One generic Rust function for plain `f64` and for traced values: write the math once over
+/// `T: Scalar`, call it with numbers to evaluate, and inside [`trace`] to record a program.
+/// Operators come from the `std::ops` bounds (with `f64` right-hand sides, `x * 2.0`); the
+/// elementary functions are methods. On `f64` every method is [`crate::math`]'s routine, so
+/// the plain result and the traced program's (interpreted or compiled) agree bit for bit.
+///
+/// ```
+/// use adjit_ir::trace::{trace, Scalar};
+/// fn rosen<T: Scalar>(x: &[T]) -> T {
+///     let a = x[0].lit(1.0) - x[0];
+///     let d = x[1] - x[0] * x[0];
+///     a * a + d * d * 100.0
+/// }
+/// let f = trace(2, |x| rosen(x));
+/// let plain = rosen(&[0.5f64, 2.0]);
+/// assert_eq!(adjit_ir::interpret(&f, &[0.5, 2.0]).unwrap(), vec![plain]);
+/// ```
+pub trait Scalar:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + Add<f64, Output = Self>
+    + Sub<f64, Output = Self>
+    + Mul<f64, Output = Self>
+    + Div<f64, Output = Self>
+{
+    /// The number `c` as a value of this kind (a traced constant of the same tracer).
+    fn lit(self, c: f64) -> Self;
+    fn abs(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn tanh(self) -> Self;
+    fn erf(self) -> Self;
+    fn powi(self, k: i32) -> Self;
+    fn powf(self, e: Self) -> Self;
+    fn min(self, other: Self) -> Self;
+    fn max(self, other: Self) -> Self;
+}
+
+impl Scalar for f64 {
+    fn lit(self, c: f64) -> f64 {
+        c
+    }
+    fn abs(self) -> f64 {
+        crate::math::unary(UnaryOp::Abs, Type::F64, self)
+    }
+    fn sqrt(self) -> f64 {
+        crate::math::unary(UnaryOp::Sqrt, Type::F64, self)
+    }
+    fn exp(self) -> f64 {
+        crate::math::unary(UnaryOp::Exp, Type::F64, self)
+    }
+    fn ln(self) -> f64 {
+        crate::math::unary(UnaryOp::Log, Type::F64, self)
+    }
+    fn sin(self) -> f64 {
+        crate::math::unary(UnaryOp::Sin, Type::F64, self)
+    }
+    fn cos(self) -> f64 {
+        crate::math::unary(UnaryOp::Cos, Type::F64, self)
+    }
+    fn tan(self) -> f64 {
+        crate::math::unary(UnaryOp::Tan, Type::F64, self)
+    }
+    fn tanh(self) -> f64 {
+        crate::math::unary(UnaryOp::Tanh, Type::F64, self)
+    }
+    fn erf(self) -> f64 {
+        crate::math::unary(UnaryOp::Erf, Type::F64, self)
+    }
+    fn powi(self, k: i32) -> f64 {
+        crate::math::powi(Type::F64, self, k)
+    }
+    fn powf(self, e: f64) -> f64 {
+        crate::math::binary(BinaryOp::Pow, Type::F64, self, e)
+    }
+    fn min(self, other: f64) -> f64 {
+        crate::math::binary(BinaryOp::Min, Type::F64, self, other)
+    }
+    fn max(self, other: f64) -> f64 {
+        crate::math::binary(BinaryOp::Max, Type::F64, self, other)
+    }
+}
+
+impl<'t> Scalar for Var<'t> {
+    fn lit(self, c: f64) -> Var<'t> {
+        self.tracer.constant(Type::F64, c)
+    }
+    fn abs(self) -> Var<'t> {
+        Var::abs(self)
+    }
+    fn sqrt(self) -> Var<'t> {
+        Var::sqrt(self)
+    }
+    fn exp(self) -> Var<'t> {
+        Var::exp(self)
+    }
+    fn ln(self) -> Var<'t> {
+        Var::ln(self)
+    }
+    fn sin(self) -> Var<'t> {
+        Var::sin(self)
+    }
+    fn cos(self) -> Var<'t> {
+        Var::cos(self)
+    }
+    fn tan(self) -> Var<'t> {
+        Var::tan(self)
+    }
+    fn tanh(self) -> Var<'t> {
+        Var::tanh(self)
+    }
+    fn erf(self) -> Var<'t> {
+        Var::erf(self)
+    }
+    fn powi(self, k: i32) -> Var<'t> {
+        Var::powi(self, k)
+    }
+    fn powf(self, e: Var<'t>) -> Var<'t> {
+        Var::powf(self, e)
+    }
+    fn min(self, other: Var<'t>) -> Var<'t> {
+        Var::min(self, other)
+    }
+    fn max(self, other: Var<'t>) -> Var<'t> {
+        Var::max(self, other)
+    }
+}
