@@ -268,6 +268,17 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         /// stores intermediates: compare strategies by it).
         #[arg(long, value_name = "OUT.svg")]
         plot: Option<PathBuf>,
+        /// Measure batches: each mode (primal, jvp, vjp with a tape) over N points spread ±10 %
+        /// around --at in one batched call; rows report ns_per_point.
+        #[arg(long, value_name = "N", conflicts_with_all = ["rows", "steps"])]
+        batch: Option<usize>,
+        /// With --batch: points per kernel call, 1 or 2 (two-lane F64X2 kernels).
+        #[arg(long, value_name = "L", default_value_t = 1, requires = "batch",
+              value_parser = clap::value_parser!(u8).range(1..=2))]
+        lanes: u8,
+        /// With --batch: threads (0 = every core).
+        #[arg(long, value_name = "T", default_value_t = 1, requires = "batch")]
+        threads: usize,
     },
 
     /// Compile a function to a native object file plus a C header.

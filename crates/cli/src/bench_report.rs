@@ -28,15 +28,25 @@ impl BenchRow {
 
 /// `{"rows": [{"mode": ..., "strategy": ..., "compile_ms": F, "ns_per_call": F,
 /// "peak_bytes": N, "recomputed_ops": N}, ...]}` (strategy is `null` for non-vjp rows; the
-/// sparse rows add `"nnz": N, "colors": N`).
+/// sparse rows add `"nnz": N, "colors": N`; `--batch` rows `"points": N, "lanes": N, "threads": N,
+/// "ns_per_point": F`).
 pub fn rows_json(rows: &[BenchRow]) -> String {
     let items: Vec<String> = rows
         .iter()
         .map(|r| {
             let m = &r.measurement;
-            let sparse = m.sparse.map_or(String::new(), |s| {
+            let mut sparse = m.sparse.map_or(String::new(), |s| {
                 format!(", \"nnz\": {}, \"colors\": {}", s.nnz, s.colors)
             });
+            if let Some(b) = m.batch {
+                sparse.push_str(&format!(
+                    ", \"points\": {}, \"lanes\": {}, \"threads\": {}, \"ns_per_point\": {}",
+                    b.batch.points,
+                    b.batch.lanes,
+                    b.batch.threads,
+                    json_number(b.ns_per_point)
+                ));
+            }
             format!(
                 "{{\"mode\": {}, \"strategy\": {}, \"compile_ms\": {}, \"ns_per_call\": {}, \
                  \"peak_bytes\": {}, \"recomputed_ops\": {}{sparse}}}",
@@ -68,10 +78,21 @@ pub fn rows_table(rows: &[BenchRow]) -> String {
             let m = &r.measurement;
             [
                 r.mode.clone(),
-                match (&r.strategy, m.sparse) {
-                    (Some(s), _) => s.clone(),
-                    (None, Some(s)) => format!("nnz {}, {} colours", s.nnz, s.colors),
-                    (None, None) => "-".into(),
+                match (&r.strategy, m.sparse, m.batch) {
+                    (Some(s), _, _) => s.clone(),
+                    (None, Some(s), _) => format!("nnz {}, {} colours", s.nnz, s.colors),
+                    (None, None, Some(b)) => format!(
+                        "batch {}×{} lane(s), {} thread(s): {:.2} ns/point",
+                        b.batch.points,
+                        b.batch.lanes,
+                        if b.batch.threads == 0 {
+                            "all".to_string()
+                        } else {
+                            b.batch.threads.to_string()
+                        },
+                        b.ns_per_point
+                    ),
+                    (None, None, None) => "-".into(),
                 },
                 format!("{:.2}", m.compile_ms),
                 format!("{:.1}", m.ns_per_call),
@@ -134,6 +155,8 @@ mod tests {
             peak_bytes: peak,
             recomputed_ops: rec,
             sparse: None,
+            batch: None,
+            batch: None,
         };
         vec![
             BenchRow {

@@ -259,8 +259,33 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             modes,
             json,
             plot,
+            batch,
+            lanes,
+            threads,
         } => {
             let func = load_function(&target)?;
+            if let Some(points) = batch {
+                let x = read_point(&func, &point)?;
+                let batch = crate::measure::Batch {
+                    points,
+                    lanes: usize::from(lanes),
+                    threads,
+                };
+                let mut rows = Vec::with_capacity(modes.len());
+                for &mode in &modes {
+                    let measurement = crate::measure::bench_batch(&func, &x, mode, batch)?;
+                    rows.push(BenchRow {
+                        mode: mode.name().to_string(),
+                        strategy: None,
+                        measurement,
+                    });
+                }
+                return Ok(Outcome::ok(if json {
+                    rows_json(&rows)
+                } else {
+                    rows_table(&rows)
+                }));
+            }
             let rows = match crate::drivers::bench(&func, &point, &driver, &modes, &strategies)? {
                 Some(rows) => rows,
                 None => {

@@ -223,6 +223,7 @@ pub fn bench(
                     peak_bytes: 0,
                     recomputed_ops: 0,
                     sparse: None,
+                    batch: None,
                 },
             ));
         }
@@ -266,6 +267,7 @@ pub fn bench(
                     peak_bytes: if vjp { stats.peak_bytes } else { 0 },
                     recomputed_ops: if vjp { stats.advances } else { 0 },
                     sparse: None,
+                    batch: None,
                 },
             ));
         }

@@ -72,6 +72,23 @@ pub struct BenchMeasurement {
     pub recomputed_ops: u64,
     /// For the sparse rows: the nonzeros and the colours.
     pub sparse: Option<SparseStats>,
+    /// For `--batch` rows: the batch and the time per point.
+    pub batch: Option<BatchStats>,
+}
+
+/// A batch to measure: points, points per kernel call, threads (0 = every core).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    pub points: usize,
+    pub lanes: usize,
+    pub threads: usize,
+}
+
+/// What a `--batch` row reports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BatchStats {
+    pub batch: Batch,
+    pub ns_per_point: f64,
 }
 
 /// The size of a sparse matrix row of `adjit bench`.
@@ -143,6 +160,7 @@ pub fn bench(
         peak_bytes,
         recomputed_ops: 0,
         sparse: None,
+        batch: None,
     })
 }
 
@@ -171,6 +189,7 @@ fn bench_checkpointed(
         peak_bytes: stats.peak_bytes,
         recomputed_ops: stats.recomputed_ops,
         sparse: None,
+        batch: None,
     })
 }
 
@@ -193,6 +212,7 @@ fn bench_inverse(func: &Function, x: &[f64], mode: InverseMode) -> adjit::Result
         peak_bytes: 0,
         recomputed_ops: 0,
         sparse: None,
+        batch: None,
     })
 }
 
@@ -219,6 +239,7 @@ fn bench_sparse(
         peak_bytes: workspace,
         recomputed_ops: 0,
         sparse: Some(SparseStats { nnz, colors }),
+        batch: None,
     })
 }
 
@@ -253,4 +274,81 @@ impl SparseObject {
             SparseObject::Hessian(h) => h.eval(x, values),
         }
     }
+}
+
+/// `mode` (primal, jvp or a taped vjp) over a batch of points spread ±10 % around `x`, in one
+/// batched call of the native code (`call_batch_parallel`), with `lanes` points per kernel call.
+pub fn bench_batch(
+    func: &Function,
+    x: &[f64],
+    mode: BenchMode,
+    batch: Batch,
+) -> Result<BenchMeasurement, crate::CliError> {
+    let derived = match mode {
+        BenchMode::Primal => Mode::Primal,
+        BenchMode::Jvp => Mode::Jvp,
+        BenchMode::Vjp => Mode::Vjp,
+        other => {
+            return Err(crate::CliError::input(format!(
+                "bench --batch measures primal, jvp and vjp, not {}",
+                other.name()
+            )))
+        }
+    };
+    if batch.points == 0 {
+        return Err(crate::CliError::input("--batch needs at least one point"));
+    }
+    let mut options = adjit::Options::default();
+    options.jit.batch_lanes = batch.lanes;
+    let start = Instant::now();
+    let compiled = Compiled::with_options(func, derived, &options)?;
+    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
+    let layout = compiled.layout();
+    let (n_in, n_out) = (layout.n_inputs(), layout.n_outputs());
+    let too_big = || {
+        crate::CliError::input(format!(
+            "--batch {} × {} numbers does not fit in memory",
+            batch.points,
+            n_in + n_out
+        ))
+    };
+    let in_len = batch.points.checked_mul(n_in).ok_or_else(too_big)?;
+    let out_len = batch.points.checked_mul(n_out).ok_or_else(too_big)?;
+    let mut inputs = Vec::new();
+    inputs.try_reserve_exact(in_len).map_err(|_| too_big())?;
+    let mut outputs = Vec::new();
+    outputs.try_reserve_exact(out_len).map_err(|_| too_big())?;
+    outputs.resize(out_len, 0.0);
+    let seed_range = match derived {
+        Mode::Jvp => layout.input(Part::Tangent(0)),
+        Mode::Vjp => layout.input(Part::Cotangent),
+        _ => 0..0,
+    };
+    let seed = direction(seed_range.len());
+    let mut rng = adjit::ir::random::Rng::new(7);
+    for _ in 0..batch.points {
+        let at = inputs.len();
+        inputs.extend(x.iter().map(|&v| v * rng.uniform(0.9, 1.1)));
+        inputs.resize(at + n_in, 0.0);
+        inputs[at + seed_range.start..at + seed_range.end].copy_from_slice(&seed);
+    }
+    let code = compiled.code().ok_or_else(|| {
+        crate::CliError::input("bench --batch measures native code (not --engine interp)")
+    })?;
+    let ns_per_call = adjit::time_per_call(|| {
+        code.call_batch_parallel(black_box(&inputs), &mut outputs, batch.threads)?;
+        black_box(&outputs);
+        Ok(())
+    })?;
+    Ok(BenchMeasurement {
+        compile_ms,
+        ns_per_call,
+        peak_bytes: code.workspace_bytes() as u64,
+        recomputed_ops: 0,
+        sparse: None,
+        batch: Some(BatchStats {
+            batch,
+            ns_per_point: ns_per_call / batch.points as f64,
+        }),
+    })
 }

@@ -548,3 +548,61 @@ fn mutated_command_lines_never_panic() {
         );
     }
 }
+
+/// `bench --batch N --lanes L --threads T` reports time per point for each mode.
+#[test]
+fn bench_batches_report_time_per_point() {
+    let rosen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples/rosenbrock.ir");
+    for lanes in ["1", "2"] {
+        let run = adjit(&[
+            "bench",
+            &s(&rosen),
+            "--at",
+            "1,2",
+            "--batch",
+            "501",
+            "--lanes",
+            lanes,
+            "--threads",
+            "2",
+            "--modes",
+            "primal,jvp,vjp",
+            "--json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(
+            run.stdout.matches("\"ns_per_point\"").count(),
+            3,
+            "{}",
+            run.stdout
+        );
+        assert!(run
+            .stdout
+            .contains(&format!("\"lanes\": {lanes}, \"threads\": 2")));
+    }
+    let run = adjit(&[
+        "bench",
+        &s(&rosen),
+        "--at",
+        "1,2",
+        "--batch",
+        "10",
+        "--modes",
+        "dense",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("measures primal, jvp and vjp"),
+        "{}",
+        run.stderr
+    );
+    let run = adjit(&[
+        "bench",
+        &s(&rosen),
+        "--at",
+        "1,2",
+        "--batch",
+        "18446744073709551615",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+}
