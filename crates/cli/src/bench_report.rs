@@ -156,7 +156,6 @@ mod tests {
             recomputed_ops: rec,
             sparse: None,
             batch: None,
-            batch: None,
         };
         vec![
             BenchRow {
