@@ -1,7 +1,8 @@
 //! JIT benchmarks: `cargo bench --bench jit -- --warm-up-time 1 --measurement-time 2`.
 //!
 //! - primal: JIT vs hand-written Rust for the chained Rosenbrock (n = 1000) and the 16→32→1
-//!   MLP of ir/bench/, and the per-call cost of the seed001 example (safe wrapper included);
+//!   MLP of ir/bench/, and the per-call cost of the seed001 example (safe wrapper included),
+//!   and of its gradient through the facade, the JIT's checked call and the raw entry;
 //! - derivatives: JVP and VJP of the same programs, and "differentiate + compile" time;
 //! - batch: points/s of `call_batch` with scalar kernels (`batch_lanes = 1`) and two-point
 //!   kernels (`batch_lanes = 2`) on seed001, rosenbrock100, mlp and the VJP of rosenbrock100,
@@ -120,6 +121,25 @@ fn primal(c: &mut Criterion) {
     let mut out = [0.0];
     g.bench_function("seed001/jit_call", |b| {
         b.iter(|| code.call(black_box(&[1.5, 0.25]), &mut out).unwrap())
+    });
+    // The gradient of seed001 three ways: the facade's checked call, the JIT's checked call,
+    // and the unchecked raw entry (buffers checked once, outside the loop).
+    let grad = adjit::Gradient::new(&seed).unwrap();
+    let mut gbuf = [0.0; 2];
+    g.bench_function("seed001_gradient/facade_call", |b| {
+        b.iter(|| grad.call(black_box(&[1.5, 0.25]), &mut gbuf).unwrap())
+    });
+    let gcode = grad.compiled().code().expect("native code");
+    let mut gout = [0.0; 3];
+    g.bench_function("seed001_gradient/jit_call", |b| {
+        b.iter(|| gcode.call(black_box(&[1.5, 0.25]), &mut gout).unwrap())
+    });
+    let entry = gcode.raw_entry().expect("one chunk, no workspace");
+    assert_eq!((gcode.n_inputs(), gcode.n_outputs()), (2, 3));
+    let x = [1.5, 0.25];
+    g.bench_function("seed001_gradient/raw_entry", |b| {
+        // SAFETY: `x` holds 2 numbers and `gout` 3, as checked above; they do not overlap.
+        b.iter(|| unsafe { entry.call(black_box(x.as_ptr()), gout.as_mut_ptr()) })
     });
     g.bench_function("seed001/rust", |b| {
         b.iter(|| {

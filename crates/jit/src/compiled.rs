@@ -90,6 +90,37 @@ unsafe fn run_chunks(chunks: &[KernelFn], inputs: *const f64, outputs: *mut f64,
     }
 }
 
+/// The machine-code entry of a one-chunk program without workspace
+/// ([`CompiledFunction::raw_entry`]), borrowed from the [`CompiledFunction`] that owns the
+/// code, so it cannot outlive it.
+#[derive(Clone, Copy)]
+pub struct RawEntry<'a> {
+    entry: KernelFn,
+    _code: std::marker::PhantomData<&'a CompiledFunction>,
+}
+
+impl std::fmt::Debug for RawEntry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawEntry").finish_non_exhaustive()
+    }
+}
+
+impl RawEntry<'_> {
+    /// Run the program: read `n_inputs()` numbers at `inputs`, write `n_outputs()` numbers at
+    /// `outputs` (as [`CompiledFunction::call`] does, without checking anything).
+    ///
+    /// # Safety
+    /// `inputs` must be valid for reading `n_inputs()` `f64`s and `outputs` valid for writing
+    /// `n_outputs()` `f64`s of the [`CompiledFunction`] this entry came from, and the two
+    /// ranges must not overlap. The code reads nothing else and keeps no pointer.
+    #[inline]
+    pub unsafe fn call(self, inputs: *const f64, outputs: *mut f64) {
+        // SAFETY: the caller upholds the buffer contract above; the program has no workspace,
+        // so the work pointer is never dereferenced.
+        unsafe { (self.entry)(inputs, outputs, NonNull::<f64>::dangling().as_ptr()) }
+    }
+}
+
 /// A JIT module that frees its code when dropped.
 pub(crate) struct OwnedModule(ManuallyDrop<JITModule>);
 
@@ -175,6 +206,29 @@ impl CompiledFunction {
             pairs,
             _module: module,
         }
+    }
+
+    /// The unchecked entry point of a program compiled to one function without workspace
+    /// (most small programs), for callers who check their buffers once and call millions of
+    /// times; `None` when the program needs several chunks or a workspace (use
+    /// [`CompiledFunction::call`]). See [`RawEntry::call`] for the contract.
+    ///
+    /// ```
+    /// let f = adjit_ir::trace::trace(2, |x| x[0] * x[1] + 1.0);
+    /// let code = adjit_jit::compile(&f, &Default::default()).unwrap();
+    /// let entry = code.raw_entry().expect("one chunk, no workspace");
+    /// let (x, mut y) = ([3.0, 4.0], [0.0]);
+    /// assert_eq!((code.n_inputs(), code.n_outputs()), (2, 1)); // checked once
+    /// // SAFETY: `x` holds n_inputs() numbers, `y` n_outputs(), they do not overlap, and
+    /// // `code` outlives the call (the entry borrows it).
+    /// unsafe { entry.call(x.as_ptr(), y.as_mut_ptr()) };
+    /// assert_eq!(y, [13.0]);
+    /// ```
+    pub fn raw_entry(&self) -> Option<RawEntry<'_>> {
+        self.direct.map(|entry| RawEntry {
+            entry,
+            _code: std::marker::PhantomData,
+        })
     }
 
     /// Points per kernel call in [`CompiledFunction::call_batch`]: 2 if two-point kernels
