@@ -269,6 +269,10 @@ impl Gradient {
 
     /// Writes `∇f(x)` to `grad` (one entry per float input) and returns `f(x)`. Does not
     /// allocate after the first call on a thread.
+    ///
+    /// Inlined, so that a caller's use of the result needs no 112-byte `Result` in memory:
+    /// the small-gradient path is the lengths, the native call and two copies.
+    #[inline]
     pub fn call(&self, x: &[f64], grad: &mut [f64]) -> Result<f64> {
         let c = &self.compiled;
         let m = self.n_outputs;
