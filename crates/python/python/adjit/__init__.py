@@ -1,0 +1,184 @@
+"""adjit: straight-line numeric programs to fast native derivative code.
+
+Trace an ordinary Python function once, compile its derivatives once (milliseconds, no C
+compiler), call them millions of times on NumPy arrays::
+
+    import numpy as np, adjit
+
+    def rosen(x):
+        return (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+
+    f = adjit.trace(rosen, 2)            # an adjit.Function; str(f) is its IR
+    vg = adjit.value_and_grad(f)         # compiled once
+    y, g = vg(np.array([0.5, 2.0]))      # one point: a float and an ndarray
+    Y, G = vg(np.random.rand(100_000, 2))  # a batch: shapes (B,) and (B, 2), native threads
+
+Every transform returns a callable. A 1-D ``x`` is one point; a 2-D ``x`` of shape ``(B, n)``
+is a batch over the leading axis, run natively over threads with the GIL released.
+C-contiguous float64 arrays are read in place; other numeric inputs are converted once
+(``strict=True`` refuses them instead). NaN or infinite inputs raise ``NonFiniteError`` unless
+``nonfinite="propagate"``. Every error is an ``adjit.Error``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import _adjit
+from ._adjit import (  # noqa: F401  (re-exported)
+    Bool,
+    Function,
+    Map,
+    Steps,
+    Transform,
+    Var,
+    __version__,
+    abs,
+    acos,
+    asin,
+    atan,
+    atan2,
+    ceil,
+    cos,
+    cosh,
+    erf,
+    exp,
+    expm1,
+    floor,
+    load,
+    log,
+    log1p,
+    maximum,
+    minimum,
+    parse,
+    pow,
+    sin,
+    sinh,
+    sqrt,
+    steps,
+    tan,
+    tanh,
+    trace,
+    where,
+)
+from ._adjit import map as _map
+from ._errors import (  # noqa: F401
+    DeriveError,
+    DTypeError,
+    Error,
+    NonFiniteError,
+    ParseError,
+    ShapeError,
+    SingularError,
+    TraceError,
+)
+
+__all__ = [
+    "Error", "ParseError", "TraceError", "ShapeError", "DTypeError", "NonFiniteError",
+    "DeriveError", "SingularError", "Function", "Transform", "Map", "Steps", "Var", "Bool",
+    "trace", "parse", "load", "jit", "value_and_grad", "grad", "jvp", "vjp", "hvp",
+    "jacobian", "hessian", "inverse", "map", "steps", "where", "sin", "cos", "tan", "exp",
+    "log", "sqrt", "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "log1p", "expm1",
+    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum",
+]
+
+
+def _function(f: Any, what: str) -> Function:
+    if isinstance(f, Function):
+        return f
+    if callable(f):
+        raise TraceError(
+            f"adjit.{what} takes an adjit.Function: trace the Python function first, "
+            f"e.g. adjit.{what}(adjit.trace(fn, n))"
+        )
+    raise TraceError(f"adjit.{what} takes an adjit.Function, not {type(f).__name__}")
+
+
+def _transform(f: Any, what: str, **options: Any) -> Transform:
+    return _adjit.transform(_function(f, what), what, **options)
+
+
+def jit(f: Function, *, engine: str = "jit", strict: bool = False,
+        nonfinite: str = "raise", threads: int = 0) -> Transform:
+    """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
+    array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
+    return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
+                      threads=threads)
+
+
+def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
+                   strict: bool = False, nonfinite: str = "raise",
+                   threads: int = 0) -> Transform:
+    """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
+
+    ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
+    ``"checkpoint:S"`` (Revolve with S stored states), ``"bytes:N"`` (a memory budget) or
+    ``"uniform"``. A batch ``x`` of shape ``(B, n)`` gives ``Y`` of shape ``(B,)`` and ``G`` of
+    ``(B, n)`` (views of one result array). ``out=`` takes the gradient's buffer.
+    """
+    return _transform(f, "value_and_grad", strategy=strategy, engine=engine, strict=strict,
+                      nonfinite=nonfinite, threads=threads)
+
+
+def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
+         nonfinite: str = "raise", threads: int = 0) -> Transform:
+    """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
+    return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
+                      nonfinite=nonfinite, threads=threads)
+
+
+def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
+        threads: int = 0) -> Transform:
+    """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
+    return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
+                      threads=threads)
+
+
+def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
+        nonfinite: str = "raise", threads: int = 0) -> Transform:
+    """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
+    return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
+                      nonfinite=nonfinite, threads=threads)
+
+
+def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
+        threads: int = 0) -> Transform:
+    """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
+    return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
+                      threads=threads)
+
+
+def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
+             nonfinite: str = "raise", threads: int = 0) -> Transform:
+    """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
+    of the structural nonzeros computed by one colored program."""
+    return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
+                      nonfinite=nonfinite, threads=threads)
+
+
+def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
+            nonfinite: str = "raise", threads: int = 0) -> Transform:
+    """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
+    ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
+    return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
+                      nonfinite=nonfinite, threads=threads)
+
+
+def inverse(f: Function, *, mode: str = "reverse", engine: str = "jit", strict: bool = False,
+            nonfinite: str = "raise", threads: int = 0) -> Transform:
+    """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
+    ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
+    ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""
+    return _transform(f, "inverse", mode=mode, engine=engine, strict=strict,
+                      nonfinite=nonfinite, threads=threads)
+
+
+def map(kernel: Function, *, threads: int = 0, block_rows: int = 1024,  # noqa: A001
+        lanes: int = 1) -> Map:
+    """A kernel ``k(θ, row)`` (θ its differentiated inputs, the row its data inputs) mapped
+    over rows of shape ``(R, n_data)``: ``m.value_and_grad(theta, rows)`` (summed),
+    ``m.eval(theta, rows)`` (per row), ``m.eval_sum``, ``m.vjp`` (per row), ``m.hvp``.
+    Sums run in blocks of ``block_rows`` rows in order: results do not depend on
+    ``threads``."""
+    return _map(_function(kernel, "map"), threads=threads, block_rows=block_rows, lanes=lanes)
+

@@ -1,0 +1,280 @@
+//! `adjit.Function`: a verified straight-line program (traced or parsed) that pickles as its IR
+//! text, and how Python arguments fill its parameters.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use adjit::{Compiled, Mode};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::arrays::{Arg, Policy};
+use crate::errors::{error, IntoPy, Kind};
+
+/// A straight-line program. `str(f)` is its IR text; `f(x)` evaluates it (compiled on the
+/// first call); `f.dump(stage)` renders a pipeline stage.
+#[pyclass(frozen, module = "adjit")]
+pub struct Function {
+    pub func: adjit::Function,
+    pub params: ParamMap,
+    primal: OnceLock<Compiled>,
+}
+
+/// Where each parameter of a function comes from: the differentiated inputs `x` (float
+/// parameters not marked `data`) or the data `d` (every other parameter), each in signature
+/// order.
+#[derive(Clone, Debug)]
+pub struct ParamMap {
+    sources: Vec<Source>,
+    pub n_x: usize,
+    pub n_data: usize,
+    /// `x` then `d` is the signature order, so the inputs are the two concatenated.
+    pub in_order: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    X(usize),
+    D(usize),
+}
+
+impl ParamMap {
+    fn of(func: &adjit::Function) -> ParamMap {
+        let (mut n_x, mut n_data) = (0, 0);
+        let sources: Vec<Source> = func
+            .params()
+            .map(|p| {
+                if func.ty(p).is_float() && !func.is_data(p) {
+                    n_x += 1;
+                    Source::X(n_x - 1)
+                } else {
+                    n_data += 1;
+                    Source::D(n_data - 1)
+                }
+            })
+            .collect();
+        let in_order = sources.iter().enumerate().all(|(i, s)| {
+            matches!(*s, Source::X(j) if j == i) || matches!(*s, Source::D(j) if j + n_x == i)
+        });
+        ParamMap {
+            sources,
+            n_x,
+            n_data,
+            in_order,
+        }
+    }
+
+    /// Write the parameters in signature order to `out` (which has one slot per parameter).
+    pub fn fill(&self, x: &[f64], d: &[f64], out: &mut [f64]) {
+        for (slot, s) in out.iter_mut().zip(&self.sources) {
+            *slot = match *s {
+                Source::X(i) => x[i],
+                Source::D(j) => d[j],
+            };
+        }
+    }
+
+    pub fn n_params(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// Read the data argument: required (and of `n_data` numbers) exactly when the function
+    /// has data parameters.
+    pub fn data<'a>(&self, data: &'a Option<Arg<'_>>, policy: Policy) -> PyResult<&'a [f64]> {
+        match (data, self.n_data) {
+            (None, 0) => Ok(&[]),
+            (None, n) => Err(error(
+                Kind::Shape,
+                format!("this function has {n} data inputs: pass data= with {n} numbers"),
+            )),
+            (Some(_), 0) => Err(error(
+                Kind::Shape,
+                "this function has no data inputs, but data= was given",
+            )),
+            (Some(d), n) => d.vector("data", n, policy),
+        }
+    }
+
+    /// The flat input of one point: the parameters in signature order.
+    pub fn inputs<'a>(&self, x: &'a [f64], d: &[f64], buf: &'a mut Vec<f64>) -> &'a [f64] {
+        if d.is_empty() {
+            return x;
+        }
+        buf.clear();
+        buf.resize(self.n_params(), 0.0);
+        if self.in_order {
+            buf[..x.len()].copy_from_slice(x);
+            buf[x.len()..].copy_from_slice(d);
+        } else {
+            self.fill(x, d, buf);
+        }
+        buf
+    }
+}
+
+impl Function {
+    pub fn new(func: adjit::Function) -> Function {
+        Function {
+            params: ParamMap::of(&func),
+            func,
+            primal: OnceLock::new(),
+        }
+    }
+}
+
+/// Pick one function of a parsed file: the one named `name`, else the only one.
+fn pick(mut funcs: Vec<adjit::Function>, name: Option<&str>, file: &str) -> PyResult<Function> {
+    let func = match name {
+        Some(name) => {
+            let at = funcs.iter().position(|f| f.name == name).ok_or_else(|| {
+                error(
+                    Kind::Parse,
+                    format!("{file}: no function @{name}; it defines {}", names(&funcs)),
+                )
+            })?;
+            funcs.swap_remove(at)
+        }
+        None if funcs.len() == 1 => funcs.swap_remove(0),
+        None => {
+            return Err(error(
+                Kind::Parse,
+                format!(
+                    "{file}: defines {} functions ({}); pass name= to choose one",
+                    funcs.len(),
+                    names(&funcs)
+                ),
+            ))
+        }
+    };
+    Ok(Function::new(func))
+}
+
+fn names(funcs: &[adjit::Function]) -> String {
+    if funcs.is_empty() {
+        return "no functions".into();
+    }
+    funcs
+        .iter()
+        .map(|f| format!("@{}", f.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `adjit.parse(text, name=None, file="<string>")`.
+pub fn parse(text: &str, name: Option<&str>, file: &str) -> PyResult<Function> {
+    pick(adjit::load_str(text, file).py_err()?, name, file)
+}
+
+/// `adjit.load(path, name=None)`.
+pub fn load(path: &str, name: Option<&str>) -> PyResult<Function> {
+    pick(adjit::load(Path::new(path)).py_err()?, name, path)
+}
+
+#[pymethods]
+impl Function {
+    /// The IR text.
+    fn __str__(&self) -> String {
+        self.func.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<adjit.Function @{}: {} inputs, {} data, {} outputs>",
+            self.func.name,
+            self.params.n_x,
+            self.params.n_data,
+            self.func.n_outputs()
+        )
+    }
+
+    /// Pickles as its IR text (so it travels to other processes, e.g. Dask workers).
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let module = PyModule::import(py, "adjit")?;
+        let parse = module.getattr("parse")?;
+        PyTuple::new(
+            py,
+            [
+                parse.into_any(),
+                PyTuple::new(py, [self.func.to_string()])?.into_any(),
+            ],
+        )
+    }
+
+    /// The function's name (without `@`).
+    #[getter]
+    fn name(&self) -> &str {
+        &self.func.name
+    }
+
+    /// The number of differentiated inputs (`x`).
+    #[getter]
+    fn n_inputs(&self) -> usize {
+        self.params.n_x
+    }
+
+    /// The number of data inputs (`d`: taken, not differentiated).
+    #[getter]
+    fn n_data(&self) -> usize {
+        self.params.n_data
+    }
+
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.func.n_outputs()
+    }
+
+    /// One pipeline stage as text: `ir`, `simplified`, `jvp`, `vjp`, `clif`, `asm`,
+    /// `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`, `sparsity`,
+    /// `sparse-jacobian`, `sparse-hessian`. `mode` chooses the program of `clif`/`asm`
+    /// (`primal`, `jvp`, `vjp`, `gradient`, `hvp`), `strategy` the schedule.
+    #[pyo3(signature = (stage="ir", mode="primal", strategy="tape"))]
+    fn dump(&self, stage: &str, mode: &str, strategy: &str) -> PyResult<String> {
+        let stage: adjit::Stage = stage
+            .parse()
+            .map_err(|e: adjit::UnknownName| error(Kind::Other, e.to_string()))?;
+        let mode: Mode = mode
+            .parse()
+            .map_err(|e: adjit::UnknownName| error(Kind::Other, e.to_string()))?;
+        let strategy: adjit::Strategy =
+            strategy
+                .parse()
+                .map_err(|e: adjit::diff::checkpoint::ParseStrategyError| {
+                    error(Kind::Other, e.to_string())
+                })?;
+        adjit::dump(&self.func, stage, &adjit::DumpOptions { mode, strategy }).py_err()
+    }
+
+    /// `f(x, data=None)`: the outputs at `x` (a float for one output, else an array),
+    /// compiled on the first call.
+    #[pyo3(signature = (x, data=None))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        data: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let policy = Policy::default();
+        let compiled = match self.primal.get() {
+            Some(c) => c,
+            None => {
+                let c = Compiled::new(&self.func, Mode::Primal).py_err()?;
+                let _ = self.primal.set(c);
+                self.primal
+                    .get()
+                    .ok_or_else(|| error(Kind::Other, "compile"))?
+            }
+        };
+        let xa = Arg::read(x, "x", policy)?;
+        let xs = xa.vector("x", self.params.n_x, policy)?;
+        let da = data.map(|d| Arg::read(d, "data", policy)).transpose()?;
+        let ds = self.params.data(&da, policy)?;
+        let mut buf = Vec::new();
+        let inputs = self.params.inputs(xs, ds, &mut buf);
+        let mut y = vec![0.0; compiled.n_outputs()];
+        compiled.call(inputs, &mut y).py_err()?;
+        if y.len() == 1 {
+            return Ok(pyo3::types::PyFloat::new(py, y[0]).into_any().unbind());
+        }
+        Ok(crate::arrays::vector(py, y).into_any().unbind())
+    }
+}

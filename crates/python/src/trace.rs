@@ -1,0 +1,622 @@
+//! Tracing Python functions: `adjit.trace(fn, n, data=0)` calls `fn` once with traced values
+//! whose operators append instructions to a function under construction.
+//!
+//! A [`Var`] is a float value of one trace, a [`BoolVar`] a comparison's result. Python
+//! numbers mixed in stay literal operands (`x * 2.0` records `mul %x0, 2.0`). Control flow is
+//! not recorded: a comparison has no truth value (asking for one raises `adjit.TraceError`
+//! pointing to `adjit.where`). The inputs reach `fn` as a NumPy object array, so NumPy code on
+//! object arrays (`np.sin(x)`, `x @ A`, `x.sum()`) traces too, and `np.sin(x[0])` reaches
+//! [`Var::__array_ufunc__`].
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use adjit::ir::{math, BinaryOp, Builder, CmpPred, Operand, Type, UnaryOp, Value};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyTuple};
+
+use crate::errors::{error, Kind};
+use crate::function::Function;
+
+/// The function under construction, shared by every value of one trace.
+pub struct Session {
+    builder: Mutex<Builder>,
+}
+
+impl Session {
+    fn builder(&self) -> MutexGuard<'_, Builder> {
+        // A poisoned lock means a panic while recording, which cannot leave the builder
+        // half-updated (each append is one push); keep using it.
+        self.builder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A traced float value.
+#[pyclass(frozen, module = "adjit")]
+pub struct Var {
+    session: Arc<Session>,
+    value: Value,
+}
+
+/// A traced comparison result: use it in `adjit.where(c, a, b)`.
+#[pyclass(frozen, module = "adjit", name = "Bool")]
+pub struct BoolVar {
+    session: Arc<Session>,
+    value: Value,
+}
+
+/// An operand read from Python: a traced value or a number.
+enum Arg {
+    Var(Value),
+    Num(f64),
+}
+
+impl Var {
+    fn new(session: &Arc<Session>, value: Value) -> Var {
+        Var {
+            session: session.clone(),
+            value,
+        }
+    }
+
+    /// Read `other` as an operand of this trace; `None` when it is not a number or a value
+    /// (the operator then returns `NotImplemented`).
+    fn arg(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<Arg>> {
+        if let Ok(v) = other.cast::<Var>() {
+            let v = v.get();
+            same_session(&self.session, &v.session)?;
+            return Ok(Some(Arg::Var(v.value)));
+        }
+        if other.cast::<BoolVar>().is_ok() {
+            return Err(error(
+                Kind::Trace,
+                "a traced comparison is not a number: use adjit.where(c, a, b) to choose \
+                 between values",
+            ));
+        }
+        Ok(number(other).map(Arg::Num))
+    }
+
+    fn binary(&self, op: BinaryOp, a: Arg, b: Arg) -> Var {
+        let v = self.session.builder().binary(op, operand(a), operand(b));
+        Var::new(&self.session, v)
+    }
+
+    fn unary_op(&self, op: UnaryOp) -> Var {
+        let v = self.session.builder().unary(op, self.value);
+        Var::new(&self.session, v)
+    }
+
+    fn bin_with(
+        &self,
+        py: Python<'_>,
+        op: BinaryOp,
+        other: &Bound<'_, PyAny>,
+        reflected: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(o) = self.arg(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        let me = Arg::Var(self.value);
+        let (a, b) = if reflected { (o, me) } else { (me, o) };
+        Ok(Py::new(py, self.binary(op, a, b))?.into_any())
+    }
+
+    fn compare(
+        &self,
+        py: Python<'_>,
+        pred: CmpPred,
+        other: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(o) = self.arg(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        let v = self
+            .session
+            .builder()
+            .fcmp(pred, Operand::Value(self.value), operand(o));
+        Ok(Py::new(
+            py,
+            BoolVar {
+                session: self.session.clone(),
+                value: v,
+            },
+        )?
+        .into_any())
+    }
+}
+
+fn operand(a: Arg) -> Operand {
+    match a {
+        Arg::Var(v) => Operand::Value(v),
+        Arg::Num(c) => Operand::Const(c),
+    }
+}
+
+/// A Python or NumPy real number (bools count as 0 and 1), or `None`.
+fn number(obj: &Bound<'_, PyAny>) -> Option<f64> {
+    if obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>() {
+        return obj.extract::<f64>().ok();
+    }
+    // NumPy scalars (np.float64, np.int32, 0-d arrays) convert with `float()`.
+    let is_numpy_scalar = obj
+        .get_type()
+        .module()
+        .is_ok_and(|m| m.to_cow().is_ok_and(|m| m == "numpy"));
+    if is_numpy_scalar {
+        return obj.extract::<f64>().ok();
+    }
+    None
+}
+
+fn same_session(a: &Arc<Session>, b: &Arc<Session>) -> PyResult<()> {
+    if Arc::ptr_eq(a, b) {
+        Ok(())
+    } else {
+        Err(error(
+            Kind::Trace,
+            "a value of another trace was used here; every traced value in one function must \
+             come from its own adjit.trace call",
+        ))
+    }
+}
+
+const UNARY: &[(&str, UnaryOp)] = &[
+    ("sin", UnaryOp::Sin),
+    ("cos", UnaryOp::Cos),
+    ("tan", UnaryOp::Tan),
+    ("exp", UnaryOp::Exp),
+    ("log", UnaryOp::Log),
+    ("sqrt", UnaryOp::Sqrt),
+    ("tanh", UnaryOp::Tanh),
+    ("sinh", UnaryOp::Sinh),
+    ("cosh", UnaryOp::Cosh),
+    ("arcsin", UnaryOp::Asin),
+    ("arccos", UnaryOp::Acos),
+    ("arctan", UnaryOp::Atan),
+    ("log1p", UnaryOp::Log1p),
+    ("expm1", UnaryOp::Expm1),
+    ("erf", UnaryOp::Erf),
+    ("floor", UnaryOp::Floor),
+    ("ceil", UnaryOp::Ceil),
+    ("absolute", UnaryOp::Abs),
+    ("fabs", UnaryOp::Abs),
+    ("negative", UnaryOp::Neg),
+];
+
+const BINARY: &[(&str, BinaryOp)] = &[
+    ("add", BinaryOp::Add),
+    ("subtract", BinaryOp::Sub),
+    ("multiply", BinaryOp::Mul),
+    ("true_divide", BinaryOp::Div),
+    ("divide", BinaryOp::Div),
+    ("power", BinaryOp::Pow),
+    ("float_power", BinaryOp::Pow),
+    ("arctan2", BinaryOp::Atan2),
+    ("minimum", BinaryOp::Min),
+    ("maximum", BinaryOp::Max),
+    ("fmin", BinaryOp::Min),
+    ("fmax", BinaryOp::Max),
+];
+
+const COMPARE: &[(&str, CmpPred)] = &[
+    ("less", CmpPred::Lt),
+    ("less_equal", CmpPred::Le),
+    ("greater", CmpPred::Gt),
+    ("greater_equal", CmpPred::Ge),
+    ("equal", CmpPred::Eq),
+    ("not_equal", CmpPred::Ne),
+];
+
+#[pymethods]
+impl Var {
+    fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Add, o, false)
+    }
+    fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Add, o, true)
+    }
+    fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Sub, o, false)
+    }
+    fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Sub, o, true)
+    }
+    fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Mul, o, false)
+    }
+    fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Mul, o, true)
+    }
+    fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Div, o, false)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.bin_with(py, BinaryOp::Div, o, true)
+    }
+
+    /// `x ** k` with a Python `int` k records `powi` (exact repeated multiplication); any
+    /// other exponent records `pow`.
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Ok(py.NotImplemented());
+        }
+        if o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>() {
+            if let Ok(k) = o.extract::<i32>() {
+                let v = self.session.builder().powi(self.value, k);
+                return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
+            }
+        }
+        self.bin_with(py, BinaryOp::Pow, o, false)
+    }
+
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Ok(py.NotImplemented());
+        }
+        self.bin_with(py, BinaryOp::Pow, o, true)
+    }
+
+    fn __neg__(&self) -> Var {
+        self.unary_op(UnaryOp::Neg)
+    }
+    fn __pos__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+    fn __abs__(&self) -> Var {
+        self.unary_op(UnaryOp::Abs)
+    }
+
+    fn __lt__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compare(py, CmpPred::Lt, o)
+    }
+    fn __le__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compare(py, CmpPred::Le, o)
+    }
+    fn __gt__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compare(py, CmpPred::Gt, o)
+    }
+    fn __ge__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compare(py, CmpPred::Ge, o)
+    }
+    fn __eq__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compare(py, CmpPred::Eq, o)
+    }
+    fn __ne__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compare(py, CmpPred::Ne, o)
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        Err(no_truth_value("a traced value"))
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        Err(error(
+            Kind::Trace,
+            "a traced value has no number at trace time: it stands for every input the \
+             compiled function will be called with",
+        ))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<adjit traced value %{}>", self.value.index())
+    }
+
+    // Methods NumPy's object-array loops call (`np.sin(x)` on an array of traced values).
+    fn sin(&self) -> Var {
+        self.unary_op(UnaryOp::Sin)
+    }
+    fn cos(&self) -> Var {
+        self.unary_op(UnaryOp::Cos)
+    }
+    fn tan(&self) -> Var {
+        self.unary_op(UnaryOp::Tan)
+    }
+    fn exp(&self) -> Var {
+        self.unary_op(UnaryOp::Exp)
+    }
+    fn log(&self) -> Var {
+        self.unary_op(UnaryOp::Log)
+    }
+    fn sqrt(&self) -> Var {
+        self.unary_op(UnaryOp::Sqrt)
+    }
+    fn tanh(&self) -> Var {
+        self.unary_op(UnaryOp::Tanh)
+    }
+    fn sinh(&self) -> Var {
+        self.unary_op(UnaryOp::Sinh)
+    }
+    fn cosh(&self) -> Var {
+        self.unary_op(UnaryOp::Cosh)
+    }
+    fn arcsin(&self) -> Var {
+        self.unary_op(UnaryOp::Asin)
+    }
+    fn arccos(&self) -> Var {
+        self.unary_op(UnaryOp::Acos)
+    }
+    fn arctan(&self) -> Var {
+        self.unary_op(UnaryOp::Atan)
+    }
+    fn log1p(&self) -> Var {
+        self.unary_op(UnaryOp::Log1p)
+    }
+    fn expm1(&self) -> Var {
+        self.unary_op(UnaryOp::Expm1)
+    }
+    fn floor(&self) -> Var {
+        self.unary_op(UnaryOp::Floor)
+    }
+    fn ceil(&self) -> Var {
+        self.unary_op(UnaryOp::Ceil)
+    }
+    fn conjugate(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// NumPy ufuncs applied to a traced value (`np.sin(x[0])`, `np.maximum(x[0], 0.0)`).
+    #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
+    fn __array_ufunc__(
+        &self,
+        py: Python<'_>,
+        ufunc: &Bound<'_, PyAny>,
+        method: &str,
+        inputs: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let name: String = ufunc.getattr("__name__")?.extract()?;
+        if method != "__call__" || kwargs.is_some_and(|k| !k.is_empty()) {
+            return Err(error(
+                Kind::Trace,
+                format!(
+                    "numpy.{name}.{method} with keyword arguments is not traced; call the \
+                     ufunc plainly or use adjit's functions"
+                ),
+            ));
+        }
+        let args = inputs
+            .iter()
+            .map(|a| self.arg(&a))
+            .collect::<PyResult<Vec<_>>>()?;
+        if args.iter().any(Option::is_none) {
+            return Ok(py.NotImplemented());
+        }
+        let mut args = args.into_iter().flatten();
+        let unsupported = || {
+            error(
+                Kind::Trace,
+                format!("numpy.{name} has no adjit operation; see adjit's functions"),
+            )
+        };
+        let var = |a: Arg| match a {
+            Arg::Var(v) => Var::new(&self.session, v),
+            Arg::Num(c) => {
+                let v = self.session.builder().constant(Type::F64, c);
+                Var::new(&self.session, v)
+            }
+        };
+        match (inputs.len(), args.next(), args.next()) {
+            (1, Some(a), None) => {
+                let x = var(a);
+                if name == "square" {
+                    let v = self.session.builder().powi(x.value, 2);
+                    return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
+                }
+                let op = lookup(UNARY, &name).ok_or_else(unsupported)?;
+                Ok(Py::new(py, x.unary_op(op))?.into_any())
+            }
+            (2, Some(a), Some(b)) => {
+                if let Some(pred) = lookup(COMPARE, &name) {
+                    let a = var(a);
+                    return a.compare(py, pred, &Py::new(py, var(b))?.into_bound(py).into_any());
+                }
+                let op = lookup(BINARY, &name).ok_or_else(unsupported)?;
+                Ok(Py::new(py, self.binary(op, a, b))?.into_any())
+            }
+            _ => Err(unsupported()),
+        }
+    }
+}
+
+fn lookup<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
+    table.iter().find(|(n, _)| *n == name).map(|&(_, t)| t)
+}
+
+fn no_truth_value(what: &str) -> PyErr {
+    error(
+        Kind::Trace,
+        format!(
+            "{what} has no truth value while tracing (Python's if/and/or/not would decide \
+             once, at trace time): use adjit.where(condition, a, b)"
+        ),
+    )
+}
+
+#[pymethods]
+impl BoolVar {
+    fn __bool__(&self) -> PyResult<bool> {
+        Err(no_truth_value("a traced comparison"))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<adjit traced bool %{}>", self.value.index())
+    }
+}
+
+/// `op(x)` for a traced value or a number (numbers are computed at once, with adjit's
+/// semantics).
+pub fn unary(py: Python<'_>, op: UnaryOp, x: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if let Ok(v) = x.cast::<Var>() {
+        return Ok(Py::new(py, v.get().unary_op(op))?.into_any());
+    }
+    if x.cast::<BoolVar>().is_ok() {
+        return Err(error(Kind::Trace, "a traced comparison is not a number"));
+    }
+    match number(x) {
+        Some(c) => Ok(PyFloat::new(py, math::unary_f64(op, c)).into_any().unbind()),
+        None => Err(error(
+            Kind::DType,
+            format!(
+                "adjit.{} takes a traced value or a number, not {}",
+                op.name(),
+                x.get_type().name()?
+            ),
+        )),
+    }
+}
+
+/// `op(a, b)` for traced values or numbers.
+pub fn binary(
+    py: Python<'_>,
+    op: BinaryOp,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let first = a.cast::<Var>().ok().or_else(|| b.cast::<Var>().ok());
+    match first {
+        Some(v) => {
+            let v = v.get();
+            let read = |o: &Bound<'_, PyAny>| -> PyResult<Arg> {
+                v.arg(o)?.ok_or_else(|| {
+                    error(Kind::DType, "adjit functions take traced values or numbers")
+                })
+            };
+            let (x, y) = (read(a)?, read(b)?);
+            Ok(Py::new(py, v.binary(op, x, y))?.into_any())
+        }
+        None => match (number(a), number(b)) {
+            (Some(x), Some(y)) => Ok(PyFloat::new(py, math::binary_f64(op, x, y))
+                .into_any()
+                .unbind()),
+            _ => Err(error(
+                Kind::DType,
+                "adjit functions take traced values or numbers",
+            )),
+        },
+    }
+}
+
+/// `where(c, a, b)`: `a` where `c` holds, else `b` (both sides are computed; the derivative
+/// flows through the chosen one).
+pub fn select(
+    py: Python<'_>,
+    c: &Bound<'_, PyAny>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    if let Ok(c) = c.cast::<PyBool>() {
+        return Ok(if c.is_true() { a.clone() } else { b.clone() }.unbind());
+    }
+    let Ok(c) = c.cast::<BoolVar>() else {
+        return Err(error(
+            Kind::Trace,
+            "adjit.where takes a traced comparison (such as x[0] < 1.0) or a Python bool",
+        ));
+    };
+    let c = c.get();
+    let proxy = Var::new(&c.session, c.value);
+    let read = |o: &Bound<'_, PyAny>| -> PyResult<Arg> {
+        proxy.arg(o)?.ok_or_else(|| {
+            error(
+                Kind::DType,
+                "adjit.where chooses between traced values or numbers",
+            )
+        })
+    };
+    let (x, y) = (read(a)?, read(b)?);
+    let v = c.session.builder().select(c.value, operand(x), operand(y));
+    Ok(Py::new(py, Var::new(&c.session, v))?.into_any())
+}
+
+/// `adjit.trace(fn, n, data=0, name="traced")`.
+pub fn trace(
+    py: Python<'_>,
+    f: &Bound<'_, PyAny>,
+    n: usize,
+    data: usize,
+    name: &str,
+) -> PyResult<Function> {
+    let session = Arc::new(Session {
+        builder: Mutex::new(Builder::new(name)),
+    });
+    let (params, data_params) = {
+        let mut b = session.builder();
+        let params: Vec<Value> = (0..n)
+            .map(|i| b.param(Type::F64, &format!("x{i}")))
+            .collect();
+        let data_params: Vec<Value> = (0..data)
+            .map(|i| b.data_param(Type::F64, &format!("d{i}")))
+            .collect();
+        (params, data_params)
+    };
+    let np = PyModule::import(py, "numpy")?;
+    let as_array = |values: &[Value]| -> PyResult<Bound<'_, PyAny>> {
+        let list = PyList::empty(py);
+        for &v in values {
+            list.append(Py::new(py, Var::new(&session, v))?)?;
+        }
+        np.call_method1("array", (list, "object"))
+    };
+    let x = as_array(&params)?;
+    let result = if data > 0 {
+        f.call1((x, as_array(&data_params)?))?
+    } else {
+        f.call1((x,))?
+    };
+    let mut outputs = Vec::new();
+    collect_outputs(&session, &result, &mut outputs)?;
+    if outputs.is_empty() {
+        return Err(error(Kind::Trace, "the traced function returned no values"));
+    }
+    let func = session.builder().clone().finish(&outputs);
+    adjit::ir::verify(&func).map_err(|e| error(Kind::Trace, e.to_string()))?;
+    Ok(Function::new(func))
+}
+
+/// The function's results: one value, a number, or a (nested) tuple, list or array of them.
+fn collect_outputs(
+    session: &Arc<Session>,
+    obj: &Bound<'_, PyAny>,
+    out: &mut Vec<Value>,
+) -> PyResult<()> {
+    if let Ok(v) = obj.cast::<Var>() {
+        same_session(session, &v.get().session)?;
+        out.push(v.get().value);
+        return Ok(());
+    }
+    if let Ok(v) = obj.cast::<BoolVar>() {
+        same_session(session, &v.get().session)?;
+        out.push(v.get().value);
+        return Ok(());
+    }
+    if let Some(c) = number(obj) {
+        out.push(session.builder().constant(Type::F64, c));
+        return Ok(());
+    }
+    if obj.hasattr("__iter__")? && !obj.is_instance_of::<pyo3::types::PyString>() {
+        for item in obj.try_iter()? {
+            collect_outputs(session, &item?, out)?;
+        }
+        return Ok(());
+    }
+    Err(error(
+        Kind::Trace,
+        format!(
+            "the traced function returned a {}; return traced values, numbers, or a tuple, \
+             list or array of them",
+            obj.get_type().name()?
+        ),
+    ))
+}

@@ -1,0 +1,697 @@
+//! The compiled transforms: `adjit.value_and_grad(f)`, `grad`, `jvp`, `vjp`, `hvp`,
+//! `jacobian`, `hessian`, `inverse`, `jit`. Each compiles once and returns a callable
+//! [`Transform`]; a 1-D `x` is one point, a 2-D `x` of shape `(B, n)` a batch over the leading
+//! axis, run natively over threads with the GIL released.
+
+use adjit::checkpoint::CheckpointedGradient;
+use adjit::inverse::CompiledInverse;
+use adjit::{
+    Compiled, Engine, Gradient, Hessian, InverseMode, Jacobian, Mode, Options, Part, SparseHessian,
+    SparseJacobian, Strategy,
+};
+use numpy::{PyArrayMethods, PyReadwriteArrayDyn, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyFloat, PyTuple};
+use rayon::prelude::*;
+
+use crate::arrays::{self, Arg, NonFinite, Policy};
+use crate::errors::{error, IntoPy, Kind};
+use crate::function::{Function, ParamMap};
+
+/// What a transform returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum What {
+    Eval,
+    ValueAndGrad,
+    Grad,
+    Jvp,
+    Vjp,
+    Hvp,
+    Jacobian,
+    Hessian,
+    Inverse,
+}
+
+impl What {
+    fn name(self) -> &'static str {
+        match self {
+            What::Eval => "jit",
+            What::ValueAndGrad => "value_and_grad",
+            What::Grad => "grad",
+            What::Jvp => "jvp",
+            What::Vjp => "vjp",
+            What::Hvp => "hvp",
+            What::Jacobian => "jacobian",
+            What::Hessian => "hessian",
+            What::Inverse => "inverse",
+        }
+    }
+
+    /// The name of the second argument, for transforms that take one.
+    fn vector_name(self) -> Option<&'static str> {
+        match self {
+            What::Jvp | What::Hvp | What::Inverse => Some("v"),
+            What::Vjp => Some("w"),
+            _ => None,
+        }
+    }
+}
+
+/// The compiled object behind a transform.
+enum Object {
+    /// A derived program (`primal`, `jvp`, `vjp`, `gradient`, `hvp`) with one flat input
+    /// (parameters then the vector) and one flat output.
+    Program(Compiled),
+    Checkpointed(CheckpointedGradient),
+    Jacobian(Jacobian),
+    Hessian(Hessian),
+    SparseJacobian(SparseJacobian),
+    SparseHessian(SparseHessian),
+    Inverse(CompiledInverse),
+}
+
+/// A compiled transform of one function: call it like the function.
+#[pyclass(frozen, module = "adjit")]
+pub struct Transform {
+    what: What,
+    object: Object,
+    params: ParamMap,
+    /// Float outputs of the function (`m`), every output (`m_all`, bools included).
+    m: usize,
+    m_all: usize,
+    /// Where the float output is among all outputs (value_and_grad of `(f64, bool)`).
+    value_at: usize,
+    policy: Policy,
+    threads: usize,
+    repr: String,
+}
+
+/// Options common to every transform, read from keyword arguments.
+pub struct Settings<'a> {
+    pub strategy: &'a str,
+    pub engine: &'a str,
+    pub sparse: bool,
+    pub mode: &'a str,
+    pub strict: bool,
+    pub nonfinite: &'a str,
+    pub threads: usize,
+}
+
+/// `bytes:1e6` as `bytes:1000000`: budgets written the way Python writes big numbers.
+pub fn byte_budget(strategy: &str) -> String {
+    if let Some(n) = strategy.strip_prefix("bytes:") {
+        if let Ok(v) = n.parse::<f64>() {
+            if v.fract() == 0.0 && (0.0..9.0e15).contains(&v) {
+                return format!("bytes:{}", v as u64);
+            }
+        }
+    }
+    strategy.to_string()
+}
+
+fn parse_err(e: impl std::fmt::Display) -> PyErr {
+    error(Kind::Other, e.to_string())
+}
+
+impl Transform {
+    pub fn new(f: &Function, what: What, s: &Settings<'_>) -> PyResult<Transform> {
+        let engine: Engine = s.engine.parse().map_err(parse_err)?;
+        let opts = Options::on(engine);
+        let strategy: Strategy = byte_budget(s.strategy).parse().map_err(parse_err)?;
+        let func = &f.func;
+        if strategy != Strategy::Tape
+            && !matches!(what, What::ValueAndGrad | What::Grad | What::Vjp)
+        {
+            return Err(error(
+                Kind::Other,
+                format!(
+                    "strategy= applies to value_and_grad, grad and vjp, not {}",
+                    what.name()
+                ),
+            ));
+        }
+        if s.sparse && !matches!(what, What::Jacobian | What::Hessian) {
+            return Err(error(
+                Kind::Other,
+                "sparse=True applies to jacobian and hessian",
+            ));
+        }
+        let program = |mode| -> PyResult<Object> {
+            Ok(Object::Program(
+                Compiled::with_options(func, mode, &opts).py_err()?,
+            ))
+        };
+        let object = match what {
+            What::Eval => program(Mode::Primal)?,
+            What::ValueAndGrad | What::Grad | What::Vjp if strategy != Strategy::Tape => {
+                Object::Checkpointed(
+                    CheckpointedGradient::with_options(func, strategy, &opts).py_err()?,
+                )
+            }
+            What::ValueAndGrad | What::Grad => {
+                // A Gradient checks for one float output and names the problem.
+                Gradient::with_options(func, &opts).py_err()?;
+                program(Mode::Gradient)?
+            }
+            What::Jvp => program(Mode::Jvp)?,
+            What::Vjp => program(Mode::Vjp)?,
+            What::Hvp => program(Mode::Hvp)?,
+            What::Jacobian if s.sparse => {
+                Object::SparseJacobian(SparseJacobian::with_options(func, &opts).py_err()?)
+            }
+            What::Jacobian => Object::Jacobian(Jacobian::with_options(func, &opts).py_err()?),
+            What::Hessian if s.sparse => {
+                Object::SparseHessian(SparseHessian::with_options(func, &opts).py_err()?)
+            }
+            What::Hessian => Object::Hessian(Hessian::with_options(func, &opts).py_err()?),
+            What::Inverse => {
+                let mode = match s.mode {
+                    "reverse" | "reverse-inverse" => InverseMode::Reverse,
+                    "forward" | "forward-inverse" => InverseMode::Forward,
+                    "dense" | "dense-inverse" => InverseMode::Dense,
+                    other => {
+                        return Err(error(
+                            Kind::Other,
+                            format!(
+                                "mode must be \"reverse\" (J⁻¹·v), \"forward\" (J⁻ᵀ·v) or \
+                                 \"dense\", not {other:?}"
+                            ),
+                        ))
+                    }
+                };
+                Object::Inverse(CompiledInverse::with_options(func, mode, &opts).py_err()?)
+            }
+        };
+        let m = func.ret_types.iter().filter(|t| t.is_float()).count();
+        Ok(Transform {
+            what,
+            object,
+            params: f.params.clone(),
+            m,
+            m_all: func.n_outputs(),
+            value_at: func
+                .ret_types
+                .iter()
+                .position(|t| t.is_float())
+                .unwrap_or(0),
+            policy: Policy {
+                strict: s.strict,
+                nonfinite: NonFinite::parse(s.nonfinite)?,
+            },
+            threads: s.threads,
+            repr: format!(
+                "<adjit.{} of @{} ({} inputs{}, strategy {}, engine {})>",
+                what.name(),
+                func.name,
+                f.params.n_x,
+                if f.params.n_data > 0 {
+                    format!(", {} data", f.params.n_data)
+                } else {
+                    String::new()
+                },
+                strategy,
+                engine
+            ),
+        })
+    }
+
+    /// The length of the second argument.
+    fn vector_len(&self) -> usize {
+        match self.what {
+            What::Vjp => self.m,
+            What::Inverse => self.params.n_x,
+            _ => self.params.n_x,
+        }
+    }
+
+    /// The numbers one point returns, flat, and how to shape them.
+    fn point_len(&self) -> usize {
+        let n = self.params.n_x;
+        match self.what {
+            What::Eval => self.m_all,
+            What::ValueAndGrad => 1 + n,
+            What::Grad => n,
+            What::Jvp => self.m_all + self.m,
+            What::Vjp => self.m_all + n,
+            What::Hvp => n,
+            What::Jacobian => self.m * n,
+            What::Hessian => n * n,
+            What::Inverse => n,
+        }
+    }
+
+    /// Evaluate one point: `inputs` are the parameters in signature order, `v` the vector
+    /// (if any); writes `point_len()` numbers to `out`.
+    fn point(&self, inputs: &[f64], v: &[f64], out: &mut [f64]) -> adjit::Result<()> {
+        let n = self.params.n_x;
+        match &self.object {
+            Object::Program(c) => {
+                let flat_in_len = c.n_inputs();
+                let flat_out_len = c.n_outputs();
+                let mut inp = [0.0; 32];
+                let mut outp = [0.0; 32];
+                let mut heap_in;
+                let mut heap_out;
+                let flat_in: &[f64] = if v.is_empty() {
+                    inputs
+                } else {
+                    let buf: &mut [f64] = if flat_in_len <= 32 {
+                        &mut inp[..flat_in_len]
+                    } else {
+                        heap_in = vec![0.0; flat_in_len];
+                        &mut heap_in
+                    };
+                    let k = inputs.len().min(buf.len());
+                    buf[..k].copy_from_slice(&inputs[..k]);
+                    let rest = (buf.len() - k).min(v.len());
+                    buf[k..k + rest].copy_from_slice(&v[..rest]);
+                    buf
+                };
+                let flat_out: &mut [f64] = if flat_out_len <= 32 {
+                    &mut outp[..flat_out_len]
+                } else {
+                    heap_out = vec![0.0; flat_out_len];
+                    &mut heap_out
+                };
+                c.call(flat_in, flat_out)?;
+                let layout = c.layout();
+                match self.what {
+                    What::Eval | What::Jvp | What::Vjp => out.copy_from_slice(flat_out),
+                    What::ValueAndGrad | What::Grad => {
+                        let y = layout.output(Part::Outputs);
+                        let g = layout.output(Part::Gradient);
+                        let value_at = self.value_at;
+                        if self.what == What::ValueAndGrad {
+                            out[0] = flat_out[y.start + value_at];
+                            out[1..].copy_from_slice(&flat_out[g]);
+                        } else {
+                            out.copy_from_slice(&flat_out[g]);
+                        }
+                    }
+                    What::Hvp => out.copy_from_slice(&flat_out[layout.output(Part::HessianVector)]),
+                    _ => unreachable!("programs serve the modes above"),
+                }
+                Ok(())
+            }
+            Object::Checkpointed(c) => {
+                let mut y = vec![0.0; self.m_all];
+                let ones;
+                let w = if self.what == What::Vjp {
+                    v
+                } else {
+                    ones = vec![1.0; self.m];
+                    &ones
+                };
+                let mut g = vec![0.0; n];
+                c.call(inputs, w, &mut y, &mut g)?;
+                match self.what {
+                    What::ValueAndGrad => {
+                        out[0] = y[self.value_at];
+                        out[1..].copy_from_slice(&g);
+                    }
+                    What::Grad => out.copy_from_slice(&g),
+                    _ => {
+                        out[..self.m_all].copy_from_slice(&y);
+                        out[self.m_all..].copy_from_slice(&g);
+                    }
+                }
+                Ok(())
+            }
+            Object::Jacobian(j) => {
+                let mut y = vec![0.0; self.m_all];
+                j.call(inputs, &mut y, out)
+            }
+            Object::Hessian(h) => {
+                let mut g = vec![0.0; n];
+                h.call(inputs, &mut g, out).map(|_| ())
+            }
+            Object::Inverse(inv) => {
+                let mut y = vec![0.0; inv.n()];
+                inv.call(inputs, v, &mut y, out)
+            }
+            Object::SparseJacobian(_) | Object::SparseHessian(_) => {
+                unreachable!("sparse objects are evaluated by `sparse`")
+            }
+        }
+    }
+
+    /// Shape one point's flat result as the transform returns it.
+    fn shape_point(&self, py: Python<'_>, mut flat: Vec<f64>) -> PyResult<Py<PyAny>> {
+        let n = self.params.n_x;
+        let scalar_or_vec = |py: Python<'_>, v: Vec<f64>| -> Py<PyAny> {
+            if v.len() == 1 {
+                PyFloat::new(py, v[0]).into_any().unbind()
+            } else {
+                arrays::vector(py, v).into_any().unbind()
+            }
+        };
+        Ok(match self.what {
+            What::Eval => scalar_or_vec(py, flat),
+            What::ValueAndGrad => {
+                let g = flat.split_off(1);
+                PyTuple::new(
+                    py,
+                    [
+                        PyFloat::new(py, flat[0]).into_any(),
+                        arrays::vector(py, g).into_any(),
+                    ],
+                )?
+                .into_any()
+                .unbind()
+            }
+            What::Grad | What::Hvp | What::Inverse => arrays::vector(py, flat).into_any().unbind(),
+            What::Jvp | What::Vjp => {
+                let second = flat.split_off(self.m_all);
+                PyTuple::new(
+                    py,
+                    [
+                        scalar_or_vec(py, flat).into_bound(py),
+                        if self.what == What::Vjp {
+                            arrays::vector(py, second).into_any()
+                        } else {
+                            scalar_or_vec(py, second).into_bound(py)
+                        },
+                    ],
+                )?
+                .into_any()
+                .unbind()
+            }
+            What::Jacobian => arrays::array(py, flat, &[self.m, n])?.unbind(),
+            What::Hessian => arrays::array(py, flat, &[n, n])?.unbind(),
+        })
+    }
+
+    /// A sparse Jacobian or Hessian as a `scipy.sparse.csr_matrix` (the Hessian with both
+    /// triangles).
+    fn sparse(&self, py: Python<'_>, inputs: &[f64]) -> PyResult<Py<PyAny>> {
+        let (values, pattern) = match &self.object {
+            Object::SparseJacobian(j) => {
+                let mut nz = vec![0.0; j.nnz()];
+                j.eval(inputs, &mut nz).py_err()?;
+                (nz, j.pattern())
+            }
+            Object::SparseHessian(h) => {
+                let mut lower = vec![0.0; h.nnz()];
+                h.eval(inputs, &mut lower).py_err()?;
+                let mut full = vec![0.0; h.full_pattern().nnz()];
+                h.expand(&lower, &mut full).py_err()?;
+                (full, h.full_pattern())
+            }
+            _ => unreachable!("only sparse objects"),
+        };
+        let scipy = PyModule::import(py, "scipy.sparse").map_err(|e| {
+            error(
+                Kind::Other,
+                format!("sparse=True returns scipy.sparse matrices; install scipy ({e})"),
+            )
+        })?;
+        let indptr: Vec<i64> = pattern.indptr().iter().map(|&i| i as i64).collect();
+        let indices: Vec<i64> = pattern.indices().iter().map(|&i| i64::from(i)).collect();
+        let np = PyModule::import(py, "numpy")?;
+        let data = arrays::vector(py, values);
+        let indices = np.call_method1("array", (indices,))?;
+        let indptr = np.call_method1("array", (indptr,))?;
+        let (r, c) = pattern.shape();
+        let m = scipy.call_method1("csr_matrix", ((data, indices, indptr), (r, c)))?;
+        Ok(m.unbind())
+    }
+
+    /// A batch of `b` points (`x` row-major, `b × n_x`), `v` one row per point or one for
+    /// all; the flat results, `b × point_len()`.
+    fn batch(&self, b: usize, x: &[f64], d: &[f64], v: (&[f64], bool)) -> adjit::Result<Vec<f64>> {
+        let n = self.params.n_x;
+        let len = self.point_len();
+        let vl = self.vector_len();
+        let mut out = vec![0.0; b * len];
+        let vector_of = |p: usize| -> &[f64] {
+            match v {
+                (v, true) => &v[p * vl..(p + 1) * vl],
+                (v, false) => v,
+            }
+        };
+        // The native batch: one flat input row per point, the program's outputs as they come.
+        if let Object::Program(c) = &self.object {
+            if let Some(code) = c.code() {
+                let (fi, fo) = (c.n_inputs(), c.n_outputs());
+                let direct_in = d.is_empty() && self.what.vector_name().is_none();
+                let owned_in;
+                let flat_in: &[f64] = if direct_in {
+                    x
+                } else {
+                    let mut buf = vec![0.0; b * fi];
+                    let mut tmp = Vec::new();
+                    for (p, row) in buf.chunks_exact_mut(fi.max(1)).enumerate().take(b) {
+                        let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
+                        row[..inputs.len()].copy_from_slice(inputs);
+                        let vv = vector_of(p);
+                        row[inputs.len()..].copy_from_slice(vv);
+                    }
+                    owned_in = buf;
+                    &owned_in
+                };
+                let direct_out = fo == len
+                    && matches!(self.what, What::Eval | What::Jvp | What::Vjp)
+                    || (self.what == What::ValueAndGrad && fo == len && self.value_at == 0);
+                if direct_out {
+                    code.call_batch_parallel(flat_in, &mut out, self.threads)?;
+                    return Ok(out);
+                }
+                let mut flat_out = vec![0.0; b * fo];
+                code.call_batch_parallel(flat_in, &mut flat_out, self.threads)?;
+                let layout = c.layout();
+                let range = match self.what {
+                    What::Grad => layout.output(Part::Gradient),
+                    What::Hvp => layout.output(Part::HessianVector),
+                    _ => 0..fo,
+                };
+                let value_at = self.value_at;
+                for (row, src) in out
+                    .chunks_exact_mut(len.max(1))
+                    .zip(flat_out.chunks_exact(fo.max(1)))
+                {
+                    if self.what == What::ValueAndGrad {
+                        row[0] = src[value_at];
+                        row[1..].copy_from_slice(&src[layout.output(Part::Gradient)]);
+                    } else {
+                        row.copy_from_slice(&src[range.clone()]);
+                    }
+                }
+                return Ok(out);
+            }
+        }
+        // Objects without a native batch: points in parallel.
+        let chunk = len.max(1);
+        out.par_chunks_mut(chunk)
+            .enumerate()
+            .try_for_each(|(p, row)| {
+                let mut tmp = Vec::new();
+                let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
+                self.point(inputs, vector_of(p), row)
+            })?;
+        Ok(out)
+    }
+
+    /// Shape a batch's flat results.
+    fn shape_batch(&self, py: Python<'_>, b: usize, flat: Vec<f64>) -> PyResult<Py<PyAny>> {
+        let n = self.params.n_x;
+        let len = self.point_len();
+        let whole = arrays::array(py, flat, &[b, len])?;
+        let col = |i: usize| whole.get_item((pyo3::types::PySlice::full(py), i));
+        let cols = |a: usize, z: usize| {
+            whole.get_item((
+                pyo3::types::PySlice::full(py),
+                pyo3::types::PySlice::new(py, a as isize, z as isize, 1),
+            ))
+        };
+        let scalar_or_cols = |a: usize, z: usize| {
+            if z - a == 1 {
+                col(a)
+            } else {
+                cols(a, z)
+            }
+        };
+        Ok(match self.what {
+            What::Eval => scalar_or_cols(0, len)?.unbind(),
+            What::ValueAndGrad => PyTuple::new(py, [col(0)?, cols(1, 1 + n)?])?
+                .into_any()
+                .unbind(),
+            What::Grad | What::Hvp | What::Inverse => whole.unbind(),
+            What::Jvp => PyTuple::new(
+                py,
+                [
+                    scalar_or_cols(0, self.m_all)?,
+                    scalar_or_cols(self.m_all, len)?,
+                ],
+            )?
+            .into_any()
+            .unbind(),
+            What::Vjp => {
+                PyTuple::new(py, [scalar_or_cols(0, self.m_all)?, cols(self.m_all, len)?])?
+                    .into_any()
+                    .unbind()
+            }
+            What::Jacobian => whole.call_method1("reshape", ((b, self.m, n),))?.unbind(),
+            What::Hessian => whole.call_method1("reshape", ((b, n, n),))?.unbind(),
+        })
+    }
+}
+
+#[pymethods]
+impl Transform {
+    /// Call the transform: `t(x)` or `t(x, v)` (`jvp`, `hvp`, `inverse`: `v`; `vjp`: `w`),
+    /// with `data=` for a function with data inputs and `out=` (grad, value_and_grad: an
+    /// array for the gradient) to reuse a buffer.
+    #[pyo3(signature = (*args, data=None, out=None))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        data: Option<&Bound<'_, PyAny>>,
+        out: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let policy = self.policy;
+        let expected = 1 + usize::from(self.what.vector_name().is_some());
+        if args.len() != expected {
+            let names = match self.what.vector_name() {
+                Some(v) => format!("(x, {v})"),
+                None => "(x)".to_string(),
+            };
+            return Err(error(
+                Kind::Shape,
+                format!(
+                    "{} takes {names}: {expected} argument{}, got {}",
+                    self.what.name(),
+                    if expected == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        let n = self.params.n_x;
+        let xa = Arg::read(&args.get_item(0)?, "x", policy)?;
+        let va = match self.what.vector_name() {
+            Some(name) => Some(Arg::read(&args.get_item(1)?, name, policy)?),
+            None => None,
+        };
+        let da = data.map(|d| Arg::read(d, "data", policy)).transpose()?;
+        let d = self.params.data(&da, policy)?;
+        let vl = self.vector_len();
+        match xa.ndim() {
+            0 | 1 => {
+                let x = xa.vector("x", n, policy)?;
+                let v: &[f64] = match (&va, self.what.vector_name()) {
+                    (Some(a), Some(name)) => a.vector(name, vl, policy)?,
+                    _ => &[],
+                };
+                let mut buf = Vec::new();
+                let inputs = self.params.inputs(x, d, &mut buf);
+                if matches!(
+                    self.object,
+                    Object::SparseJacobian(_) | Object::SparseHessian(_)
+                ) {
+                    return self.sparse(py, inputs);
+                }
+                let mut flat = vec![0.0; self.point_len()];
+                self.point(inputs, v, &mut flat).py_err()?;
+                if let Some(out) = out {
+                    return self.write_out(py, out, flat);
+                }
+                self.shape_point(py, flat)
+            }
+            2 => {
+                if matches!(
+                    self.object,
+                    Object::SparseJacobian(_) | Object::SparseHessian(_)
+                ) {
+                    return Err(error(
+                        Kind::Shape,
+                        "sparse matrices are computed one point at a time: x must be 1-D",
+                    ));
+                }
+                if out.is_some() {
+                    return Err(error(Kind::Shape, "out= takes one point (a 1-D x)"));
+                }
+                let (b, x) = xa.rows("x", n, policy)?;
+                let v: (&[f64], bool) = match (&va, self.what.vector_name()) {
+                    (Some(a), Some(name)) if a.ndim() == 2 => {
+                        let (bv, v) = a.rows(name, vl, policy)?;
+                        if bv != b {
+                            return Err(arrays::shape_error(
+                                name,
+                                &format!("({b}, {vl}) or ({vl},)"),
+                                a.shape(),
+                            ));
+                        }
+                        (v, true)
+                    }
+                    (Some(a), Some(name)) => (a.vector(name, vl, policy)?, false),
+                    _ => (&[], false),
+                };
+                let flat = if b >= 64 {
+                    py.detach(|| self.batch(b, x, d, v)).py_err()?
+                } else {
+                    self.batch(b, x, d, v).py_err()?
+                };
+                self.shape_batch(py, b, flat)
+            }
+            _ => Err(arrays::shape_error(
+                "x",
+                &format!("({n},) or (B, {n})"),
+                xa.shape(),
+            )),
+        }
+    }
+
+    fn __repr__(&self) -> &str {
+        &self.repr
+    }
+}
+
+impl Transform {
+    /// `out=`: the gradient (or the transform's array result) written into the caller's
+    /// float64 C-contiguous array.
+    fn write_out(
+        &self,
+        py: Python<'_>,
+        out: &Bound<'_, PyAny>,
+        flat: Vec<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let Ok(arr) = out.cast::<numpy::PyArrayDyn<f64>>() else {
+            return Err(error(Kind::DType, "out= must be a float64 NumPy array"));
+        };
+        let (value, rest) = match self.what {
+            What::ValueAndGrad => (Some(flat[0]), &flat[1..]),
+            What::Grad | What::Hvp | What::Inverse | What::Jacobian | What::Hessian => {
+                (None, &flat[..])
+            }
+            _ => {
+                return Err(error(
+                    Kind::Other,
+                    format!("{} does not take out=", self.what.name()),
+                ))
+            }
+        };
+        {
+            let mut w: PyReadwriteArrayDyn<'_, f64> = arr
+                .try_readwrite()
+                .map_err(|e| error(Kind::DType, format!("out: {e}")))?;
+            let shape = w.shape().to_vec();
+            let s = w
+                .as_slice_mut()
+                .map_err(|_| error(Kind::DType, "out= must be C-contiguous"))?;
+            if s.len() != rest.len() {
+                return Err(arrays::shape_error(
+                    "out",
+                    &format!("{} numbers", rest.len()),
+                    &shape,
+                ));
+            }
+            s.copy_from_slice(rest);
+        }
+        Ok(match value {
+            Some(y) => PyTuple::new(py, [PyFloat::new(py, y).into_any(), out.clone()])?
+                .into_any()
+                .unbind(),
+            None => out.clone().unbind(),
+        })
+    }
+}
