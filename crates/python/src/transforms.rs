@@ -62,6 +62,8 @@ enum Object {
     /// A derived program (`primal`, `jvp`, `vjp`, `gradient`, `hvp`) with one flat input
     /// (parameters then the vector) and one flat output.
     Program(Compiled),
+    /// `(x) -> (y, ∇y)`: a program, compiled by [`Gradient`] for its checks.
+    Gradient(Gradient),
     Checkpointed(CheckpointedGradient),
     Jacobian(Jacobian),
     Hessian(Hessian),
@@ -113,6 +115,17 @@ fn parse_err(e: impl std::fmt::Display) -> PyErr {
     error(Kind::Other, e.to_string())
 }
 
+impl Object {
+    /// The derived program, for the objects that are one.
+    fn program(&self) -> Option<&Compiled> {
+        match self {
+            Object::Program(c) => Some(c),
+            Object::Gradient(g) => Some(g.compiled()),
+            _ => None,
+        }
+    }
+}
+
 impl Transform {
     pub fn new(f: &Function, what: What, s: &Settings<'_>) -> PyResult<Transform> {
         let engine: Engine = s.engine.parse().map_err(parse_err)?;
@@ -148,10 +161,9 @@ impl Transform {
                     CheckpointedGradient::with_options(func, strategy, &opts).py_err()?,
                 )
             }
+            // A Gradient checks for one float output and names the problem.
             What::ValueAndGrad | What::Grad => {
-                // A Gradient checks for one float output and names the problem.
-                Gradient::with_options(func, &opts).py_err()?;
-                program(Mode::Gradient)?
+                Object::Gradient(Gradient::with_options(func, &opts).py_err()?)
             }
             What::Jvp => program(Mode::Jvp)?,
             What::Vjp => program(Mode::Vjp)?,
@@ -244,55 +256,11 @@ impl Transform {
     /// (if any); writes `point_len()` numbers to `out`.
     fn point(&self, inputs: &[f64], v: &[f64], out: &mut [f64]) -> adjit::Result<()> {
         let n = self.params.n_x;
+        if let Some(c) = self.object.program() {
+            return self.program_point(c, v, inputs, out);
+        }
         match &self.object {
-            Object::Program(c) => {
-                let flat_in_len = c.n_inputs();
-                let flat_out_len = c.n_outputs();
-                let mut inp = [0.0; 32];
-                let mut outp = [0.0; 32];
-                let mut heap_in;
-                let mut heap_out;
-                let flat_in: &[f64] = if v.is_empty() {
-                    inputs
-                } else {
-                    let buf: &mut [f64] = if flat_in_len <= 32 {
-                        &mut inp[..flat_in_len]
-                    } else {
-                        heap_in = vec![0.0; flat_in_len];
-                        &mut heap_in
-                    };
-                    let k = inputs.len().min(buf.len());
-                    buf[..k].copy_from_slice(&inputs[..k]);
-                    let rest = (buf.len() - k).min(v.len());
-                    buf[k..k + rest].copy_from_slice(&v[..rest]);
-                    buf
-                };
-                let flat_out: &mut [f64] = if flat_out_len <= 32 {
-                    &mut outp[..flat_out_len]
-                } else {
-                    heap_out = vec![0.0; flat_out_len];
-                    &mut heap_out
-                };
-                c.call(flat_in, flat_out)?;
-                let layout = c.layout();
-                match self.what {
-                    What::Eval | What::Jvp | What::Vjp => out.copy_from_slice(flat_out),
-                    What::ValueAndGrad | What::Grad => {
-                        let y = layout.output(Part::Outputs);
-                        let g = layout.output(Part::Gradient);
-                        let value_at = self.value_at;
-                        if self.what == What::ValueAndGrad {
-                            out[0] = flat_out[y.start + value_at];
-                            out[1..].copy_from_slice(&flat_out[g]);
-                        } else {
-                            out.copy_from_slice(&flat_out[g]);
-                        }
-                    }
-                    What::Hvp => out.copy_from_slice(&flat_out[layout.output(Part::HessianVector)]),
-                    _ => unreachable!("programs serve the modes above"),
-                }
-                Ok(())
-            }
+            Object::Program(_) | Object::Gradient(_) => unreachable!("handled above"),
             Object::Checkpointed(c) => {
                 let mut y = vec![0.0; self.m_all];
                 let ones;
@@ -333,6 +301,63 @@ impl Transform {
                 unreachable!("sparse objects are evaluated by `sparse`")
             }
         }
+    }
+
+    /// One point of a derived program: its flat input (parameters, then the vector) and the
+    /// part of its flat output the transform returns.
+    fn program_point(
+        &self,
+        c: &Compiled,
+        v: &[f64],
+        inputs: &[f64],
+        out: &mut [f64],
+    ) -> adjit::Result<()> {
+        let flat_in_len = c.n_inputs();
+        let flat_out_len = c.n_outputs();
+        let mut inp = [0.0; 32];
+        let mut outp = [0.0; 32];
+        let mut heap_in;
+        let mut heap_out;
+        let flat_in: &[f64] = if v.is_empty() {
+            inputs
+        } else {
+            let buf: &mut [f64] = if flat_in_len <= 32 {
+                &mut inp[..flat_in_len]
+            } else {
+                heap_in = vec![0.0; flat_in_len];
+                &mut heap_in
+            };
+            let k = inputs.len().min(buf.len());
+            buf[..k].copy_from_slice(&inputs[..k]);
+            let rest = (buf.len() - k).min(v.len());
+            buf[k..k + rest].copy_from_slice(&v[..rest]);
+            buf
+        };
+        let flat_out: &mut [f64] = if flat_out_len <= 32 {
+            &mut outp[..flat_out_len]
+        } else {
+            heap_out = vec![0.0; flat_out_len];
+            &mut heap_out
+        };
+        c.call(flat_in, flat_out)?;
+        let layout = c.layout();
+        match self.what {
+            What::Eval | What::Jvp | What::Vjp => out.copy_from_slice(flat_out),
+            What::ValueAndGrad | What::Grad => {
+                let y = layout.output(Part::Outputs);
+                let g = layout.output(Part::Gradient);
+                let value_at = self.value_at;
+                if self.what == What::ValueAndGrad {
+                    out[0] = flat_out[y.start + value_at];
+                    out[1..].copy_from_slice(&flat_out[g]);
+                } else {
+                    out.copy_from_slice(&flat_out[g]);
+                }
+            }
+            What::Hvp => out.copy_from_slice(&flat_out[layout.output(Part::HessianVector)]),
+            _ => unreachable!("programs serve the modes above"),
+        }
+        Ok(())
     }
 
     /// Shape one point's flat result as the transform returns it.
@@ -430,7 +455,7 @@ impl Transform {
             }
         };
         // The native batch: one flat input row per point, the program's outputs as they come.
-        if let Object::Program(c) = &self.object {
+        if let Some(c) = self.object.program() {
             if let Some(code) = c.code() {
                 let (fi, fo) = (c.n_inputs(), c.n_outputs());
                 let direct_in = d.is_empty() && self.what.vector_name().is_none();
