@@ -447,7 +447,6 @@ impl Transform {
         let n = self.params.n_x;
         let len = self.point_len();
         let vl = self.vector_len();
-        let mut out = vec![0.0; b * len];
         let vector_of = |p: usize| -> &[f64] {
             match v {
                 (v, true) => &v[p * vl..(p + 1) * vl],
@@ -463,13 +462,15 @@ impl Transform {
                 let flat_in: &[f64] = if direct_in {
                     x
                 } else {
-                    let mut buf = vec![0.0; b * fi];
+                    let mut buf = Vec::with_capacity(b * fi);
                     let mut tmp = Vec::new();
-                    for (p, row) in buf.chunks_exact_mut(fi.max(1)).enumerate().take(b) {
-                        let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
-                        row[..inputs.len()].copy_from_slice(inputs);
-                        let vv = vector_of(p);
-                        row[inputs.len()..].copy_from_slice(vv);
+                    for p in 0..b {
+                        buf.extend_from_slice(self.params.inputs(
+                            &x[p * n..(p + 1) * n],
+                            d,
+                            &mut tmp,
+                        ));
+                        buf.extend_from_slice(vector_of(p));
                     }
                     owned_in = buf;
                     &owned_in
@@ -477,34 +478,38 @@ impl Transform {
                 let direct_out = fo == len
                     && matches!(self.what, What::Eval | What::Jvp | What::Vjp)
                     || (self.what == What::ValueAndGrad && fo == len && self.value_at == 0);
-                if direct_out {
-                    code.call_batch_parallel(flat_in, &mut out, self.threads)?;
-                    return Ok(out);
+                if direct_out && fi > 0 {
+                    // Results straight into a new vector the code writes (never zeroed).
+                    return Ok(code.call_batch_vec(flat_in, self.threads)?);
                 }
-                let mut flat_out = vec![0.0; b * fo];
-                code.call_batch_parallel(flat_in, &mut flat_out, self.threads)?;
+                let flat_out = if fi > 0 {
+                    code.call_batch_vec(flat_in, self.threads)?
+                } else {
+                    let mut flat_out = vec![0.0; b * fo];
+                    code.call_batch_parallel(flat_in, &mut flat_out, self.threads)?;
+                    flat_out
+                };
                 let layout = c.layout();
                 let range = match self.what {
                     What::Grad => layout.output(Part::Gradient),
                     What::Hvp => layout.output(Part::HessianVector),
                     _ => 0..fo,
                 };
-                let value_at = self.value_at;
-                for (row, src) in out
-                    .chunks_exact_mut(len.max(1))
-                    .zip(flat_out.chunks_exact(fo.max(1)))
-                {
+                let grad = layout.output(Part::Gradient);
+                let mut out = Vec::with_capacity(b * len);
+                for src in flat_out.chunks_exact(fo.max(1)).take(b) {
                     if self.what == What::ValueAndGrad {
-                        row[0] = src[value_at];
-                        row[1..].copy_from_slice(&src[layout.output(Part::Gradient)]);
+                        out.push(src[self.value_at]);
+                        out.extend_from_slice(&src[grad.clone()]);
                     } else {
-                        row.copy_from_slice(&src[range.clone()]);
+                        out.extend_from_slice(&src[range.clone()]);
                     }
                 }
                 return Ok(out);
             }
         }
         // Objects without a native batch: points in parallel.
+        let mut out = vec![0.0; b * len];
         let chunk = len.max(1);
         out.par_chunks_mut(chunk)
             .enumerate()
