@@ -514,6 +514,9 @@ fn mutated_command_lines_never_panic() {
             .wrapping_add(1442695040888963407);
         ((state >> 33) as usize) % n
     };
+    // Mutated output names (`--out 0`, `-`, …) are written somewhere: not into the crate.
+    let scratch = std::env::temp_dir().join(format!("adjit-cli-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch directory");
     for k in 0..runs {
         let mut args = bases[next(bases.len())].clone();
         // Replace a value (an argument after a flag, or the file) by an extreme token.
@@ -524,6 +527,7 @@ fn mutated_command_lines_never_panic() {
         args[at] = extremes[next(extremes.len())].to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_adjit"))
             .args(&args)
+            .current_dir(&scratch)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -547,6 +551,7 @@ fn mutated_command_lines_never_panic() {
             "invocation {k}: adjit {args:?} exited {status:?}\n{stderr}"
         );
     }
+    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// `bench --batch N --lanes L --threads T` reports time per point for each mode.
