@@ -2,11 +2,15 @@
 //!
 //! - primal: JIT vs hand-written Rust for the chained Rosenbrock (n = 1000) and the 16→32→1
 //!   MLP of ir/bench/, and the per-call cost of the seed001 example (safe wrapper included),
-//!   and of its gradient through the facade, the JIT's checked call and the raw entry;
+//!   and of its gradient through the facade (`Gradient::call`, `Compiled::call`), the JIT's
+//!   checked call and the raw entry;
 //! - derivatives: JVP and VJP of the same programs, and "differentiate + compile" time;
 //! - batch: points/s of `call_batch` with scalar kernels (`batch_lanes = 1`) and two-point
 //!   kernels (`batch_lanes = 2`) on seed001, rosenbrock100, mlp and the VJP of rosenbrock100,
 //!   and `call_batch_parallel` on 1 and 2 threads;
+//! - math: points/s of `call_batch` on programs of 32 `exp`, `tanh`, `erf` or `log` each, with
+//!   the math routines inline (`MathImpl::Inline`) or called from the C library
+//!   (`MathImpl::Libm`, the default), one and two lanes;
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -16,8 +20,8 @@ use std::time::Instant;
 
 use adjit::diff::{jvp, vjp};
 use adjit::ir::random::{random_function, RandomOptions, Rng};
-use adjit::ir::{parse_function, Function, Operand};
-use adjit::jit::{compile, JitOptions};
+use adjit::ir::{parse_function, Builder, Function, Operand, Type, UnaryOp};
+use adjit::jit::{compile, JitOptions, MathImpl};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn load(name: &str) -> Function {
@@ -128,6 +132,11 @@ fn primal(c: &mut Criterion) {
     let mut gbuf = [0.0; 2];
     g.bench_function("seed001_gradient/facade_call", |b| {
         b.iter(|| grad.call(black_box(&[1.5, 0.25]), &mut gbuf).unwrap())
+    });
+    let compiled = grad.compiled();
+    let mut cout = [0.0; 3];
+    g.bench_function("seed001_gradient/compiled_call", |b| {
+        b.iter(|| compiled.call(black_box(&[1.5, 0.25]), &mut cout).unwrap())
     });
     let gcode = grad.compiled().code().expect("native code");
     let mut gout = [0.0; 3];
@@ -249,6 +258,50 @@ fn batch(c: &mut Criterion) {
     g.finish();
 }
 
+/// `Σᵢ op(xᵢ mod 4 · (0.3 + 0.02 i) + 1.2)`, i < 32, over four inputs in [−1, 1]: 32 calls of
+/// `op` on arguments in [0.26, 2.14] and little else.
+fn math_program(op: UnaryOp) -> Function {
+    let mut b = Builder::new(format!("{}32", op.name()));
+    let xs: Vec<_> = (0..4)
+        .map(|i| b.param(Type::F64, &format!("x{i}")))
+        .collect();
+    let mut acc = None;
+    for i in 0..32 {
+        let t = b.fma(xs[i % 4], 0.3 + 0.02 * i as f64, 1.2);
+        let y = b.unary(op, t);
+        acc = Some(match acc {
+            None => y,
+            Some(a) => b.add(a, y),
+        });
+    }
+    b.finish(&[acc.expect("32 terms")])
+}
+
+fn math(c: &mut Criterion) {
+    let mut g = c.benchmark_group("math");
+    for op in [UnaryOp::Exp, UnaryOp::Tanh, UnaryOp::Erf, UnaryOp::Log] {
+        let func = math_program(op);
+        for (imp, math) in [("inline", MathImpl::Inline), ("libm", MathImpl::Libm)] {
+            for lanes in [1, 2] {
+                let opts = JitOptions {
+                    batch_lanes: lanes,
+                    math,
+                    ..JitOptions::default()
+                };
+                let code = compile(&func, &opts).unwrap();
+                assert_eq!(code.batch_lanes(), lanes, "{}: kernels compiled", func.name);
+                let x = Rng::new(4).vector(BATCH_POINTS * code.n_inputs(), -1.0, 1.0);
+                let mut out = vec![0.0; BATCH_POINTS * code.n_outputs()];
+                g.throughput(Throughput::Elements(BATCH_POINTS as u64));
+                g.bench_function(format!("{}/{imp}/lanes{lanes}", func.name), |b| {
+                    b.iter(|| code.call_batch(black_box(&x), &mut out).unwrap())
+                });
+            }
+        }
+    }
+    g.finish();
+}
+
 fn random_program(n_insts: usize) -> Function {
     random_function(
         42,
@@ -282,5 +335,5 @@ fn compile_time(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, primal, derivatives, batch, compile_time);
+criterion_group!(benches, primal, derivatives, batch, math, compile_time);
 criterion_main!(benches);

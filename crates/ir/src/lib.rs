@@ -16,6 +16,7 @@ mod builder;
 mod function;
 mod interp;
 pub mod math;
+pub mod mathlib;
 mod opcode;
 pub mod random;
 pub mod text;

@@ -3,7 +3,8 @@
 //!
 //! Every generated function (entry or chunk) is
 //! `extern "C" fn(inputs: *const f64, outputs: *mut f64, work: *mut f64)`. Transcendentals
-//! (and `pow`, `atan2`, `erf`) are calls to `extern "C" fn(x) -> x` routines: in the JIT, to
+//! without an inline routine (see [`crate::inline_math`]; all of them under
+//! `MathImpl::Libm`), `pow` and `atan2` are calls to `extern "C" fn(x) -> x` routines: in the JIT, to
 //! the wrappers below, which call exactly [`adjit_ir::math`] so that JIT and interpreter agree
 //! bit for bit; in object files, to the C library names (`sin`, `sinf`, `erf`, ...) so that C
 //! programs link with `-lm`.

@@ -14,7 +14,7 @@
 //! same bits.
 //!
 //! Code map: `schedule` reorders instructions to lower register pressure, `plan` decides chunks and workspace slots, `constants` the constant
-//! table, `lower` turns one chunk into Cranelift IR, `abi` holds signatures and math symbols,
+//! table, `lower` turns one chunk into Cranelift IR, `inline_math` emits adjit's math routines into it, `abi` holds signatures and math symbols,
 //! `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
 //! and its safe handle, `object` the AOT back end.
 
@@ -22,6 +22,7 @@ mod abi;
 mod compiled;
 mod constants;
 mod error;
+mod inline_math;
 mod jit;
 mod lower;
 mod object;
@@ -35,6 +36,6 @@ pub use compiled::{CompiledFunction, RawEntry};
 pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile};
 pub use object::{c_symbol, compile_object, compile_object_as, ObjectCode};
-pub use options::{JitOptions, OptLevel, RegAlloc};
+pub use options::{JitOptions, MathImpl, OptLevel, RegAlloc};
 pub use schedule::schedule;
 pub use symbols::symbol_problem;

@@ -8,7 +8,9 @@
 //! - `min a, b` is `select(a uno a, b, select(b < a, b, a))`, `max` likewise with `>`: NaN picks
 //!   the other operand and ties pick the first, as in `math.rs` (Cranelift's `fmin` differs).
 //! - `powi` is unrolled in exactly the multiplication order of [`adjit_ir::math::powi_f64`].
-//! - Transcendentals, `pow` and `atan2` call imported routines ([`crate::abi`]).
+//! - Transcendentals call imported routines ([`crate::abi`]), as do `pow` and `atan2`; under
+//!   [`MathImpl::Inline`] those with a routine in [`adjit_ir::mathlib`] (`exp`, `expm1`, `log`,
+//!   `tanh`, `erf`) are emitted inline instead ([`crate::inline_math`]).
 //! - Bools live in registers as `i8` 0/1 and in memory as one byte; at the boundary they are
 //!   `f64` 0.0/1.0 (nonzero reads as true). `f32` values cross the boundary as `f64`.
 //!
@@ -21,7 +23,8 @@
 //! bitwise the scalar result: IEEE arithmetic, `sqrt`, `fma`, `floor`, `ceil` and conversions
 //! are correctly rounded in both forms; `select`/`min`/`max` become `bitselect` on compare
 //! masks (same rule: NaN picks the other operand, ties the first); `powi` multiplies in the
-//! same order; math routines are called once per lane with the same scalar routine.
+//! same order; inline math routines are the same definition emitted on vectors; called math
+//! routines are called once per lane with the same scalar routine.
 //!
 //! Values are cached in registers exactly as [`crate::plan`] simulated: a register copy is
 //! dropped at each planned eviction, and a use of a value without one reloads it from its
@@ -29,6 +32,7 @@
 
 use std::collections::HashMap;
 
+use adjit_ir::mathlib;
 use adjit_ir::{BinaryOp, CmpPred, Function, InstData, Operand, Type, UnaryOp, Value, ValueDef};
 use cranelift_codegen::ir::{
     self, condcodes::FloatCC, types, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData,
@@ -40,6 +44,8 @@ use cranelift_module::{FuncId, Linkage, Module};
 use crate::abi::{clif_type, kernel_signature, math_signature, MathCall, MathNames};
 use crate::constants::{literal_type, ConstTable, SIGN_MASK};
 use crate::error::JitError;
+use crate::inline_math::ClifMath;
+use crate::options::MathImpl;
 use crate::plan::{Plan, NO_SLOT};
 
 /// The math routines declared in one module, by symbol convention.
@@ -113,7 +119,7 @@ fn lane_type(ty: Type) -> types::Type {
 }
 
 /// Reinterpretation between vector types (little-endian lane order, as on both targets).
-fn lane_bitcast() -> MemFlagsData {
+pub(crate) fn lane_bitcast() -> MemFlagsData {
     MemFlagsData::new().with_endianness(Endianness::Little)
 }
 
@@ -123,6 +129,7 @@ pub(crate) struct LowerInput<'a> {
     pub plan: &'a Plan,
     pub consts: &'a ConstTable,
     pub lanes: Lanes,
+    pub math: MathImpl,
 }
 
 /// Accesses to `outputs` and `work`: aligned, never trapping, ordered.
@@ -503,6 +510,24 @@ impl<M: Module> Lowerer<'_, '_, M> {
         Ok(self.b.ins().insertlane(vector, r1, 1))
     }
 
+    /// `op(x)` by [`mathlib`]'s routine emitted inline (`f32`: on the promoted argument, the
+    /// result rounded back, as `adjit_ir::math` does).
+    fn inline_unary(&mut self, op: UnaryOp, ty: Type, x: ir::Value) -> ir::Value {
+        let wide = match ty {
+            Type::F32 => self.promote(x),
+            _ => x,
+        };
+        let mut emitter = ClifMath {
+            b: &mut self.b,
+            lanes: self.input.lanes,
+        };
+        let y = mathlib::unary(&mut emitter, op, wide).expect("checked by has_unary");
+        match ty {
+            Type::F32 => self.demote(y),
+            _ => y,
+        }
+    }
+
     fn call_scalar(&mut self, call: MathCall, args: &[ir::Value]) -> Result<ir::Value, JitError> {
         let fref = match self.func_refs.get(&call) {
             Some(&f) => f,
@@ -538,6 +563,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     UnaryOp::Sqrt => ins.sqrt(x),
                     UnaryOp::Floor => ins.floor(x),
                     UnaryOp::Ceil => ins.ceil(x),
+                    _ if self.input.math == MathImpl::Inline && mathlib::has_unary(op) => {
+                        self.inline_unary(op, ty, x)
+                    }
                     _ => self.call(MathCall::Unary(op, ty), &[x])?,
                 }
             }

@@ -35,6 +35,24 @@ pub enum RegAlloc {
     SinglePass,
 }
 
+/// How the generated code computes transcendentals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MathImpl {
+    /// Call the platform math library, exactly as the interpreter does ([`adjit_ir::math`]):
+    /// JIT and interpreter agree bit for bit; object files import the C library's names. In
+    /// two-lane code each call runs once per lane. The default: glibc's table-driven routines
+    /// are faster than the inline ones today (see `docs/performance.md`).
+    #[default]
+    Libm,
+    /// adjit's own routines ([`adjit_ir::mathlib`]: `exp`, `expm1`, `log`, `tanh`, `erf`)
+    /// emitted inline, in vector lanes too: no call, no spilled registers, ≤ 1 ulp everywhere,
+    /// the same bits as [`adjit_ir::mathlib::unary_f64`] in every lane and on every target, and
+    /// object files that need no math library for them. Results differ from the interpreter
+    /// (which calls the platform library) by at most the two routines' errors (≤ 2 ulps).
+    /// Operations without a routine are called as with `Libm`.
+    Inline,
+}
+
 /// How to compile a function. `JitOptions::default()` is what the facade uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JitOptions {
@@ -71,12 +89,14 @@ pub struct JitOptions {
     /// (`F64X2`; `f32` in `F32X4`), bitwise equal to the scalar code; batches then run pairs
     /// of points through them, and an odd last point through the scalar code. Costs a
     /// second compilation (about doubling compile time and code size) and pays where
-    /// arithmetic dominates (see `docs/performance.md`); programs dominated by math-library
-    /// calls (`tanh`, `exp`, …) gain nothing, as those run once per lane. If the host cannot
+    /// arithmetic dominates (see `docs/performance.md`), including the inline math routines
+    /// ([`MathImpl::Inline`]); calls to the math library gain nothing, as they run once per lane. If the host cannot
     /// compile the vector form, the function keeps scalar batches
     /// ([`crate::CompiledFunction::batch_lanes`] says which). Single calls and object files
     /// ([`crate::compile_object`]) are unaffected.
     pub batch_lanes: usize,
+    /// Inline math routines or C library calls (see [`MathImpl`]).
+    pub math: MathImpl,
 }
 
 impl Default for JitOptions {
@@ -92,6 +112,7 @@ impl Default for JitOptions {
             const_table_above: 0,
             verify_clif: false,
             batch_lanes: 1,
+            math: MathImpl::Libm,
         }
     }
 }

@@ -96,6 +96,7 @@ pub(crate) fn lower_function<M: Module>(
         plan: &plan,
         consts: &consts,
         lanes,
+        math: opts.math,
     };
     let mut imports = Imports::new(names);
     let mut cache = new_cache(func);

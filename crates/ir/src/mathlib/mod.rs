@@ -1,0 +1,307 @@
+//! adjit's own math routines, written once over an emitter ([`MathEmitter`]) so that the same
+//! definition evaluates a routine on `f64`s (the interpreter, through [`Eval`]) and emits it as
+//! scalar or two-lane vector Cranelift IR (the JIT), with the same bits in every lane.
+//!
+//! The rules every routine follows, which make that possible:
+//! - Only operations whose IEEE 754 result is exactly defined: `+ - × ÷` and `fma` (one
+//!   rounding) in round-to-nearest-even, sign and bit manipulation, integer arithmetic on the
+//!   bit patterns, comparisons and selects. No library call, no reassociation; each emitter
+//!   performs the operations in the order the routine states them.
+//! - No branches: special values (±0, ±inf, NaN, overflow, underflow, subnormals) are handled
+//!   by clamping and `select`, so one straight-line sequence serves every lane.
+//! - Integers are obtained from floats without conversion instructions: adding
+//!   `SHIFT = 1.5·2⁵²` rounds a float of magnitude below 2⁵¹ to an integer and leaves that
+//!   integer in the low bits of the sum's pattern.
+//!
+//! Accuracy: every routine here is within 1 ulp of the exact result for every `f64` argument
+//! (the error analysis is at each routine; `crates/ir/tests/mathlib_accuracy.rs` measures it
+//! against a double-double or better reference). `f32` operations evaluate the `f64` routine
+//! on the (exact) promoted argument and round the result to `f32`: the `f64` result is within
+//! `2⁻⁵²` relative of the exact value, i.e. within `2⁻²⁹` of an `f32` ulp, so after the final
+//! rounding the `f32` result is within `0.5 + 2⁻²⁹ < 1` ulp (overflow, underflow and subnormal
+//! `f32` results included, as the `f64` range contains them).
+//!
+//! The polynomial coefficients are decimal literals of the exactly rounded values of Taylor
+//! coefficients (`1/n!`, `2/(2k+1)`, …) or of Chebyshev interpolants (`erf`), printed by short
+//! mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not part of
+//! the repository.
+
+mod erf;
+mod exp;
+mod expm1;
+mod log;
+mod tanh;
+
+pub use erf::erf;
+pub use exp::exp;
+pub use expm1::expm1;
+pub use log::log;
+pub use tanh::tanh;
+
+use crate::opcode::{BinaryOp, UnaryOp};
+
+/// A float comparison (`Uno`: either operand is NaN). Ordered predicates are false on NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Uno,
+}
+
+/// The primitive operations the routines are written in: `F` is an `f64` (or a vector of
+/// them), `I` the 64-bit integer of the same shape, `M` the result of a comparison.
+/// Implementations must give each operation its exact IEEE 754 (round-to-nearest-even)
+/// result; integer operations wrap.
+pub trait MathEmitter {
+    type F: Copy;
+    type I: Copy;
+    type M: Copy;
+
+    fn fconst(&mut self, c: f64) -> Self::F;
+    fn iconst(&mut self, c: u64) -> Self::I;
+
+    fn add(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn sub(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn mul(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    fn div(&mut self, a: Self::F, b: Self::F) -> Self::F;
+    /// `a·b + c` with one rounding.
+    fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    fn neg(&mut self, a: Self::F) -> Self::F;
+    fn abs(&mut self, a: Self::F) -> Self::F;
+    /// Round to an integer, ties to even.
+    fn nearest(&mut self, a: Self::F) -> Self::F;
+    fn floor(&mut self, a: Self::F) -> Self::F;
+
+    fn bits_of(&mut self, a: Self::F) -> Self::I;
+    fn float_of(&mut self, a: Self::I) -> Self::F;
+    fn iadd(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn isub(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn band(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    fn bor(&mut self, a: Self::I, b: Self::I) -> Self::I;
+    /// Shift left by `n < 64` bits.
+    fn shl(&mut self, a: Self::I, n: u32) -> Self::I;
+    /// Logical shift right by `n < 64` bits.
+    fn ushr(&mut self, a: Self::I, n: u32) -> Self::I;
+
+    fn cmp(&mut self, cmp: Cmp, a: Self::F, b: Self::F) -> Self::M;
+    /// `if m { a } else { b }`.
+    fn select(&mut self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
+}
+
+/// Plain evaluation on `f64`: the interpreter's emitter.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Eval;
+
+impl MathEmitter for Eval {
+    type F = f64;
+    type I = u64;
+    type M = bool;
+
+    #[inline(always)]
+    fn fconst(&mut self, c: f64) -> f64 {
+        c
+    }
+    #[inline(always)]
+    fn iconst(&mut self, c: u64) -> u64 {
+        c
+    }
+    #[inline(always)]
+    fn add(&mut self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(&mut self, a: f64, b: f64) -> f64 {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(&mut self, a: f64, b: f64) -> f64 {
+        a * b
+    }
+    #[inline(always)]
+    fn div(&mut self, a: f64, b: f64) -> f64 {
+        a / b
+    }
+    #[inline(always)]
+    fn fma(&mut self, a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+    #[inline(always)]
+    fn neg(&mut self, a: f64) -> f64 {
+        -a
+    }
+    #[inline(always)]
+    fn abs(&mut self, a: f64) -> f64 {
+        a.abs()
+    }
+    #[inline(always)]
+    fn nearest(&mut self, a: f64) -> f64 {
+        a.round_ties_even()
+    }
+    #[inline(always)]
+    fn floor(&mut self, a: f64) -> f64 {
+        a.floor()
+    }
+    #[inline(always)]
+    fn bits_of(&mut self, a: f64) -> u64 {
+        a.to_bits()
+    }
+    #[inline(always)]
+    fn float_of(&mut self, a: u64) -> f64 {
+        f64::from_bits(a)
+    }
+    #[inline(always)]
+    fn iadd(&mut self, a: u64, b: u64) -> u64 {
+        a.wrapping_add(b)
+    }
+    #[inline(always)]
+    fn isub(&mut self, a: u64, b: u64) -> u64 {
+        a.wrapping_sub(b)
+    }
+    #[inline(always)]
+    fn band(&mut self, a: u64, b: u64) -> u64 {
+        a & b
+    }
+    #[inline(always)]
+    fn bor(&mut self, a: u64, b: u64) -> u64 {
+        a | b
+    }
+    #[inline(always)]
+    fn shl(&mut self, a: u64, n: u32) -> u64 {
+        a << n
+    }
+    #[inline(always)]
+    fn ushr(&mut self, a: u64, n: u32) -> u64 {
+        a >> n
+    }
+    #[inline(always)]
+    fn cmp(&mut self, cmp: Cmp, a: f64, b: f64) -> bool {
+        match cmp {
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+            Cmp::Eq => a == b,
+            Cmp::Uno => a.is_nan() || b.is_nan(),
+        }
+    }
+    #[inline(always)]
+    fn select(&mut self, m: bool, a: f64, b: f64) -> f64 {
+        if m {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+/// Whether `op` has a routine here (otherwise it is a C library call).
+pub fn has_unary(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Exp | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Erf
+    )
+}
+
+/// Whether binary `op` has a routine here.
+pub fn has_binary(_op: BinaryOp) -> bool {
+    false
+}
+
+/// The routine for `op` applied to `x`, or `None` when [`has_unary`] is false.
+pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
+    Some(match op {
+        UnaryOp::Exp => exp(e, x),
+        UnaryOp::Expm1 => expm1(e, x),
+        UnaryOp::Log => log(e, x),
+        UnaryOp::Tanh => tanh(e, x),
+        UnaryOp::Erf => erf(e, x),
+        _ => return None,
+    })
+}
+
+/// The routine for binary `op` applied to `(a, b)`, or `None` when [`has_binary`] is false.
+pub fn binary<E: MathEmitter>(_e: &mut E, _op: BinaryOp, _a: E::F, _b: E::F) -> Option<E::F> {
+    None
+}
+
+/// `op(x)` evaluated on `f64`, when the routine exists.
+pub fn unary_f64(op: UnaryOp, x: f64) -> Option<f64> {
+    unary(&mut Eval, op, x)
+}
+
+// ---- building blocks shared by the routines ----
+
+/// `1.5·2⁵²`: adding it to a float of magnitude below 2⁵¹ rounds it to an integer (ties to
+/// even), held in the low bits of the sum.
+pub(crate) const SHIFT: f64 = 6755399441055744.0;
+pub(crate) const SIGN: u64 = 0x8000_0000_0000_0000;
+
+/// `(s, t)` with `s = fl(a + b)` and `s + t = a + b` exactly (Knuth's TwoSum, any order).
+pub(crate) fn two_sum<E: MathEmitter>(e: &mut E, a: E::F, b: E::F) -> (E::F, E::F) {
+    let s = e.add(a, b);
+    let bb = e.sub(s, a);
+    let sbb = e.sub(s, bb);
+    let da = e.sub(a, sbb);
+    let db = e.sub(b, bb);
+    let t = e.add(da, db);
+    (s, t)
+}
+
+/// TwoSum when `|a| ≥ |b|` (or `a = 0`): Dekker's FastTwoSum.
+pub(crate) fn fast_two_sum<E: MathEmitter>(e: &mut E, a: E::F, b: E::F) -> (E::F, E::F) {
+    let s = e.add(a, b);
+    let z = e.sub(s, a);
+    let t = e.sub(b, z);
+    (s, t)
+}
+
+/// `c[0] + x·(c[1] + x·(c[2] + …))` by Horner's rule with `fma`.
+pub(crate) fn horner<E: MathEmitter>(e: &mut E, x: E::F, c: &[f64]) -> E::F {
+    let (last, rest) = c.split_last().expect("at least one coefficient");
+    let mut p = e.fconst(*last);
+    for &ck in rest.iter().rev() {
+        let k = e.fconst(ck);
+        p = e.fma(p, x, k);
+    }
+    p
+}
+
+/// `2ᵏ` for an integral float `k` with `-1022 ≤ k ≤ 1023`, built from its exponent field.
+pub(crate) fn pow2<E: MathEmitter>(e: &mut E, k: E::F) -> E::F {
+    // k + 2⁵² + 1023 is an integer in [2⁵², 2⁵³): its low 52 bits are k + 1023, which the
+    // shift moves into the exponent field (the sum's own exponent bits are shifted out).
+    let bias = e.fconst(4503599627370496.0 + 1023.0);
+    let biased = e.add(k, bias);
+    let bits = e.bits_of(biased);
+    let field = e.shl(bits, 52);
+    e.float_of(field)
+}
+
+/// `|mag|` with the sign bit of `sign`.
+pub(crate) fn copysign<E: MathEmitter>(e: &mut E, mag: E::F, sign: E::F) -> E::F {
+    let m = e.bits_of(mag);
+    let s = e.bits_of(sign);
+    let sign_mask = e.iconst(SIGN);
+    let s = e.band(s, sign_mask);
+    let unsigned = e.iconst(!SIGN);
+    let m = e.band(m, unsigned);
+    let r = e.bor(m, s);
+    e.float_of(r)
+}
+
+/// `x` clamped to at most `hi` (NaN stays NaN).
+pub(crate) fn clamp_above<E: MathEmitter>(e: &mut E, x: E::F, hi: f64) -> E::F {
+    let h = e.fconst(hi);
+    let over = e.cmp(Cmp::Gt, x, h);
+    e.select(over, h, x)
+}
+
+/// `x` clamped to at least `lo` (NaN stays NaN).
+pub(crate) fn clamp_below<E: MathEmitter>(e: &mut E, x: E::F, lo: f64) -> E::F {
+    let l = e.fconst(lo);
+    let under = e.cmp(Cmp::Lt, x, l);
+    e.select(under, l, x)
+}

@@ -1,0 +1,258 @@
+//! adjit's math routines emitted inline ([`MathImpl::Inline`]) against their definition in
+//! `adjit_ir::mathlib`: bitwise equal (NaN as NaN) for `f64` and `f32`, one point per call and
+//! two vector lanes per call, on random bit patterns, dense samples and special values; with
+//! [`MathImpl::Libm`], the default, the same programs call the library and equal the
+//! interpreter bitwise, and the two agree within 2 ulps; object files with inline math import
+//! no math routine.
+
+use adjit_ir::{math, mathlib, Builder, Function, Type, UnaryOp};
+use adjit_jit::{clif_text, compile, compile_object, JitOptions, MathImpl};
+
+/// Every unary operation with an inline routine.
+fn inline_ops() -> Vec<UnaryOp> {
+    UnaryOp::ALL
+        .iter()
+        .copied()
+        .filter(|&op| mathlib::has_unary(op))
+        .collect()
+}
+
+/// `f(x) = (op₁(x), op₂(x), …)` over the inline operations, in type `ty`.
+fn program(ty: Type) -> Function {
+    let mut b = Builder::new(format!("inline_{ty}"));
+    let x = b.param(ty, "x");
+    let outs: Vec<_> = inline_ops().into_iter().map(|op| b.unary(op, x)).collect();
+    b.finish(&outs)
+}
+
+/// SplitMix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Special values, then random bit patterns, log-uniform magnitudes and uniform samples of
+/// [−750, 750] and [−25, 25] (the ranges where exp and tanh change), an odd count.
+fn points(n: usize) -> Vec<f64> {
+    let mut pts = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        5e-324,
+        -5e-324,
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        f64::MIN,
+        709.78,
+        709.8,
+        -745.1,
+        -746.0,
+        20.0,
+        19.5,
+        88.7,
+        -103.9,
+    ];
+    let mut rng = Rng(0x1234);
+    for i in 0..n {
+        pts.push(match i % 4 {
+            0 => f64::from_bits(rng.next()),
+            1 => {
+                let m = 2f64.powf(-60.0 + 70.0 * rng.unit());
+                if rng.next() & 1 == 1 {
+                    -m
+                } else {
+                    m
+                }
+            }
+            2 => -750.0 + 1500.0 * rng.unit(),
+            _ => -25.0 + 50.0 * rng.unit(),
+        });
+    }
+    if pts.len() % 2 == 0 {
+        pts.push(0.5);
+    }
+    pts
+}
+
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Distance in units of the last place of `ty` (both finite or equal).
+fn ulps(a: f64, b: f64, ty: Type) -> u64 {
+    if same(a, b) {
+        return 0;
+    }
+    if !a.is_finite() || !b.is_finite() {
+        return u64::MAX;
+    }
+    let ordered = |x: f64| -> i64 {
+        let bits = match ty {
+            Type::F32 => i64::from((x as f32).to_bits() as i32),
+            _ => x.to_bits() as i64,
+        };
+        if bits < 0 {
+            i64::MIN - bits
+        } else {
+            bits
+        }
+    };
+    ordered(a).abs_diff(ordered(b))
+}
+
+/// The interpreter's outputs at every point, point-major.
+/// What the inline code must return: `mathlib`'s routine on `f64` (`f32`: on the argument
+/// rounded to `f32`, the result rounded back).
+fn expected(ty: Type, pts: &[f64]) -> Vec<f64> {
+    let ops = inline_ops();
+    let routine = move |op, x: f64| match ty {
+        Type::F32 => {
+            let y = mathlib::unary_f64(op, f64::from(x as f32)).expect("a routine");
+            f64::from(y as f32)
+        }
+        _ => mathlib::unary_f64(op, x).expect("a routine"),
+    };
+    pts.iter()
+        .flat_map(|&x| ops.iter().map(move |&op| routine(op, x)))
+        .collect()
+}
+
+/// What the default (library) code must return: the interpreter's semantics.
+fn interpreted(ty: Type, pts: &[f64]) -> Vec<f64> {
+    let ops = inline_ops();
+    pts.iter()
+        .flat_map(|&x| ops.iter().map(move |&op| math::unary(op, ty, x)))
+        .collect()
+}
+
+fn check_inline(ty: Type) {
+    let func = program(ty);
+    let pts = points(20_000);
+    let want = expected(ty, &pts);
+    let n_out = inline_ops().len();
+    for lanes in [1, 2] {
+        let opts = JitOptions {
+            batch_lanes: lanes,
+            math: MathImpl::Inline,
+            ..JitOptions::default()
+        };
+        let code = compile(&func, &opts).expect("compiles");
+        assert_eq!(code.batch_lanes(), lanes, "{ty}: vector kernels compiled");
+        let mut got = vec![0.0; want.len()];
+        code.call_batch(&pts, &mut got).unwrap();
+        let mut one = vec![0.0; n_out];
+        for (p, &x) in pts.iter().enumerate() {
+            if lanes == 1 {
+                code.call(&[x], &mut one).unwrap();
+                got[p * n_out..(p + 1) * n_out].copy_from_slice(&one);
+            }
+            for (j, op) in inline_ops().into_iter().enumerate() {
+                let (g, w) = (got[p * n_out + j], want[p * n_out + j]);
+                assert!(
+                    same(g, w),
+                    "{ty} {} at {x:e} ({lanes} lane(s)): jit {g:e} ({:#x}), mathlib {w:e} ({:#x})",
+                    op.name(),
+                    g.to_bits(),
+                    w.to_bits()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn inline_f64_equals_mathlib_bitwise() {
+    check_inline(Type::F64);
+}
+
+#[test]
+fn inline_f32_equals_mathlib_bitwise() {
+    check_inline(Type::F32);
+}
+
+#[test]
+fn library_calls_equal_the_interpreter_and_inline_routines_are_within_two_ulps() {
+    for ty in [Type::F64, Type::F32] {
+        let func = program(ty);
+        let pts = points(4_000);
+        let (want, inline) = (interpreted(ty, &pts), expected(ty, &pts));
+        let opts = JitOptions {
+            math: MathImpl::Libm,
+            batch_lanes: 2,
+            ..JitOptions::default()
+        };
+        assert_eq!(JitOptions::default().math, MathImpl::Libm, "the default");
+        let code = compile(&func, &opts).expect("compiles");
+        let mut got = vec![0.0; want.len()];
+        code.call_batch(&pts, &mut got).unwrap();
+        for (i, ((&g, &w), &a)) in got.iter().zip(&want).zip(&inline).enumerate() {
+            let x = pts[i / inline_ops().len()];
+            assert!(
+                same(g, w),
+                "{ty} output {i} at {x:e}: jit {g:e}, interpreter {w:e}"
+            );
+            assert!(
+                ulps(a, w, ty) <= 2,
+                "{ty} output {i} at {x:e}: inline {a:e}, library {w:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn inline_code_calls_nothing_and_library_code_calls_the_wrappers() {
+    let func = program(Type::F64);
+    let inline_opts = JitOptions {
+        math: MathImpl::Inline,
+        ..JitOptions::default()
+    };
+    let inline = clif_text(&func, &inline_opts).unwrap();
+    assert!(!inline.contains("call "), "{inline}");
+    let libm = JitOptions {
+        math: MathImpl::Libm,
+        ..JitOptions::default()
+    };
+    let called = clif_text(&func, &libm).unwrap();
+    for op in inline_ops() {
+        assert!(
+            called.contains(&format!("= adjit_{}", op.name())),
+            "{} not called: {called}",
+            op.name()
+        );
+    }
+}
+
+#[test]
+fn objects_with_inline_math_import_no_math_routine() {
+    let func = program(Type::F64);
+    for triple in ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"] {
+        let inline = JitOptions {
+            math: MathImpl::Inline,
+            ..JitOptions::default()
+        };
+        let obj = compile_object(&func, triple, &inline).unwrap();
+        for op in inline_ops() {
+            let name = format!("\0{}\0", op.name());
+            assert!(
+                !obj.bytes.windows(name.len()).any(|w| w == name.as_bytes()),
+                "{triple}: object imports {}",
+                op.name()
+            );
+        }
+    }
+}
