@@ -8,7 +8,8 @@ call, in one run per round. A benchmark, never a CI step.
 Per round, on ir/bench/PROGRAM.ir (default seed001, 8 operations):
 - one call of value and gradient with a NumPy input: adjit `value_and_grad(f)(x)`, CasADi
   `Function(x -> [f, ∇f])(x)` (SX, its virtual machine), JAX `jit(value_and_grad(f))(x)` on CPU;
-- a batch of 10⁵ points, 2 threads: adjit `vg(X)` with `X` of shape (B, n) against the Rust
+- a batch of 10⁵ points, 2 threads: adjit `vg(X)` (and `vg(X, out=buffer)`, which allocates
+  nothing) with `X` of shape (B, n) against the Rust
   CLI's `adjit bench --modes vjp --batch B --threads 2` (the same compiled code reached from
   Rust) and JAX `jit(vmap(value_and_grad(f)))`;
 - compile time from Python (`adjit.value_and_grad(f)`, the first in a fresh process) against
@@ -78,6 +79,7 @@ def main():
 
     import jax
     import jax.numpy as jnp
+    from jax.scipy.special import erf as jax_erf
 
     jax.config.update("jax_enable_x64", True)
 
@@ -90,8 +92,11 @@ def main():
         sin, cos, tan, asin, acos, atan = jnp.sin, jnp.cos, jnp.tan, jnp.arcsin, jnp.arccos, jnp.arctan
         sinh, cosh, tanh, floor, ceil = jnp.sinh, jnp.cosh, jnp.tanh, jnp.floor, jnp.ceil
         pow, atan2, fmin, fmax = jnp.power, jnp.arctan2, jnp.fmin, jnp.fmax
+        erf = staticmethod(jax_erf)
+        eq, ne, lt, le, gt, ge = jnp.equal, jnp.not_equal, jnp.less, jnp.less_equal, jnp.greater, jnp.greater_equal
         select = staticmethod(jnp.where)
 
+    buf = np.empty((B, n + 1))
     jvg = jax.jit(jax.value_and_grad(scalar))
     jbatch = jax.jit(jax.vmap(jax.value_and_grad(scalar)))
     jax.block_until_ready(jvg(x))
@@ -103,12 +108,13 @@ def main():
     assert abs(y - float(yc)) <= 1e-12 * abs(y) and np.allclose(g, np.array(gc).ravel(), rtol=1e-12)
 
     print(f"{name}: n = {n}; import adjit beyond numpy {import_ms():.0f} ms")
-    print("round  adjit/call  casadi/adjit  jax/adjit   batch py/rust  jax-batch/adjit  compile py/rust")
+    print("round  adjit/call  casadi/adjit  jax/adjit   batch py/rust (out=)  jax-batch/adjit  compile py/rust")
     for r in range(rounds):
         t_adjit = time_call(lambda: vg(x))
         t_cas = time_call(lambda: cas(x))
         t_jax = time_call(lambda: jax.block_until_ready(jvg(x)))
         t_batch = time_call(lambda: vg(X), repeat=5)
+        t_batch_out = time_call(lambda: vg(X, out=buf), repeat=5)
         t_jbatch = time_call(lambda: jax.block_until_ready(jbatch(X)), repeat=5)
         compile_py_ms = first_compile_ms(path)
         at = ",".join(str(v) for v in x)
@@ -118,11 +124,12 @@ def main():
         row = json.loads(out)["rows"][0]
         rust_ns = row["ns_per_point"]
         py_ns = t_batch / B * 1e9
+        out_ns = t_batch_out / B * 1e9
         print(f"{r:5}  {t_adjit * 1e9:8.0f} ns  {t_cas / t_adjit:11.1f}  {t_jax / t_adjit:9.1f}"
-              f"   {py_ns / rust_ns:13.2f}  {t_jbatch / t_batch:15.2f}"
+              f"   {py_ns / rust_ns:6.2f} ({out_ns / rust_ns:.2f})  {t_jbatch / t_batch_out:15.2f}"
               f"  {compile_py_ms / row['compile_ms']:15.2f}")
         print(f"       (casadi {t_cas * 1e6:.2f} µs, jax {t_jax * 1e6:.2f} µs; batch: adjit-py"
-              f" {py_ns:.2f} ns/point, rust {rust_ns:.2f}, jax {t_jbatch / B * 1e9:.2f};"
+              f" {py_ns:.2f} ns/point ({out_ns:.2f} with out=), rust {rust_ns:.2f}, jax {t_jbatch / B * 1e9:.2f};"
               f" compile py {compile_py_ms:.2f} ms, rust {row['compile_ms']:.2f} ms)")
 
 

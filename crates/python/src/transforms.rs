@@ -443,7 +443,17 @@ impl Transform {
 
     /// A batch of `b` points (`x` row-major, `b × n_x`), `v` one row per point or one for
     /// all; the flat results, `b × point_len()`.
-    fn batch(&self, b: usize, x: &[f64], d: &[f64], v: (&[f64], bool)) -> adjit::Result<Vec<f64>> {
+    ///
+    /// With `into`, the results go there (`b × point_len()` numbers) and the vector returned
+    /// is empty: a batch with `out=` allocates no result.
+    fn batch(
+        &self,
+        b: usize,
+        x: &[f64],
+        d: &[f64],
+        v: (&[f64], bool),
+        into: Option<&mut [f64]>,
+    ) -> adjit::Result<Vec<f64>> {
         let n = self.params.n_x;
         let len = self.point_len();
         let vl = self.vector_len();
@@ -479,8 +489,15 @@ impl Transform {
                     && matches!(self.what, What::Eval | What::Jvp | What::Vjp)
                     || (self.what == What::ValueAndGrad && fo == len && self.value_at == 0);
                 if direct_out && fi > 0 {
-                    // Results straight into a new vector the code writes (never zeroed).
-                    return Ok(code.call_batch_vec(flat_in, self.threads)?);
+                    // Results straight into the caller's array or a new vector the code
+                    // writes (never zeroed).
+                    return match into {
+                        Some(out) => {
+                            code.call_batch_parallel(flat_in, out, self.threads)?;
+                            Ok(Vec::new())
+                        }
+                        None => Ok(code.call_batch_vec(flat_in, self.threads)?),
+                    };
                 }
                 let flat_out = if fi > 0 {
                     code.call_batch_vec(flat_in, self.threads)?
@@ -496,7 +513,7 @@ impl Transform {
                     _ => 0..fo,
                 };
                 let grad = layout.output(Part::Gradient);
-                let mut out = Vec::with_capacity(b * len);
+                let mut out = Vec::with_capacity(if into.is_some() { 0 } else { b * len });
                 for src in flat_out.chunks_exact(fo.max(1)).take(b) {
                     if self.what == What::ValueAndGrad {
                         out.push(src[self.value_at]);
@@ -505,11 +522,22 @@ impl Transform {
                         out.extend_from_slice(&src[range.clone()]);
                     }
                 }
+                if let Some(dst) = into {
+                    dst.copy_from_slice(&out);
+                    return Ok(Vec::new());
+                }
                 return Ok(out);
             }
         }
         // Objects without a native batch: points in parallel.
-        let mut out = vec![0.0; b * len];
+        let mut owned = Vec::new();
+        let out: &mut [f64] = match into {
+            Some(dst) => dst,
+            None => {
+                owned = vec![0.0; b * len];
+                &mut owned
+            }
+        };
         let chunk = len.max(1);
         out.par_chunks_mut(chunk)
             .enumerate()
@@ -518,14 +546,18 @@ impl Transform {
                 let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
                 self.point(inputs, vector_of(p), row)
             })?;
-        Ok(out)
+        Ok(owned)
     }
 
     /// Shape a batch's flat results.
-    fn shape_batch(&self, py: Python<'_>, b: usize, flat: Vec<f64>) -> PyResult<Py<PyAny>> {
+    fn shape_batch(
+        &self,
+        py: Python<'_>,
+        b: usize,
+        whole: Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
         let n = self.params.n_x;
         let len = self.point_len();
-        let whole = arrays::array(py, flat, &[b, len])?;
         let col = |i: usize| whole.get_item((pyo3::types::PySlice::full(py), i));
         let cols = |a: usize, z: usize| {
             whole.get_item((
@@ -637,9 +669,6 @@ impl Transform {
                         "sparse matrices are computed one point at a time: x must be 1-D",
                     ));
                 }
-                if out.is_some() {
-                    return Err(error(Kind::Shape, "out= takes one point (a 1-D x)"));
-                }
                 let (b, x) = xa.rows("x", n, policy)?;
                 let v: (&[f64], bool) = match (&va, self.what.vector_name()) {
                     (Some(a), Some(name)) if a.ndim() == 2 => {
@@ -656,12 +685,41 @@ impl Transform {
                     (Some(a), Some(name)) => (a.vector(name, vl, policy)?, false),
                     _ => (&[], false),
                 };
+                let len = self.point_len();
+                if let Some(out) = out {
+                    // The caller's (B, point) array: no allocation.
+                    let arr = out
+                        .cast::<numpy::PyArrayDyn<f64>>()
+                        .map_err(|_| error(Kind::DType, "out= must be a float64 NumPy array"))?;
+                    {
+                        let mut w = arr
+                            .try_readwrite()
+                            .map_err(|e| error(Kind::DType, format!("out: {e}")))?;
+                        let shape = w.shape().to_vec();
+                        if shape != [b, len] {
+                            return Err(arrays::shape_error(
+                                "out",
+                                &format!("({b}, {len})"),
+                                &shape,
+                            ));
+                        }
+                        let dst = w
+                            .as_slice_mut()
+                            .map_err(|_| error(Kind::DType, "out= must be C-contiguous"))?;
+                        if b >= 64 {
+                            py.detach(|| self.batch(b, x, d, v, Some(dst))).py_err()?;
+                        } else {
+                            self.batch(b, x, d, v, Some(dst)).py_err()?;
+                        }
+                    }
+                    return self.shape_batch(py, b, out.clone());
+                }
                 let flat = if b >= 64 {
-                    py.detach(|| self.batch(b, x, d, v)).py_err()?
+                    py.detach(|| self.batch(b, x, d, v, None)).py_err()?
                 } else {
-                    self.batch(b, x, d, v).py_err()?
+                    self.batch(b, x, d, v, None).py_err()?
                 };
-                self.shape_batch(py, b, flat)
+                self.shape_batch(py, b, arrays::array(py, flat, &[b, len])?)
             }
             _ => Err(arrays::shape_error(
                 "x",

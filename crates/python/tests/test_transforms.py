@@ -260,3 +260,20 @@ def test_dump_stages():
     assert ROSEN.dump("asm", mode="gradient")
     with pytest.raises(adjit.Error, match="stage"):
         ROSEN.dump("nonsense")
+
+
+def test_batch_into_the_callers_array():
+    X = RNG.uniform(0.1, 2.0, size=(300, 3))
+    vg = adjit.value_and_grad(MIXED)
+    Y, G = vg(X)
+    out = np.empty((300, 4))
+    Y2, G2 = vg(X, out=out)
+    assert np.shares_memory(Y2, out) and np.shares_memory(G2, out)
+    np.testing.assert_array_equal(Y2, Y)
+    np.testing.assert_array_equal(G2, G)
+    H = np.empty((5, 9))
+    Hb = adjit.hessian(MIXED)(X[:5], out=H)
+    assert Hb.shape == (5, 3, 3) and np.shares_memory(Hb, H)
+    np.testing.assert_array_equal(Hb[2], adjit.hessian(MIXED)(X[2]))
+    with pytest.raises(adjit.ShapeError, match=r"\(300, 4\)"):
+        vg(X, out=np.empty((300, 3)))

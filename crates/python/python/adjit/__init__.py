@@ -114,7 +114,8 @@ def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
     ``"checkpoint:S"`` (Revolve with S stored states), ``"bytes:N"`` (a memory budget) or
     ``"uniform"``. A batch ``x`` of shape ``(B, n)`` gives ``Y`` of shape ``(B,)`` and ``G`` of
-    ``(B, n)`` (views of one result array). ``out=`` takes the gradient's buffer.
+    ``(B, n)`` (views of one result array). ``out=`` takes the gradient's buffer for one
+    point, and a ``(B, 1 + n)`` array (value, then gradient, per row) for a batch.
     """
     return _transform(f, "value_and_grad", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads)
