@@ -12,6 +12,7 @@ Per round, on ir/bench/PROGRAM.ir (default seed001, 8 operations):
   nothing) with `X` of shape (B, n) against the Rust
   CLI's `adjit bench --modes vjp --batch B --threads 2` (the same compiled code reached from
   Rust) and JAX `jit(vmap(value_and_grad(f)))`;
+- the same batch with `lanes=2` (two-point SIMD kernels), beside JAX;
 - compile time from Python (`adjit.value_and_grad(f)`, the first in a fresh process) against
   the Rust CLI's `compile_ms` (its first);
 - `import adjit` time beyond `import numpy`.
@@ -68,6 +69,7 @@ def main():
 
     f = adjit.load(path)
     vg = adjit.value_and_grad(f)
+    vg2 = adjit.value_and_grad(f, lanes=2)
 
     import casadi as ca
 
@@ -108,13 +110,14 @@ def main():
     assert abs(y - float(yc)) <= 1e-12 * abs(y) and np.allclose(g, np.array(gc).ravel(), rtol=1e-12)
 
     print(f"{name}: n = {n}; import adjit beyond numpy {import_ms():.0f} ms")
-    print("round  adjit/call  casadi/adjit  jax/adjit   batch py/rust (out=)  jax-batch/adjit  compile py/rust")
+    print("round  adjit/call  casadi/adjit  jax/adjit   batch py/rust (out=)  jax-batch/adjit (lanes=2)  compile py/rust")
     for r in range(rounds):
         t_adjit = time_call(lambda: vg(x))
         t_cas = time_call(lambda: cas(x))
         t_jax = time_call(lambda: jax.block_until_ready(jvg(x)))
         t_batch = time_call(lambda: vg(X), repeat=5)
         t_batch_out = time_call(lambda: vg(X, out=buf), repeat=5)
+        t_batch_2 = time_call(lambda: vg2(X, out=buf), repeat=5)
         t_jbatch = time_call(lambda: jax.block_until_ready(jbatch(X)), repeat=5)
         compile_py_ms = first_compile_ms(path)
         at = ",".join(str(v) for v in x)
@@ -126,7 +129,7 @@ def main():
         py_ns = t_batch / B * 1e9
         out_ns = t_batch_out / B * 1e9
         print(f"{r:5}  {t_adjit * 1e9:8.0f} ns  {t_cas / t_adjit:11.1f}  {t_jax / t_adjit:9.1f}"
-              f"   {py_ns / rust_ns:6.2f} ({out_ns / rust_ns:.2f})  {t_jbatch / t_batch_out:15.2f}"
+              f"   {py_ns / rust_ns:6.2f} ({out_ns / rust_ns:.2f})  {t_jbatch / t_batch_out:9.2f} ({t_jbatch / t_batch_2:.2f})"
               f"  {compile_py_ms / row['compile_ms']:15.2f}")
         print(f"       (casadi {t_cas * 1e6:.2f} µs, jax {t_jax * 1e6:.2f} µs; batch: adjit-py"
               f" {py_ns:.2f} ns/point ({out_ns:.2f} with out=), rust {rust_ns:.2f}, jax {t_jbatch / B * 1e9:.2f};"

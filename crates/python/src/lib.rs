@@ -51,7 +51,7 @@ fn load(path: std::path::PathBuf, name: Option<&str>) -> PyResult<Function> {
 
 /// One compiled transform (the public functions of `adjit/__init__.py` call this).
 #[pyfunction]
-#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0))]
+#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1))]
 #[allow(clippy::too_many_arguments)]
 fn transform(
     f: &Function,
@@ -63,6 +63,7 @@ fn transform(
     strict: bool,
     nonfinite: &str,
     threads: usize,
+    lanes: usize,
 ) -> PyResult<Transform> {
     let what = match what {
         "jit" => What::Eval,
@@ -89,6 +90,7 @@ fn transform(
         strict,
         nonfinite,
         threads,
+        lanes,
     };
     Transform::new(f, what, &settings)
 }

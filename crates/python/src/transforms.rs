@@ -97,6 +97,8 @@ pub struct Settings<'a> {
     pub strict: bool,
     pub nonfinite: &'a str,
     pub threads: usize,
+    /// Points per native call in batches: 2 compiles two-lane (F64X2) kernels too.
+    pub lanes: usize,
 }
 
 /// `bytes:1e6` as `bytes:1000000`: budgets written the way Python writes big numbers.
@@ -129,7 +131,14 @@ impl Object {
 impl Transform {
     pub fn new(f: &Function, what: What, s: &Settings<'_>) -> PyResult<Transform> {
         let engine: Engine = s.engine.parse().map_err(parse_err)?;
-        let opts = Options::on(engine);
+        let mut opts = Options::on(engine);
+        if !matches!(s.lanes, 1 | 2) {
+            return Err(error(
+                Kind::Other,
+                format!("lanes must be 1 or 2, not {}", s.lanes),
+            ));
+        }
+        opts.jit.batch_lanes = s.lanes;
         let strategy: Strategy = byte_budget(s.strategy).parse().map_err(parse_err)?;
         let func = &f.func;
         if strategy != Strategy::Tape

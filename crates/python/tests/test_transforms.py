@@ -277,3 +277,16 @@ def test_batch_into_the_callers_array():
     np.testing.assert_array_equal(Hb[2], adjit.hessian(MIXED)(X[2]))
     with pytest.raises(adjit.ShapeError, match=r"\(300, 4\)"):
         vg(X, out=np.empty((300, 3)))
+
+
+def test_two_lane_batches_equal_one_lane_bitwise():
+    X = RNG.uniform(0.1, 2.0, size=(301, 3))
+    V = RNG.normal(size=(301, 3))
+    for make, args in ((adjit.value_and_grad, (X,)), (adjit.jvp, (X, V)), (adjit.jit, (X,))):
+        one = make(MIXED)(*args)
+        two = make(MIXED, lanes=2)(*args)
+        for a, b in zip(np.atleast_1d(one) if make is adjit.jit else one,
+                        np.atleast_1d(two) if make is adjit.jit else two):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(adjit.Error, match="lanes"):
+        adjit.grad(MIXED, lanes=3)

@@ -17,7 +17,8 @@ Every transform returns a callable. A 1-D ``x`` is one point; a 2-D ``x`` of sha
 is a batch over the leading axis, run natively over threads with the GIL released.
 C-contiguous float64 arrays are read in place; other numeric inputs are converted once
 (``strict=True`` refuses them instead). NaN or infinite inputs raise ``NonFiniteError`` unless
-``nonfinite="propagate"``. Every error is an ``adjit.Error``.
+``nonfinite="propagate"``. ``lanes=2`` also compiles two-point (SIMD) kernels for batches
+(bitwise the same results). Every error is an ``adjit.Error``.
 """
 
 from __future__ import annotations
@@ -99,16 +100,16 @@ def _transform(f: Any, what: str, **options: Any) -> Transform:
 
 
 def jit(f: Function, *, engine: str = "jit", strict: bool = False,
-        nonfinite: str = "raise", threads: int = 0) -> Transform:
+        nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
     """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
     array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
     return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads)
+                      threads=threads, lanes=lanes)
 
 
 def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
                    strict: bool = False, nonfinite: str = "raise",
-                   threads: int = 0) -> Transform:
+                   threads: int = 0, lanes: int = 1) -> Transform:
     """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
 
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
@@ -118,60 +119,60 @@ def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
     point, and a ``(B, 1 + n)`` array (value, then gradient, per row) for a batch.
     """
     return _transform(f, "value_and_grad", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes)
 
 
 def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
-         nonfinite: str = "raise", threads: int = 0) -> Transform:
+         nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
     """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
     return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes)
 
 
 def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
-        threads: int = 0) -> Transform:
+        threads: int = 0, lanes: int = 1) -> Transform:
     """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
     return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads)
+                      threads=threads, lanes=lanes)
 
 
 def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
-        nonfinite: str = "raise", threads: int = 0) -> Transform:
+        nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
     """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
     return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes)
 
 
 def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
-        threads: int = 0) -> Transform:
+        threads: int = 0, lanes: int = 1) -> Transform:
     """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
     return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads)
+                      threads=threads, lanes=lanes)
 
 
 def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
-             nonfinite: str = "raise", threads: int = 0) -> Transform:
+             nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
     """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
     of the structural nonzeros computed by one colored program."""
     return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes)
 
 
 def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0) -> Transform:
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
     """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
     ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
     return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes)
 
 
 def inverse(f: Function, *, mode: str = "reverse", engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0) -> Transform:
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
     """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
     ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
     ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""
     return _transform(f, "inverse", mode=mode, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes)
 
 
 def map(kernel: Function, *, threads: int = 0, block_rows: int = 1024,  # noqa: A001
