@@ -533,6 +533,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut emitter = ClifMath {
             b: &mut self.b,
             lanes: self.input.lanes,
+            tables: self.imports.names == MathNames::Wrappers,
         };
         let y = mathlib::unary(&mut emitter, op, wide).expect("checked by has_unary");
         match ty {

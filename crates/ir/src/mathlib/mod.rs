@@ -86,6 +86,16 @@ pub trait MathEmitter {
     /// Logical shift right by `n < 64` bits.
     fn ushr(&mut self, a: Self::I, n: u32) -> Self::I;
 
+    /// `table[i & 127]` in every lane: a load from a table of the routines (the index is
+    /// masked here too, so no index can read outside it).
+    fn lookup(&mut self, table: &'static [f64; 128], i: Self::I) -> Self::F;
+    /// Whether [`MathEmitter::lookup`] is available: in the `f64` emitter and in JIT code,
+    /// not in object files (which cannot address this process's tables). Routines with a
+    /// table-driven form fall back to their table-free one without it.
+    fn has_tables(&self) -> bool {
+        true
+    }
+
     fn cmp(&mut self, cmp: Cmp, a: Self::F, b: Self::F) -> Self::M;
     /// `if m { a } else { b }`.
     fn select(&mut self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
@@ -175,6 +185,10 @@ impl MathEmitter for Eval {
     #[inline(always)]
     fn ushr(&mut self, a: u64, n: u32) -> u64 {
         a >> n
+    }
+    #[inline(always)]
+    fn lookup(&mut self, table: &'static [f64; 128], i: u64) -> f64 {
+        table[(i & 127) as usize]
     }
     #[inline(always)]
     fn cmp(&mut self, cmp: Cmp, a: f64, b: f64) -> bool {
