@@ -446,6 +446,9 @@ pub struct DumpOptions {
     pub mode: Mode,
     /// For [`Stage::Schedule`]: the strategy.
     pub strategy: Strategy,
+    /// For [`Stage::Clif`] and [`Stage::Asm`]: 2 prints the two-point (`F64X2`) kernels that
+    /// batches run with [`JitOptions::batch_lanes`] = 2; 0 or 1 the scalar code.
+    pub lanes: usize,
 }
 
 /// Render one stage of the pipeline as text.
@@ -459,7 +462,10 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
         Stage::Schedule => checkpoint::schedule_text(func, options.strategy),
         Stage::Clif | Stage::Asm => {
             let derived = adjit_diff::derive(func, options.mode)?; // verified above
-            let opts = JitOptions::default();
+            let opts = JitOptions {
+                batch_lanes: options.lanes,
+                ..JitOptions::default()
+            };
             Ok(if stage == Stage::Clif {
                 adjit_jit::clif_text(&derived.func, &opts)?
             } else {

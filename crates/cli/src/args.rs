@@ -227,6 +227,10 @@ adjit dump f.ir --stage dot -o f.dot")]
         /// For schedule: the checkpointing strategy (see `adjit vjp --help`).
         #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy)]
         strategy: Option<adjit::Strategy>,
+        /// For clif/asm: 2 prints the two-point (SIMD) kernels that `bench --batch N --lanes 2`
+        /// runs, 1 the scalar code.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        lanes: u8,
         /// Write to this file instead of standard output.
         #[arg(short, long, value_name = "OUT")]
         output: Option<PathBuf>,
@@ -279,6 +283,11 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         /// With --batch: threads (0 = every core).
         #[arg(long, value_name = "T", default_value_t = 1, requires = "batch")]
         threads: usize,
+        /// With --batch: `libm` calls the C math library (once per lane; the default), `inline`
+        /// emits adjit's own exp, expm1, log, tanh and erf in the code (vectorised in two lanes).
+        #[arg(long, value_name = "IMPL", default_value = "libm", requires = "batch",
+              value_parser = ["libm", "inline"])]
+        math: String,
     },
 
     /// Compile a function to a native object file plus a C header.

@@ -236,10 +236,11 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             stage,
             mode,
             strategy,
+            lanes,
             output,
         } => {
             let func = load_function(&target)?;
-            let mut text = dump(&func, stage, mode, strategy)?;
+            let mut text = dump(&func, stage, mode, strategy, usize::from(lanes))?;
             if !text.ends_with('\n') {
                 text.push('\n');
             }
@@ -262,6 +263,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             batch,
             lanes,
             threads,
+            math,
         } => {
             let func = load_function(&target)?;
             if let Some(points) = batch {
@@ -270,6 +272,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                     points,
                     lanes: usize::from(lanes),
                     threads,
+                    inline_math: math == "inline",
                 };
                 let mut rows = Vec::with_capacity(modes.len());
                 for &mode in &modes {
@@ -442,10 +445,12 @@ fn dump(
     stage: adjit::Stage,
     mode: Option<adjit::Mode>,
     strategy: Option<adjit::Strategy>,
+    lanes: usize,
 ) -> Result<String, CliError> {
     let options = adjit::DumpOptions {
         mode: mode.unwrap_or_default(),
         strategy: strategy.unwrap_or_default(),
+        lanes,
     };
     Ok(adjit::dump(func, stage, &options)?)
 }

@@ -854,6 +854,29 @@ fn dump_vjp_is_a_program_of_inputs_and_cotangents() {
 }
 
 #[test]
+fn dump_lanes_2_prints_the_two_point_kernels() {
+    let rosen = example("rosenbrock.ir");
+    let one = adjit(&["dump", &rosen, "--stage", "clif", "--mode", "vjp"])
+        .ok()
+        .to_string();
+    let two = adjit(&[
+        "dump", &rosen, "--stage", "clif", "--mode", "vjp", "--lanes", "2",
+    ])
+    .ok()
+    .to_string();
+    assert!(!one.contains("f64x2"), "{one}");
+    // Inputs and outputs are whole vectors of the interleaved pair buffers.
+    assert!(two.contains("load.f64x2"), "{two}");
+    assert!(
+        !two.contains("insertlane") && !two.contains("extractlane"),
+        "{two}"
+    );
+    assert!(adjit(&["dump", &rosen, "--stage", "asm", "--lanes", "3"])
+        .fails(2)
+        .contains("3"));
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let rosen = example("rosenbrock.ir");
     assert!(adjit(&["eval", &rosen]).fails(2).contains("--at"));

@@ -1,8 +1,9 @@
 //! The safe handle to JIT-compiled code: length-checked calls, batches, and the workspace.
 //!
 //! Compiled with [`crate::JitOptions::batch_lanes`] = 2, a function also holds two-point
-//! kernels (see [`crate::lower`]): batches run consecutive pairs of points through them, with
-//! a workspace of 16-byte slots aligned to 16, and an odd last point through the scalar code.
+//! kernels (see [`crate::lower`]): batches run consecutive pairs of points through them,
+//! transposed into interleaved buffers of 16-byte slots aligned to 16 (with the workspace),
+//! and an odd last point through the scalar code.
 //!
 //! A call needs `workspace_bytes()` of scratch memory for spilled and chunk-crossing values.
 //! It never heap-allocates per call: small workspaces live on the stack, larger ones in a
@@ -73,6 +74,75 @@ fn with_slots<T: Copy, const STACK: usize, R>(
     })
 }
 
+/// Write `x0[i]` and `x1[i]` as pair slot `i` of `dst`, each slot with one 16-byte store: the
+/// kernel reads each slot with one vector load, which two 8-byte stores could not forward to
+/// (a store-forwarding stall per input).
+///
+/// # Safety
+/// `dst` must be valid for writing `x0.len()` slots; `x1.len() == x0.len()`.
+unsafe fn interleave(x0: &[f64], x1: &[f64], dst: *mut PairSlot) {
+    debug_assert_eq!(x0.len(), x1.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_loadu_pd, _mm_store_pd, _mm_unpackhi_pd, _mm_unpacklo_pd};
+        let (pairs0, pairs1) = (x0.chunks_exact(2), x1.chunks_exact(2));
+        let done = x0.len() - pairs0.remainder().len();
+        for (i, (a, b)) in pairs0.zip(pairs1).enumerate() {
+            // SAFETY: SSE2 is part of x86-64; `a` and `b` hold two `f64`s each, and slots
+            // `2i` and `2i + 1` are in bounds of `dst` (aligned to 16, as `PairSlot` is).
+            unsafe {
+                let (a, b) = (_mm_loadu_pd(a.as_ptr()), _mm_loadu_pd(b.as_ptr()));
+                _mm_store_pd(dst.add(2 * i).cast(), _mm_unpacklo_pd(a, b));
+                _mm_store_pd(dst.add(2 * i + 1).cast(), _mm_unpackhi_pd(a, b));
+            }
+        }
+        if done < x0.len() {
+            // SAFETY: slot `done` is in bounds (the caller's contract).
+            unsafe { dst.add(done).write(PairSlot([x0[done], x1[done]])) }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (i, (&a, &b)) in x0.iter().zip(x1).enumerate() {
+        // SAFETY: slot `i` is in bounds (the caller's contract).
+        unsafe { dst.add(i).write(PairSlot([a, b])) }
+    }
+}
+
+/// Ask for the cache lines of `data` (a hint: no effect on results, none on other targets).
+fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(data);
+        let start = data.as_ptr().cast::<i8>();
+        for at in (0..bytes).step_by(64) {
+            // SAFETY: a prefetch never faults and reads nothing the program sees; `at` is
+            // within `data`, so the pointer arithmetic stays in bounds.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.add(at)) }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// Read pair slot `j` of `src` into `y0[j]` and `y1[j]` (the inverse of [`interleave`]).
+///
+/// # Safety
+/// `src` must be valid for reading `y0.len()` initialised slots; `y1.len() == y0.len()`.
+unsafe fn deinterleave(
+    src: *const PairSlot,
+    y0: &mut [MaybeUninit<f64>],
+    y1: &mut [MaybeUninit<f64>],
+) {
+    debug_assert_eq!(y0.len(), y1.len());
+    for (j, (a, b)) in y0.iter_mut().zip(y1).enumerate() {
+        // SAFETY: slot `j` is in bounds and initialised (the caller's contract).
+        let PairSlot([u, v]) = unsafe { src.add(j).read() };
+        a.write(u);
+        b.write(v);
+    }
+}
+
 /// The chunk functions of one compilation and the module owning their code.
 pub(crate) struct Kernels {
     pub module: OwnedModule,
@@ -88,7 +158,8 @@ pub(crate) struct Kernels {
 /// # Safety
 /// `chunks` must be the kernels of one compilation and the buffers large enough for them:
 /// for scalar kernels `n_inputs` readable and `n_outputs` writable `f64`s and `n_slots`
-/// writable `f64`s of `work`; for two-point kernels twice that, `work` aligned to 16.
+/// writable `f64`s of `work`; for two-point kernels as many 16-byte slots of each, every
+/// buffer aligned to 16 and `inputs`/`outputs` interleaved (see [`crate::lower`]).
 /// `inputs` and `outputs` must not overlap.
 unsafe fn run_chunks(chunks: &[KernelFn], inputs: *const f64, outputs: *mut f64, work: *mut f64) {
     for chunk in chunks {
@@ -354,6 +425,11 @@ impl CompiledFunction {
     }
 
     /// A batch of `n_points` (checked against the buffers) through the two-point kernels.
+    ///
+    /// The kernels read and write interleaved pair buffers (slot `i` holds value `i` of both
+    /// points, see [`crate::lower`]): each pair of points is transposed into one aligned
+    /// scratch buffer `[work | inputs | outputs]` and its outputs transposed back, so that
+    /// inside the kernel every input and output is one vector access.
     fn call_pairs(
         &self,
         pairs: &Kernels,
@@ -362,30 +438,50 @@ impl CompiledFunction {
         outputs: &mut [MaybeUninit<f64>],
     ) {
         let (n_in, n_out) = (self.n_inputs, self.n_outputs);
-        self.with_pair_workspace(|work| {
-            let mut p = 0;
-            while p + 2 <= n_points {
-                // Bounds-checked: the two points the kernel reads and writes.
-                let x = inputs[p * n_in..(p + 2) * n_in].as_ptr();
-                let y = outputs[p * n_out..(p + 2) * n_out]
-                    .as_mut_ptr()
-                    .cast::<f64>();
-                // SAFETY: `x` and `y` hold points `p` and `p + 1` (two times `n_inputs`
-                // and `n_outputs` values) of distinct buffers, and `work` holds `n_slots`
-                // 16-byte slots aligned to 16, which is what a two-point kernel accesses.
-                unsafe { run_chunks(&pairs.chunks, x, y, work) }
-                p += 2;
-            }
-            if p < n_points {
-                let x = inputs[p * n_in..(p + 1) * n_in].as_ptr();
-                let y = outputs[p * n_out..(p + 1) * n_out]
-                    .as_mut_ptr()
-                    .cast::<f64>();
-                // SAFETY: one point of each buffer, and `work` holds at least `n_slots`
-                // `f64`s, as the scalar kernels need.
-                unsafe { run_chunks(&self.chunks, x, y, work) }
-            }
-        });
+        let n_slots = self.n_slots + n_in + n_out;
+        with_slots::<PairSlot, STACK_PAIR_SLOTS, ()>(
+            n_slots,
+            &PAIR_WORKSPACE,
+            PairSlot([0.0; 2]),
+            |buf| {
+                let buf = buf.cast::<PairSlot>();
+                let mut p = 0;
+                while p + 2 <= n_points {
+                    let (x0, x1) = inputs[p * n_in..(p + 2) * n_in].split_at(n_in);
+                    // SAFETY: `buf` holds `n_slots` = work + inputs + outputs slots, aligned
+                    // to 16 and not aliased by `inputs` or `outputs` (caller-owned slices);
+                    // the three regions are disjoint.
+                    unsafe {
+                        let work = buf;
+                        let x = buf.add(self.n_slots);
+                        let y = x.add(n_in);
+                        interleave(x0, x1, x);
+                        // The next pair's points stream in while this pair computes: read in
+                        // one burst by `interleave`, they would miss the cache one after another.
+                        if p + 4 <= n_points {
+                            prefetch(&inputs[(p + 2) * n_in..(p + 4) * n_in]);
+                            prefetch(&outputs[(p + 2) * n_out..(p + 4) * n_out]);
+                        }
+                        // SAFETY: the kernels read `n_in` and write `n_out` 16-byte slots of
+                        // `x` and `y` and `n_slots` of `work`, as planned.
+                        run_chunks(&pairs.chunks, x.cast(), y.cast(), work.cast());
+                        let (y0, y1) = outputs[p * n_out..(p + 2) * n_out].split_at_mut(n_out);
+                        // The kernel wrote every output slot.
+                        deinterleave(y, y0, y1);
+                    }
+                    p += 2;
+                }
+                if p < n_points {
+                    let x = inputs[p * n_in..(p + 1) * n_in].as_ptr();
+                    let y = outputs[p * n_out..(p + 1) * n_out]
+                        .as_mut_ptr()
+                        .cast::<f64>();
+                    // SAFETY: one point of each buffer, and `buf` holds at least `n_slots`
+                    // `f64`s, as the scalar kernels need.
+                    unsafe { run_chunks(&self.chunks, x, y, buf.cast()) }
+                }
+            },
+        );
     }
 
     /// [`CompiledFunction::call_batch`] split over `threads` threads (0 = all available
@@ -500,17 +596,6 @@ impl CompiledFunction {
     /// every slot before reading it).
     fn with_workspace<R>(&self, f: impl FnOnce(*mut f64) -> R) -> R {
         with_slots::<f64, STACK_SLOTS, R>(self.n_slots, &WORKSPACE, 0.0, f)
-    }
-
-    /// Run `f` with a pointer to `n_slots` writable, 16-byte aligned [`PairSlot`]s (as
-    /// `f64`s; uninitialised, written before read), the workspace of a pair batch.
-    fn with_pair_workspace<R>(&self, f: impl FnOnce(*mut f64) -> R) -> R {
-        with_slots::<PairSlot, STACK_PAIR_SLOTS, R>(
-            self.n_slots,
-            &PAIR_WORKSPACE,
-            PairSlot([0.0; 2]),
-            f,
-        )
     }
 
     /// Run every scalar chunk in order.

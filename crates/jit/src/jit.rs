@@ -112,7 +112,17 @@ fn compile_kernels(func: &Function, opts: &JitOptions, lanes: Lanes) -> Result<K
     })
 }
 
-/// The Cranelift IR of every chunk function, before Cranelift's optimisations.
+/// The kernels the text dumps print: the two-point kernels when `opts` asks for them.
+fn dump_lanes(opts: &JitOptions) -> Lanes {
+    if opts.batch_lanes >= 2 {
+        Lanes::Two
+    } else {
+        Lanes::One
+    }
+}
+
+/// The Cranelift IR of every chunk function, before Cranelift's optimisations (of the
+/// two-point kernels when [`JitOptions::batch_lanes`] is 2).
 pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
     let mut owned = new_module(func, opts)?;
@@ -124,7 +134,7 @@ pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError>
         MathNames::Wrappers,
         chunk_name,
         Linkage::Local,
-        Lanes::One,
+        dump_lanes(opts),
         |module, _, ctx, chunk| {
             let calls = called_names(module, ctx);
             let legend: Vec<String> = calls
@@ -170,7 +180,8 @@ fn symbol<M: Module>(module: &M, user: &cranelift_codegen::ir::UserExternalName)
     decls.get_function_decl(id).linkage_name(id).into_owned()
 }
 
-/// Cranelift's pseudo-assembly (VCode after register allocation) of every chunk function.
+/// Cranelift's pseudo-assembly (VCode after register allocation) of every chunk function
+/// (of the two-point kernels when [`JitOptions::batch_lanes`] is 2).
 pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
     let mut owned = new_module(func, opts)?;
@@ -182,7 +193,7 @@ pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> 
         MathNames::Wrappers,
         chunk_name,
         Linkage::Local,
-        Lanes::One,
+        dump_lanes(opts),
         |module, id, ctx, chunk| {
             ctx.set_disasm(true);
             module.define_function(id, ctx).map_err(|e| {

@@ -17,9 +17,11 @@
 //! With [`Lanes::Two`] the same plan is lowered to a function evaluating two points at once:
 //! every value of point `p` is lane 0, and of point `p + 1` lane 1, of a 128-bit vector
 //! (`f64` → `F64X2`, `f32` → `F32X4` with lanes 2 and 3 unused, `bool` → an `I64X2` lane
-//! mask of all ones or all zeros). `inputs` points at point `p` of a point-major batch
-//! (point `p + 1` starts `n_inputs` slots later), `outputs` likewise, and workspace slots are
-//! 16 bytes. Each instruction is the lane-wise form of its scalar lowering, so every lane is
+//! mask of all ones or all zeros). `inputs`, `outputs` and `work` are buffers of 16-byte
+//! slots aligned to 16, interleaved (structure of arrays): slot `i` of `inputs` holds input
+//! `i` of point `p` then of point `p + 1`, so reading an input or writing an output is one
+//! vector load or store (the caller transposes the point-major batch, see
+//! [`crate::compiled`]). Each instruction is the lane-wise form of its scalar lowering, so every lane is
 //! bitwise the scalar result: IEEE arithmetic, `sqrt`, `fma`, `floor`, `ceil` and conversions
 //! are correctly rounded in both forms; `select`/`min`/`max` become `bitselect` on compare
 //! masks (same rule: NaN picks the other operand, ties the first); `powi` multiplies in the
@@ -149,6 +151,11 @@ fn offset(index: usize) -> Result<i32, JitError> {
         .ok_or_else(|| JitError::TooLarge(format!("buffer index {index} exceeds 2 GiB")))
 }
 
+/// Byte offset of element `index` of 16-byte slots (pair buffers), as an immediate.
+fn pair_offset(index: usize) -> Result<i32, JitError> {
+    offset(index.saturating_mul(2))
+}
+
 struct Lowerer<'a, 'm, M: Module> {
     b: FunctionBuilder<'a>,
     module: &'m mut M,
@@ -260,18 +267,17 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let func = self.input.func;
         let ty = func.values[i].ty;
         Ok(if func.is_param(v) {
-            let raw = self
-                .b
-                .ins()
-                .load(types::F64, READONLY, self.inputs, offset(i)?);
             let raw = match self.input.lanes {
-                Lanes::One => raw,
+                Lanes::One => self
+                    .b
+                    .ins()
+                    .load(types::F64, READONLY, self.inputs, offset(i)?),
+                // Input `i` of both points: slot `i` of the interleaved (structure-of-arrays)
+                // pair buffer, one vector load.
                 Lanes::Two => {
-                    // The same input of the next point, `n_inputs` slots further.
-                    let next = offset(func.n_params + i)?;
-                    let raw1 = self.b.ins().load(types::F64, READONLY, self.inputs, next);
-                    let pair = self.b.ins().scalar_to_vector(types::F64X2, raw);
-                    self.b.ins().insertlane(pair, raw1, 1)
+                    self.b
+                        .ins()
+                        .load(types::F64X2, READONLY, self.inputs, pair_offset(i)?)
                 }
             };
             self.boundary_to_value(raw, ty)
@@ -315,13 +321,11 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 Lanes::One => {
                     self.b.ins().store(FLAGS, y, self.outputs, offset(out)?);
                 }
+                // Output `out` of both points: one vector store into its interleaved slot.
                 Lanes::Two => {
-                    // Lane 1 is the same output of the next point, `n_outputs` slots on.
-                    let next = offset(self.input.func.n_outputs() + out)?;
-                    let y0 = self.b.ins().extractlane(y, 0);
-                    let y1 = self.b.ins().extractlane(y, 1);
-                    self.b.ins().store(FLAGS, y0, self.outputs, offset(out)?);
-                    self.b.ins().store(FLAGS, y1, self.outputs, next);
+                    self.b
+                        .ins()
+                        .store(FLAGS, y, self.outputs, pair_offset(out)?);
                 }
             }
         }
@@ -452,7 +456,20 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// A literal of type `ty` (in every lane in [`Lanes::Two`] code).
     fn literal(&mut self, ty: Type, bits: u64) -> Result<ir::Value, JitError> {
-        if self.input.lanes == Lanes::Two && ty.is_float() && self.const_base.is_none() {
+        if let (Lanes::Two, Some(base), Some(&index)) = (
+            self.input.lanes,
+            self.const_base,
+            self.input.consts.index.get(&(ty, bits)),
+        ) {
+            // The pair table holds the literal in every lane: one vector load.
+            return Ok(self.b.ins().load(
+                lane_type(ty),
+                READONLY,
+                base,
+                pair_offset(index as usize)?,
+            ));
+        }
+        if self.input.lanes == Lanes::Two && ty.is_float() {
             // One vector constant from the pool: a single load, where a scalar constant
             // splatted into both lanes is three instructions at every use (the traced
             // Rosenbrock-100, with three literals a term, ran slower in two lanes than in one).

@@ -89,7 +89,7 @@ pub(crate) fn lower_function<M: Module>(
         func
     };
     let plan = plan(func, opts);
-    let mut consts = ConstTable::build(func, &plan, opts.const_table_above);
+    let mut consts = ConstTable::build(func, &plan, opts.const_table_above, lanes.count());
     consts.define(module, &format!("{}.constants", chunk_name(0)))?;
     let input = LowerInput {
         func,

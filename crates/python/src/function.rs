@@ -226,9 +226,16 @@ impl Function {
     /// One pipeline stage as text: `ir`, `simplified`, `jvp`, `vjp`, `clif`, `asm`,
     /// `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`, `sparsity`,
     /// `sparse-jacobian`, `sparse-hessian`. `mode` chooses the program of `clif`/`asm`
-    /// (`primal`, `jvp`, `vjp`, `gradient`, `hvp`), `strategy` the schedule.
-    #[pyo3(signature = (stage="ir", mode="primal", strategy="tape"))]
-    fn dump(&self, stage: &str, mode: &str, strategy: &str) -> PyResult<String> {
+    /// (`primal`, `jvp`, `vjp`, `gradient`, `hvp`), `strategy` the schedule; `lanes=2` prints
+    /// the two-point (SIMD) kernels of `clif`/`asm` that batches run with `lanes=2`.
+    #[pyo3(signature = (stage="ir", mode="primal", strategy="tape", lanes=1))]
+    fn dump(&self, stage: &str, mode: &str, strategy: &str, lanes: usize) -> PyResult<String> {
+        if !(1..=2).contains(&lanes) {
+            return Err(error(
+                Kind::Other,
+                format!("lanes must be 1 or 2, not {lanes}"),
+            ));
+        }
         let stage: adjit::Stage = stage
             .parse()
             .map_err(|e: adjit::UnknownName| error(Kind::Other, e.to_string()))?;
@@ -241,7 +248,16 @@ impl Function {
                 .map_err(|e: adjit::diff::checkpoint::ParseStrategyError| {
                     error(Kind::Other, e.to_string())
                 })?;
-        adjit::dump(&self.func, stage, &adjit::DumpOptions { mode, strategy }).py_err()
+        adjit::dump(
+            &self.func,
+            stage,
+            &adjit::DumpOptions {
+                mode,
+                strategy,
+                lanes,
+            },
+        )
+        .py_err()
     }
 
     /// `f(x, data=None)`: the outputs at `x` (a float for one output, else an array),

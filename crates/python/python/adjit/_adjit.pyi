@@ -41,7 +41,8 @@ class Function:
     n_data: int
     n_outputs: int
     def __call__(self, x: ArrayLike, data: Optional[ArrayLike] = None) -> Union[float, np.ndarray]: ...
-    def dump(self, stage: str = "ir", mode: str = "primal", strategy: str = "tape") -> str: ...
+    def dump(self, stage: str = "ir", mode: str = "primal", strategy: str = "tape",
+             lanes: int = 1) -> str: ...
 
 class Transform:
     """A compiled transform: t(x) or t(x, v); a 2-D x of shape (B, n) is a batch."""
