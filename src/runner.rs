@@ -25,7 +25,8 @@ impl Runner {
     #[inline]
     pub(crate) fn run(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<()> {
         match self {
-            Runner::Jit(code) => Ok(code.call(inputs, outputs)?),
+            Runner::Jit(code) if code.try_call(inputs, outputs) => Ok(()),
+            Runner::Jit(code) => Err(length_error(code, inputs, outputs)),
             Runner::Interp(func) => interpret(func, inputs, outputs),
         }
     }
@@ -37,6 +38,14 @@ impl Runner {
             Runner::Jit(code) => Some(code),
         }
     }
+}
+
+/// The error of a native call with wrong lengths, built out of line so that no error value
+/// enters the inlined hot path of [`Runner::run`].
+#[cold]
+#[inline(never)]
+fn length_error(code: &CompiledFunction, inputs: &[f64], outputs: &[f64]) -> crate::Error {
+    code.length_error(inputs.len(), outputs.len()).into()
 }
 
 /// Out of line, so the native path of [`Runner::run`] inlines into its callers.

@@ -239,3 +239,43 @@ fn eight_threads_share_one_compiled_object() {
         assert!(calls.iter().all(|c| *c == expected[t]), "thread {t}");
     }
 }
+
+/// `Gradient::call` and `Compiled::call` take an inlined native path for small programs and an
+/// out-of-line one for everything else: both give the VJP's numbers on either side of the
+/// stack buffers' sizes (4 and 16 outputs), on both engines, and wrong lengths are errors.
+#[test]
+fn gradient_and_compiled_calls_agree_across_buffer_sizes() {
+    for n in [1usize, 2, 3, 4, 5, 15, 16, 17, 24] {
+        let f = adjit::trace(n, |x| {
+            x.iter().enumerate().fold(x[0] * 0.0, |s, (i, &xi)| {
+                s + xi * xi * (i as f64 + 1.0) + xi.sin()
+            })
+        });
+        let x: Vec<f64> = (0..n).map(|i| 0.25 + 0.1 * i as f64).collect();
+        for engine in [Engine::Jit, Engine::Interp] {
+            let opts = adjit::Options::on(engine);
+            let grad = adjit::Gradient::with_options(&f, &opts).unwrap();
+            let vjp = adjit::Compiled::with_options(&f, Mode::Vjp, &opts).unwrap();
+            let mut g = vec![f64::NAN; n];
+            let y = grad.call(&x, &mut g).unwrap();
+            let mut inputs = x.clone();
+            inputs.push(1.0);
+            let mut out = vec![f64::NAN; n + 1];
+            vjp.call(&inputs, &mut out).unwrap();
+            assert_eq!(y.to_bits(), out[0].to_bits(), "n = {n}, {engine:?}");
+            assert_eq!(g, out[1..], "n = {n}, {engine:?}");
+            // Analytic check: d/dxᵢ = 2(i+1)xᵢ + cos xᵢ.
+            for (i, (&gi, &xi)) in g.iter().zip(&x).enumerate() {
+                let exact = 2.0 * (i as f64 + 1.0) * xi + xi.cos();
+                assert!(
+                    (gi - exact).abs() <= 1e-14 * exact.abs().max(1.0),
+                    "n = {n}"
+                );
+            }
+            assert!(grad.call(&x[1..], &mut g).is_err());
+            assert!(grad.call(&x, &mut g[1..]).is_err());
+            assert!(vjp.call(&inputs[1..], &mut out).is_err());
+            assert!(vjp.call(&inputs, &mut out[1..]).is_err());
+        }
+    }
+}

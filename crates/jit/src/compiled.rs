@@ -353,8 +353,20 @@ impl CompiledFunction {
     /// length comparisons and one indirect call; everything else goes out of line.
     #[inline]
     pub fn call(&self, inputs: &[f64], outputs: &mut [f64]) -> Result<(), JitError> {
+        if self.try_call(inputs, outputs) {
+            Ok(())
+        } else {
+            Err(self.length_error(inputs.len(), outputs.len()))
+        }
+    }
+
+    /// [`CompiledFunction::call`] reporting wrong lengths as `false` (nothing is run then)
+    /// instead of an error value: for callers on a hot path that build their own error, so no
+    /// error value (which must be dropped) enters their code.
+    #[inline]
+    pub fn try_call(&self, inputs: &[f64], outputs: &mut [f64]) -> bool {
         if inputs.len() != self.n_inputs || outputs.len() != self.n_outputs {
-            return Err(self.length_error(inputs.len(), outputs.len()));
+            return false;
         }
         match self.direct {
             // SAFETY: the lengths were checked above; `direct` is set only for a single chunk
@@ -368,7 +380,7 @@ impl CompiledFunction {
             },
             None => self.call_with_workspace(inputs, outputs),
         }
-        Ok(())
+        true
     }
 
     /// The general call: chunks in order on a workspace. Lengths are checked by the caller.
@@ -380,9 +392,11 @@ impl CompiledFunction {
         });
     }
 
+    /// The error [`CompiledFunction::call`] returns for buffers of these lengths (for callers
+    /// of [`CompiledFunction::try_call`]).
     #[cold]
     #[inline(never)]
-    fn length_error(&self, inputs: usize, outputs: usize) -> JitError {
+    pub fn length_error(&self, inputs: usize, outputs: usize) -> JitError {
         if inputs != self.n_inputs {
             JitError::InputLength {
                 expected: self.n_inputs,
