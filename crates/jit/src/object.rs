@@ -7,7 +7,8 @@
 //! baseline ISA (SSE2), so `fma` (also inside those routines), `floor` and `ceil` become calls
 //! to the correctly rounded libm routines; AArch64 has them natively.
 //! A program split into chunks gets local chunk functions that the exported entry calls in
-//! order on the same buffers.
+//! order on the same buffers. With [`JitOptions::batch_lanes`] = 2 the object also exports
+//! `SYMBOL_x2`, the two-point (SIMD) kernels on interleaved buffers.
 
 use std::str::FromStr;
 
@@ -40,6 +41,11 @@ pub struct ObjectCode {
     pub work_len: usize,
     /// Bytes of machine code over all functions.
     pub code_bytes: usize,
+    /// With [`JitOptions::batch_lanes`] = 2: the exported two-point entry `SYMBOL_x2`, the
+    /// same signature on interleaved buffers (input `i` of the first point at `[2i]`, of the
+    /// second at `[2i + 1]`; outputs likewise; `2 × work_len` doubles of work), all aligned
+    /// to 16 bytes.
+    pub pair_symbol: Option<String>,
 }
 
 /// The function name as a C identifier: every other character becomes `_`, and a leading
@@ -147,11 +153,18 @@ pub fn compile_object_as(
     if lowered.chunk_ids.len() > 1 {
         code_bytes += define_entry(&mut module, &symbol, &lowered.chunk_ids)?;
     }
+    let pair_symbol = if opts.batch_lanes >= 2 {
+        let pair = format!("{symbol}_x2");
+        code_bytes += define_pairs(&mut module, func, opts, &pair)?;
+        Some(pair)
+    } else {
+        None
+    };
     let bytes = module
         .finish()
         .emit()
         .map_err(|e| JitError::cranelift("writing the object file", e))?;
-    let header = c_header(func, &symbol, lowered.plan.n_slots);
+    let header = c_header(func, &symbol, lowered.plan.n_slots, pair_symbol.is_some());
     Ok(ObjectCode {
         bytes,
         header,
@@ -160,7 +173,46 @@ pub fn compile_object_as(
         n_outputs: func.n_outputs(),
         work_len: lowered.plan.n_slots,
         code_bytes,
+        pair_symbol,
     })
+}
+
+/// The two-point kernels of `func` exported as `symbol` (an entry over their chunks if there
+/// are several); returns their bytes of code.
+fn define_pairs(
+    module: &mut ObjectModule,
+    func: &Function,
+    opts: &JitOptions,
+    symbol: &str,
+) -> Result<usize, JitError> {
+    let n_chunks = crate::plan::plan(func, opts).chunks.len();
+    let s = symbol.to_string();
+    let (chunk_name, linkage): (Box<dyn Fn(usize) -> String>, Linkage) = if n_chunks == 1 {
+        (Box::new(move |_| s.clone()), Linkage::Export)
+    } else {
+        (Box::new(move |i| format!("{s}_chunk{i}")), Linkage::Local)
+    };
+    let mut code_bytes = 0usize;
+    let lowered = lower_function(
+        module,
+        func,
+        opts,
+        MathNames::Libm,
+        chunk_name,
+        linkage,
+        Lanes::Two,
+        |module, id, ctx, chunk| {
+            module.define_function(id, ctx).map_err(|e| {
+                JitError::cranelift(format!("compiling pair chunk {chunk} of @{}", func.name), e)
+            })?;
+            code_bytes += ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
+            Ok(())
+        },
+    )?;
+    if lowered.chunk_ids.len() > 1 {
+        code_bytes += define_entry(module, symbol, &lowered.chunk_ids)?;
+    }
+    Ok(code_bytes)
 }
 
 /// The exported entry of a chunked program: calls every chunk with its own arguments.
@@ -199,7 +251,7 @@ fn define_entry(
 }
 
 /// The C header for `func` compiled as `symbol`.
-fn c_header(func: &Function, symbol: &str, work_len: usize) -> String {
+fn c_header(func: &Function, symbol: &str, work_len: usize, pairs: bool) -> String {
     let upper = symbol.to_ascii_uppercase();
     let params: Vec<String> = func
         .params()
@@ -220,7 +272,7 @@ fn c_header(func: &Function, symbol: &str, work_len: usize) -> String {
          * nonzero as true) and writes {n_out} doubles to `outputs` (bools as 0.0/1.0).\n\
          * `work` is scratch memory of {upper}_WORK_LEN doubles (NULL when that is 0),\n\
          * uninitialised on entry; buffers must not overlap. The function is reentrant and\n\
-         * thread-safe given separate buffers. Link with -lm.\n\
+         * thread-safe given separate buffers. Link with -lm.{pairs_doc}\n\
          */\n\
          #ifndef ADJIT_{upper}_H\n\
          #define ADJIT_{upper}_H\n\
@@ -234,12 +286,31 @@ fn c_header(func: &Function, symbol: &str, work_len: usize) -> String {
          #endif\n\
          \n\
          void {symbol}(const double *inputs, double *outputs, double *work);\n\
+         {pairs_decl}\
          \n\
          #ifdef __cplusplus\n\
          }}\n\
          #endif\n\
          \n\
          #endif /* ADJIT_{upper}_H */\n",
+        pairs_doc = if pairs {
+            format!(
+                "\n *\n * {symbol}_x2(inputs, outputs, work) evaluates two points at once, in SIMD\n \
+                 * lanes, with the same results: `inputs` holds 2 * {n_in} doubles interleaved\n \
+                 * (input i of the first point at [2i], of the second at [2i + 1]), `outputs`\n \
+                 * 2 * {n_out} likewise, `work` 2 * {upper}_WORK_LEN doubles; all three aligned\n \
+                 * to 16 bytes.",
+                n_in = func.n_params,
+                n_out = func.n_outputs(),
+            )
+        } else {
+            String::new()
+        },
+        pairs_decl = if pairs {
+            format!("void {symbol}_x2(const double *inputs, double *outputs, double *work);\n")
+        } else {
+            String::new()
+        },
         name = func.name,
         params = params.join(", "),
         rets = rets.join(", "),

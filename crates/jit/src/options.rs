@@ -92,8 +92,9 @@ pub struct JitOptions {
     /// arithmetic dominates (see `docs/performance.md`), including the inline math routines
     /// ([`MathImpl::Inline`]); calls to the math library gain nothing, as they run once per lane. If the host cannot
     /// compile the vector form, the function keeps scalar batches
-    /// ([`crate::CompiledFunction::batch_lanes`] says which). Single calls and object files
-    /// ([`crate::compile_object`]) are unaffected.
+    /// ([`crate::CompiledFunction::batch_lanes`] says which). Single calls are unaffected;
+    /// object files ([`crate::compile_object`]) also export the two-point kernels as
+    /// `SYMBOL_x2` on interleaved buffers (see [`crate::ObjectCode::pair_symbol`]).
     pub batch_lanes: usize,
     /// Inline math routines or C library calls (see [`MathImpl`]).
     pub math: MathImpl,

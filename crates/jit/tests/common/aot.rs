@@ -163,8 +163,17 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
     for (i, (func, _)) in programs.iter().enumerate() {
         let mut func = func.clone();
         func.name = format!("p{i}_{}", func.name);
-        let obj = compile_object(&func, tc.triple, &opts_for(i))
+        // Every object also exports its two-point kernels (`SYMBOL_x2`), run on pairs below.
+        let opts = JitOptions {
+            batch_lanes: 2,
+            ..opts_for(i)
+        };
+        let obj = compile_object(&func, tc.triple, &opts)
             .unwrap_or_else(|e| panic!("@{}: {e}", func.name));
+        let pair = obj
+            .pair_symbol
+            .as_deref()
+            .expect("batch_lanes = 2 exports pairs");
         let o = dir.join(format!("p{i}.o"));
         std::fs::write(&o, &obj.bytes).unwrap();
         std::fs::write(dir.join(format!("p{i}.h")), &obj.header).unwrap();
@@ -172,7 +181,7 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
         includes += &format!("#include \"p{i}.h\"\n");
         let up = obj.symbol.to_ascii_uppercase();
         table += &format!(
-            "  {{{s}, {up}_N_INPUTS, {up}_N_OUTPUTS, {up}_WORK_LEN}},\n",
+            "  {{{s}, {pair}, {up}_N_INPUTS, {up}_N_OUTPUTS, {up}_WORK_LEN}},\n",
             s = obj.symbol
         );
         max_in = max_in.max(obj.n_inputs);
@@ -182,16 +191,25 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
     let driver = format!(
         "#include <stdio.h>\n#include <stdint.h>\n{includes}\
          typedef void (*kernel)(const double *, double *, double *);\n\
-         struct entry {{ kernel f; unsigned n_in, n_out, work; }};\n\
+         struct entry {{ kernel f, f2; unsigned n_in, n_out, work; }};\n\
          static const struct entry table[] = {{\n{table}}};\n\
-         static double in[{max_in}], out[{max_out}], work[{max_work}];\n\
+         static double in[{max_in}], in_b[{max_in}], out[{max_out}], work[{max_work}];\n\
+         static double pin[2 * {max_in}] __attribute__((aligned(16)));\n\
+         static double pout[2 * {max_out}] __attribute__((aligned(16)));\n\
+         static double pwork[2 * {max_work}] __attribute__((aligned(16)));\n\
+         /* A record: program index, point a, point b. Writes f(a), then f2's lanes a and b. */\n\
          int main(void) {{\n\
            uint32_t idx;\n\
            while (fread(&idx, 4, 1, stdin) == 1) {{\n\
              const struct entry *e = &table[idx];\n\
              if (fread(in, 8, e->n_in, stdin) != e->n_in) return 2;\n\
+             if (fread(in_b, 8, e->n_in, stdin) != e->n_in) return 2;\n\
              e->f(in, out, work);\n\
              fwrite(out, 8, e->n_out, stdout);\n\
+             for (unsigned i = 0; i < e->n_in; i++) {{ pin[2 * i] = in[i]; pin[2 * i + 1] = in_b[i]; }}\n\
+             e->f2(pin, pout, pwork);\n\
+             for (unsigned j = 0; j < e->n_out; j++) fwrite(&pout[2 * j], 8, 1, stdout);\n\
+             for (unsigned j = 0; j < e->n_out; j++) fwrite(&pout[2 * j + 1], 8, 1, stdout);\n\
            }}\n\
            return 0;\n\
          }}\n"
@@ -209,11 +227,13 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
         .unwrap();
     assert!(status.success(), "{} failed to link the driver", tc.cc);
 
+    // Point `k` is lane a of its record and the next point (cyclically) lane b.
+    let partner = |points: &[Vec<f64>], k: usize| (k + 1) % points.len();
     let mut stdin = Vec::new();
     for (i, (_, points)) in programs.iter().enumerate() {
-        for x in points {
+        for (k, x) in points.iter().enumerate() {
             stdin.extend((i as u32).to_le_bytes());
-            for v in x {
+            for v in x.iter().chain(&points[partner(points, k)]) {
                 stdin.extend(v.to_le_bytes());
             }
         }
@@ -247,10 +267,15 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
     let mut checked = 0;
     for (func, points) in &programs {
         let libm = outputs_using_libm(func);
+        let n_out = func.n_outputs();
+        let mut scalar: Vec<Vec<f64>> = Vec::new();
+        let mut lanes: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
         for x in points {
             let want = interpret(func, x).unwrap();
+            let mut mine = Vec::with_capacity(n_out);
             for (j, &w) in want.iter().enumerate() {
                 let g = got.next().expect("driver wrote too few outputs");
+                mine.push(g);
                 let ty = func.ret_types[j];
                 let d = ulps(g, w, ty);
                 if libm[j] {
@@ -271,6 +296,31 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
                 }
                 checked += 1;
             }
+            scalar.push(mine);
+            let a: Vec<f64> = got.by_ref().take(n_out).collect();
+            let b: Vec<f64> = got.by_ref().take(n_out).collect();
+            assert_eq!(b.len(), n_out, "driver wrote too few pair outputs");
+            lanes.push((a, b));
+        }
+        // Each lane of the two-point kernels is bitwise the scalar code at its point.
+        for (k, (a, b)) in lanes.iter().enumerate() {
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let (sa, sb) = (&scalar[k], &scalar[partner(points, k)]);
+            assert_eq!(
+                bits(a),
+                bits(sa),
+                "{}: @{} pair lane 0, point {k}",
+                tc.triple,
+                func.name
+            );
+            assert_eq!(
+                bits(b),
+                bits(sb),
+                "{}: @{} pair lane 1, point {k}",
+                tc.triple,
+                func.name
+            );
+            checked += 2 * n_out;
         }
     }
     assert!(got.next().is_none(), "driver wrote too many outputs");
