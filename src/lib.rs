@@ -449,6 +449,8 @@ pub struct DumpOptions {
     /// For [`Stage::Clif`] and [`Stage::Asm`]: 2 prints the two-point (`F64X2`) kernels that
     /// batches run with [`JitOptions::batch_lanes`] = 2; 0 or 1 the scalar code.
     pub lanes: usize,
+    /// For [`Stage::Clif`] and [`Stage::Asm`]: C library calls or adjit's inline routines.
+    pub math: adjit_jit::MathImpl,
 }
 
 /// Render one stage of the pipeline as text.
@@ -464,6 +466,7 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
             let derived = adjit_diff::derive(func, options.mode)?; // verified above
             let opts = JitOptions {
                 batch_lanes: options.lanes,
+                math: options.math,
                 ..JitOptions::default()
             };
             Ok(if stage == Stage::Clif {

@@ -231,6 +231,10 @@ adjit dump f.ir --stage dot -o f.dot")]
         /// runs, 1 the scalar code.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
         lanes: u8,
+        /// For clif/asm: `libm` calls the C math library, `inline` emits adjit's own exp,
+        /// expm1, log, tanh and erf in the code.
+        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = ["libm", "inline"])]
+        math: String,
         /// Write to this file instead of standard output.
         #[arg(short, long, value_name = "OUT")]
         output: Option<PathBuf>,

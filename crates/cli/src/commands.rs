@@ -237,10 +237,21 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             mode,
             strategy,
             lanes,
+            math,
             output,
         } => {
             let func = load_function(&target)?;
-            let mut text = dump(&func, stage, mode, strategy, usize::from(lanes))?;
+            let options = adjit::DumpOptions {
+                mode: mode.unwrap_or_default(),
+                strategy: strategy.unwrap_or_default(),
+                lanes: usize::from(lanes),
+                math: if math == "inline" {
+                    adjit::jit::MathImpl::Inline
+                } else {
+                    adjit::jit::MathImpl::Libm
+                },
+            };
+            let mut text = adjit::dump(&func, stage, &options)?;
             if !text.ends_with('\n') {
                 text.push('\n');
             }
@@ -438,21 +449,6 @@ fn read_point(func: &Function, point: &PointArgs) -> Result<Vec<f64>, CliError> 
     expect_inputs("--at", x.len(), func, false)?;
     crate::vectors::expect_f32_range("--at", &x, func)?;
     Ok(x)
-}
-
-fn dump(
-    func: &Function,
-    stage: adjit::Stage,
-    mode: Option<adjit::Mode>,
-    strategy: Option<adjit::Strategy>,
-    lanes: usize,
-) -> Result<String, CliError> {
-    let options = adjit::DumpOptions {
-        mode: mode.unwrap_or_default(),
-        strategy: strategy.unwrap_or_default(),
-        lanes,
-    };
-    Ok(adjit::dump(func, stage, &options)?)
 }
 
 fn bench(

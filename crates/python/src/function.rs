@@ -255,6 +255,7 @@ impl Function {
                 mode,
                 strategy,
                 lanes,
+                math: Default::default(),
             },
         )
         .py_err()
