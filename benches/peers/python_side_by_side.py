@@ -3,7 +3,7 @@
 call, in one run per round. A benchmark, never a CI step.
 
     python3 -m venv "$VENV" && "$VENV"/bin/pip install ./crates/python casadi jax   # VENV: outside the repo
-    ADJIT_CLI=target/release/adjit "$VENV"/bin/python benches/peers/python_side_by_side.py [ROUNDS] [PROGRAM]
+    ADJIT_CLI=target/release/adjit "$VENV"/bin/python benches/peers/python_side_by_side.py [ROUNDS] [PROGRAM] [MATH]
 
 Per round, on ir/bench/PROGRAM.ir (default seed001, 8 operations):
 - one call of value and gradient with a NumPy input: adjit `value_and_grad(f)(x)`, CasADi
@@ -12,7 +12,9 @@ Per round, on ir/bench/PROGRAM.ir (default seed001, 8 operations):
   nothing) with `X` of shape (B, n) against the Rust
   CLI's `adjit bench --modes vjp --batch B --threads 2` (the same compiled code reached from
   Rust) and JAX `jit(vmap(value_and_grad(f)))`;
-- the same batch with `lanes=2` (two-point SIMD kernels), beside JAX;
+- the same batch with `lanes=2` (two-point SIMD kernels), beside JAX; MATH (`libm`, the
+  default, or `inline`) is the `math=` of that transform (`inline`: adjit's own vectorised
+  exp, log, tanh, erf, … instead of one C library call per lane);
 - compile time from Python (`adjit.value_and_grad(f)`, the first in a fresh process) against
   the Rust CLI's `compile_ms` (its first);
 - `import adjit` time beyond `import numpy`.
@@ -60,6 +62,7 @@ def first_compile_ms(path):
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     name = sys.argv[2] if len(sys.argv) > 2 else "seed001"
+    math = sys.argv[3] if len(sys.argv) > 3 else "libm"
     path = os.path.join(ROOT, "ir", "bench", name + ".ir")
     cli = os.environ.get("ADJIT_CLI", os.path.join(ROOT, "target", "release", "adjit"))
     func = load(name)
@@ -69,7 +72,7 @@ def main():
 
     f = adjit.load(path)
     vg = adjit.value_and_grad(f)
-    vg2 = adjit.value_and_grad(f, lanes=2)
+    vg2 = adjit.value_and_grad(f, lanes=2, math=math)
 
     import casadi as ca
 
@@ -109,7 +112,7 @@ def main():
     yc, gc = cas(x)
     assert abs(y - float(yc)) <= 1e-12 * abs(y) and np.allclose(g, np.array(gc).ravel(), rtol=1e-12)
 
-    print(f"{name}: n = {n}; import adjit beyond numpy {import_ms():.0f} ms")
+    print(f"{name}: n = {n}; lanes=2 with math={math}; import adjit beyond numpy {import_ms():.0f} ms")
     print("round  adjit/call  casadi/adjit  jax/adjit   batch py/rust (out=)  jax-batch/adjit (lanes=2)  compile py/rust")
     for r in range(rounds):
         t_adjit = time_call(lambda: vg(x))

@@ -51,7 +51,7 @@ fn load(path: std::path::PathBuf, name: Option<&str>) -> PyResult<Function> {
 
 /// One compiled transform (the public functions of `adjit/__init__.py` call this).
 #[pyfunction]
-#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1))]
+#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1, math="libm"))]
 #[allow(clippy::too_many_arguments)]
 fn transform(
     f: &Function,
@@ -64,6 +64,7 @@ fn transform(
     nonfinite: &str,
     threads: usize,
     lanes: usize,
+    math: &str,
 ) -> PyResult<Transform> {
     let what = match what {
         "jit" => What::Eval,
@@ -91,6 +92,7 @@ fn transform(
         nonfinite,
         threads,
         lanes,
+        math,
     };
     Transform::new(f, what, &settings)
 }

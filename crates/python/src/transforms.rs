@@ -99,6 +99,8 @@ pub struct Settings<'a> {
     pub threads: usize,
     /// Points per native call in batches: 2 compiles two-lane (F64X2) kernels too.
     pub lanes: usize,
+    /// `libm` or `inline` ([`adjit::jit::MathImpl`]).
+    pub math: &'a str,
 }
 
 /// `bytes:1e6` as `bytes:1000000`: budgets written the way Python writes big numbers.
@@ -139,6 +141,16 @@ impl Transform {
             ));
         }
         opts.jit.batch_lanes = s.lanes;
+        opts.jit.math = match s.math {
+            "libm" => adjit::jit::MathImpl::Libm,
+            "inline" => adjit::jit::MathImpl::Inline,
+            other => {
+                return Err(error(
+                    Kind::Other,
+                    format!("math must be \"libm\" or \"inline\", not {other:?}"),
+                ))
+            }
+        };
         let strategy: Strategy = byte_budget(s.strategy).parse().map_err(parse_err)?;
         let func = &f.func;
         if strategy != Strategy::Tape

@@ -18,7 +18,10 @@ is a batch over the leading axis, run natively over threads with the GIL release
 C-contiguous float64 arrays are read in place; other numeric inputs are converted once
 (``strict=True`` refuses them instead). NaN or infinite inputs raise ``NonFiniteError`` unless
 ``nonfinite="propagate"``. ``lanes=2`` also compiles two-point (SIMD) kernels for batches
-(bitwise the same results). Every error is an ``adjit.Error``.
+(bitwise the same results). ``math="inline"`` emits adjit's own ``exp``, ``expm1``, ``log``,
+``tanh`` and ``erf`` (≤ 1 ulp) in the code instead of calling the C library, vectorised in
+two-lane kernels; results may then differ from the default by the routines' rounding.
+Every error is an ``adjit.Error``.
 """
 
 from __future__ import annotations
@@ -100,16 +103,18 @@ def _transform(f: Any, what: str, **options: Any) -> Transform:
 
 
 def jit(f: Function, *, engine: str = "jit", strict: bool = False,
-        nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
+        nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+        math: str = "libm") -> Transform:
     """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
     array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
     return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads, lanes=lanes)
+                      threads=threads, lanes=lanes, math=math)
 
 
 def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
                    strict: bool = False, nonfinite: str = "raise",
-                   threads: int = 0, lanes: int = 1) -> Transform:
+                   threads: int = 0, lanes: int = 1,
+                   math: str = "libm") -> Transform:
     """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
 
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
@@ -119,60 +124,67 @@ def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
     point, and a ``(B, 1 + n)`` array (value, then gradient, per row) for a batch.
     """
     return _transform(f, "value_and_grad", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
 def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
-         nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
+         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+         math: str = "libm") -> Transform:
     """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
     return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
 def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
-        threads: int = 0, lanes: int = 1) -> Transform:
+        threads: int = 0, lanes: int = 1,
+        math: str = "libm") -> Transform:
     """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
     return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads, lanes=lanes)
+                      threads=threads, lanes=lanes, math=math)
 
 
 def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
-        nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
+        nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+        math: str = "libm") -> Transform:
     """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
     return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
 def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
-        threads: int = 0, lanes: int = 1) -> Transform:
+        threads: int = 0, lanes: int = 1,
+        math: str = "libm") -> Transform:
     """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
     return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads, lanes=lanes)
+                      threads=threads, lanes=lanes, math=math)
 
 
 def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
-             nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
+             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+             math: str = "libm") -> Transform:
     """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
     of the structural nonzeros computed by one colored program."""
     return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
 def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+            math: str = "libm") -> Transform:
     """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
     ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
     return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
 def inverse(f: Function, *, mode: str = "reverse", engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0, lanes: int = 1) -> Transform:
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+            math: str = "libm") -> Transform:
     """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
     ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
     ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""
     return _transform(f, "inverse", mode=mode, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes)
+                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
 def map(kernel: Function, *, threads: int = 0, block_rows: int = 1024,  # noqa: A001
