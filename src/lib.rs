@@ -515,8 +515,22 @@ pub fn compile_object_as(
     target: Option<&str>,
     symbol: Option<&str>,
 ) -> Result<ObjectCode> {
+    compile_object_with(func, mode, target, symbol, &JitOptions::default())
+}
+
+/// [`compile_object_as`] with code-generation options: `batch_lanes: 2` also exports the
+/// two-point (SIMD) kernels as `SYMBOL_x2` on interleaved buffers (see
+/// [`ObjectCode::pair_symbol`]); `math: MathImpl::Inline` emits adjit's own `exp`, `expm1`,
+/// `log`, `tanh` and `erf`, so the object imports no routine for them.
+pub fn compile_object_with(
+    func: &Function,
+    mode: Mode,
+    target: Option<&str>,
+    symbol: Option<&str>,
+    opts: &JitOptions,
+) -> Result<ObjectCode> {
     let derived = derive(func, mode)?;
-    object_for(&derived.func, target, symbol)
+    object_for(&derived.func, target, symbol, opts)
 }
 
 /// [`compile_object`] for an inverse mode of a square program: the object computes
@@ -540,20 +554,21 @@ pub fn compile_inverse_object_as(
 ) -> Result<ObjectCode> {
     adjit_ir::verify(func)?;
     let program = inverse::inverse_program(func, mode, &InverseOptions::default())?;
-    object_for(&program, target, symbol)
+    object_for(&program, target, symbol, &JitOptions::default())
 }
 
 pub(crate) fn object_for(
     program: &Function,
     target: Option<&str>,
     symbol: Option<&str>,
+    opts: &JitOptions,
 ) -> Result<ObjectCode> {
     let host = target_lexicon::Triple::host().to_string();
     let symbol = symbol.map_or_else(|| adjit_jit::c_symbol(&program.name), str::to_string);
     Ok(adjit_jit::compile_object_as(
         program,
         target.unwrap_or(&host),
-        &JitOptions::default(),
+        opts,
         &symbol,
     )?)
 }

@@ -568,7 +568,8 @@ pub fn compile_object(
     symbol: Option<&str>,
 ) -> Result<crate::ObjectCode> {
     let plan = SparsePlan::new(func, kind)?;
-    let mut object = crate::object_for(&plan.program, target, symbol)?;
+    let mut object =
+        crate::object_for(&plan.program, target, symbol, &crate::JitOptions::default())?;
     let upper = object.symbol.to_uppercase();
     let p = &plan.pattern;
     let join = |items: Vec<String>| items.join(", ");

@@ -318,6 +318,14 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         /// `main`) are refused.
         #[arg(long, value_name = "NAME")]
         symbol: Option<String>,
+        /// 2 also exports the two-point (SIMD) kernels as `SYMBOL_x2`, which evaluate two
+        /// points at once on interleaved buffers (the header says how); derived modes only.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        lanes: u8,
+        /// `libm` imports the C math library's routines; `inline` emits adjit's own exp,
+        /// expm1, log, tanh and erf in the code (derived modes only).
+        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = ["libm", "inline"])]
+        math: String,
         /// Replace an existing header that adjit did not write.
         #[arg(long)]
         force: bool,

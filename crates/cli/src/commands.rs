@@ -322,15 +322,31 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             triple,
             output,
             symbol,
+            lanes,
+            math,
             force,
         } => {
             let header_path = output.with_extension("h");
+            let options = adjit::JitOptions {
+                batch_lanes: usize::from(lanes),
+                math: if math == "inline" {
+                    adjit::jit::MathImpl::Inline
+                } else {
+                    adjit::jit::MathImpl::Libm
+                },
+                ..adjit::JitOptions::default()
+            };
+            if !matches!(mode, CompileMode::Derived(_)) && options != adjit::JitOptions::default() {
+                return Err(CliError::input(
+                    "--lanes and --math apply to primal, jvp, vjp, gradient and hvp objects",
+                ));
+            }
             check_outputs(&target.file, &output, &header_path, force)?;
             let func = load_function(&target)?;
             let (triple, symbol) = (triple.as_deref(), symbol.as_deref());
             let code = match mode {
                 CompileMode::Derived(mode) => {
-                    adjit::compile_object_as(&func, mode, triple, symbol)?
+                    adjit::compile_object_with(&func, mode, triple, symbol, &options)?
                 }
                 CompileMode::Inverse(mode) => {
                     adjit::compile_inverse_object_as(&func, mode, triple, symbol)?
