@@ -307,8 +307,9 @@ struct Routine {
     op: UnaryOp,
     /// The exact value as `(m, k)`: `m·2ᵏ`.
     reference: fn(f64) -> (Dd, i32),
-    /// Dense sampling: uniform over this interval.
-    range: (f64, f64),
+    /// Dense sampling: uniform over these intervals (the first the whole interesting range,
+    /// the others where a routine changes form or loses digits), equally often.
+    ranges: &'static [(f64, f64)],
     /// Arguments with exactly known results (compared bitwise, NaN as NaN).
     special: &'static [(f64, f64)],
 }
@@ -321,7 +322,7 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Exp,
             reference: exp_ref,
-            range: (-746.0, 710.0),
+            ranges: &[(-746.0, 710.0), (-1.0, 1.0)],
             special: &[
                 (0.0, 1.0),
                 (-0.0, 1.0),
@@ -340,7 +341,7 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Expm1,
             reference: expm1_ref,
-            range: (-40.0, 710.0),
+            ranges: &[(-40.0, 710.0), (-1.0, 1.0), (-0.25, 0.25)],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -357,7 +358,7 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Log,
             reference: |x| (log_ref(x), 0),
-            range: (0.0, 4.0),
+            ranges: &[(0.0, 4.0), (0.98, 1.02), (0.999, 1.001)],
             special: &[
                 (1.0, 0.0),
                 (0.0, -INF),
@@ -374,7 +375,7 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Tanh,
             reference: |x| (tanh_ref(x), 0),
-            range: (-20.0, 20.0),
+            ranges: &[(-20.0, 20.0), (-1.0, 1.0), (-0.2, 0.2)],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -397,7 +398,7 @@ fn routines() -> Vec<Routine> {
                     (erf_ref(x), 0)
                 }
             },
-            range: (-6.5, 6.5),
+            ranges: &[(-6.5, 6.5), (-1.0, 1.0), (5.0, 6.5)],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -430,8 +431,8 @@ impl Rng {
 }
 
 /// The sample points of a routine: a quarter random bit patterns, a quarter log-uniform
-/// magnitudes in [2⁻⁶⁰, 2⁶] of both signs, half uniform over its range.
-pub fn points(range: (f64, f64), n: usize, seed: u64) -> Vec<f64> {
+/// magnitudes in [2⁻⁶⁰, 2⁶] of both signs, half uniform over its ranges.
+pub fn points(ranges: &[(f64, f64)], n: usize, seed: u64) -> Vec<f64> {
     let mut rng = Rng(seed);
     (0..n)
         .map(|i| match i % 4 {
@@ -444,7 +445,10 @@ pub fn points(range: (f64, f64), n: usize, seed: u64) -> Vec<f64> {
                     m
                 }
             }
-            _ => range.0 + (range.1 - range.0) * rng.unit(),
+            _ => {
+                let (lo, hi) = ranges[(i / 4) % ranges.len()];
+                lo + (hi - lo) * rng.unit()
+            }
         })
         .collect()
 }
@@ -471,7 +475,7 @@ fn routines_are_within_one_ulp() {
         }
         let (mut worst, mut worst_at) = (0.0f64, 0.0);
         let (mut worst32, mut worst32_at) = (0.0f64, 0.0f32);
-        for x in points(r.range, n, 0x5eed + i as u64) {
+        for x in points(r.ranges, n, 0x5eed + i as u64) {
             let exact = (r.reference)(x);
             let err = ulp_error(unary_f64(r.op, x), exact, 53, -1022);
             if err.is_nan() || err > worst {

@@ -70,6 +70,43 @@ impl MathEmitter for ClifMath<'_, '_> {
         }
     }
 
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: ir::Value,
+    ) -> [ir::Value; W] {
+        const { assert!(N.is_power_of_two()) };
+        // As in `lookup`: a table of this process, at a constant address.
+        let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
+        let row_bytes = (W * std::mem::size_of::<f64>()) as i64;
+        let load_row = |b: &mut FunctionBuilder<'_>, index: ir::Value| -> [ir::Value; W] {
+            let masked = b.ins().band_imm_u(index, (N - 1) as i64);
+            let off = b.ins().imul_imm_u(masked, row_bytes);
+            let at = b.ins().iadd(base, off);
+            std::array::from_fn(|k| {
+                b.ins().load(
+                    types::F64,
+                    MemFlagsData::trusted().with_readonly(),
+                    at,
+                    (k * std::mem::size_of::<f64>()) as i32,
+                )
+            })
+        };
+        match self.lanes {
+            Lanes::One => load_row(self.b, i),
+            Lanes::Two => {
+                let i0 = self.b.ins().extractlane(i, 0);
+                let i1 = self.b.ins().extractlane(i, 1);
+                let y0 = load_row(self.b, i0);
+                let y1 = load_row(self.b, i1);
+                std::array::from_fn(|k| {
+                    let v = self.b.ins().scalar_to_vector(types::F64X2, y0[k]);
+                    self.b.ins().insertlane(v, y1[k], 1)
+                })
+            }
+        }
+    }
+
     fn fconst(&mut self, c: f64) -> ir::Value {
         match self.lanes {
             // A constant-pool load (`f64const` is rebuilt through a general register at

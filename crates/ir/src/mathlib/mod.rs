@@ -89,7 +89,14 @@ pub trait MathEmitter {
     /// `table[i & 127]` in every lane: a load from a table of the routines (the index is
     /// masked here too, so no index can read outside it).
     fn lookup(&mut self, table: &'static [f64; 128], i: Self::I) -> Self::F;
-    /// Whether [`MathEmitter::lookup`] is available: in the `f64` emitter and in JIT code,
+    /// Row `i & (N − 1)` of `table` (`N` a power of two, so no index can read outside it),
+    /// its `W` values in every lane: one address computation for the row, then `W` loads.
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: Self::I,
+    ) -> [Self::F; W];
+    /// Whether [`MathEmitter::lookup`] and [`MathEmitter::lookup_row`] are available: in the `f64` emitter and in JIT code,
     /// not in object files (which cannot address this process's tables). Routines with a
     /// table-driven form fall back to their table-free one without it.
     fn has_tables(&self) -> bool {
@@ -189,6 +196,15 @@ impl MathEmitter for Eval {
     #[inline(always)]
     fn lookup(&mut self, table: &'static [f64; 128], i: u64) -> f64 {
         table[(i & 127) as usize]
+    }
+    #[inline(always)]
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: u64,
+    ) -> [f64; W] {
+        const { assert!(N.is_power_of_two()) };
+        table[(i as usize) & (N - 1)]
     }
     #[inline(always)]
     fn cmp(&mut self, cmp: Cmp, a: f64, b: f64) -> bool {
