@@ -46,37 +46,14 @@ impl MathEmitter for ClifMath<'_, '_> {
         self.tables
     }
 
-    fn lookup(&mut self, table: &'static [f64; 128], i: ir::Value) -> ir::Value {
-        // The table is a `static` of this process, so its address is a constant of code
-        // that runs in this process (`tables` is false for object files).
-        let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
-        let load = |b: &mut FunctionBuilder<'_>, index: ir::Value| {
-            let masked = b.ins().band_imm_u(index, 127i64);
-            let off = b.ins().ishl_imm_u(masked, 3i64);
-            let at = b.ins().iadd(base, off);
-            b.ins()
-                .load(types::F64, MemFlagsData::trusted().with_readonly(), at, 0)
-        };
-        match self.lanes {
-            Lanes::One => load(self.b, i),
-            Lanes::Two => {
-                let i0 = self.b.ins().extractlane(i, 0);
-                let i1 = self.b.ins().extractlane(i, 1);
-                let y0 = load(self.b, i0);
-                let y1 = load(self.b, i1);
-                let v = self.b.ins().scalar_to_vector(types::F64X2, y0);
-                self.b.ins().insertlane(v, y1, 1)
-            }
-        }
-    }
-
     fn lookup_row<const W: usize, const N: usize>(
         &mut self,
         table: &'static [[f64; W]; N],
         i: ir::Value,
     ) -> [ir::Value; W] {
         const { assert!(N.is_power_of_two()) };
-        // As in `lookup`: a table of this process, at a constant address.
+        // The table is a `static` of this process, so its address is a constant of code
+        // that runs in this process (`tables` is false for object files).
         let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
         let row_bytes = (W * std::mem::size_of::<f64>()) as i64;
         let load_row = |b: &mut FunctionBuilder<'_>, index: ir::Value| -> [ir::Value; W] {

@@ -86,9 +86,6 @@ pub trait MathEmitter {
     /// Logical shift right by `n < 64` bits.
     fn ushr(&mut self, a: Self::I, n: u32) -> Self::I;
 
-    /// `table[i & 127]` in every lane: a load from a table of the routines (the index is
-    /// masked here too, so no index can read outside it).
-    fn lookup(&mut self, table: &'static [f64; 128], i: Self::I) -> Self::F;
     /// Row `i & (N − 1)` of `table` (`N` a power of two, so no index can read outside it),
     /// its `W` values in every lane: one address computation for the row, then `W` loads.
     fn lookup_row<const W: usize, const N: usize>(
@@ -96,7 +93,7 @@ pub trait MathEmitter {
         table: &'static [[f64; W]; N],
         i: Self::I,
     ) -> [Self::F; W];
-    /// Whether [`MathEmitter::lookup`] and [`MathEmitter::lookup_row`] are available: in the `f64` emitter and in JIT code,
+    /// Whether [`MathEmitter::lookup_row`] is available: in the `f64` emitter and in JIT code,
     /// not in object files (which cannot address this process's tables). Routines with a
     /// table-driven form fall back to their table-free one without it.
     fn has_tables(&self) -> bool {
@@ -192,10 +189,6 @@ impl MathEmitter for Eval {
     #[inline(always)]
     fn ushr(&mut self, a: u64, n: u32) -> u64 {
         a >> n
-    }
-    #[inline(always)]
-    fn lookup(&mut self, table: &'static [f64; 128], i: u64) -> f64 {
-        table[(i & 127) as usize]
     }
     #[inline(always)]
     fn lookup_row<const W: usize, const N: usize>(
