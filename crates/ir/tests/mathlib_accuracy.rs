@@ -312,6 +312,8 @@ struct Routine {
     ranges: &'static [(f64, f64)],
     /// Arguments with exactly known results (compared bitwise, NaN as NaN).
     special: &'static [(f64, f64)],
+    /// Arguments where a routine switches form or a table row, measured like the samples.
+    edges: &'static [f64],
 }
 
 const INF: f64 = f64::INFINITY;
@@ -323,6 +325,7 @@ fn routines() -> Vec<Routine> {
             op: UnaryOp::Exp,
             reference: exp_ref,
             ranges: &[(-746.0, 710.0), (-1.0, 1.0)],
+            edges: &[709.78, 709.782, -708.4, -745.13, 0.0027, -0.0027],
             special: &[
                 (0.0, 1.0),
                 (-0.0, 1.0),
@@ -342,6 +345,17 @@ fn routines() -> Vec<Routine> {
             op: UnaryOp::Expm1,
             reference: expm1_ref,
             ranges: &[(-40.0, 710.0), (-1.0, 1.0), (-0.25, 0.25)],
+            edges: &[
+                709.78,
+                709.782,
+                0.125,
+                -0.125,
+                0.12499999999999999,
+                -0.12499999999999999,
+                0.0027,
+                -0.0027,
+                -37.5,
+            ],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -359,6 +373,17 @@ fn routines() -> Vec<Routine> {
             op: UnaryOp::Log,
             reference: |x| (log_ref(x), 0),
             ranges: &[(0.0, 4.0), (0.98, 1.02), (0.999, 1.001)],
+            edges: &[
+                1.0000000000000002,
+                0.9999999999999999,
+                0.998046875,
+                1.00390625,
+                0.6875,
+                1.375,
+                1.3749999999999998,
+                2.2250738585072014e-308,
+                2.225073858507201e-308,
+            ],
             special: &[
                 (1.0, 0.0),
                 (0.0, -INF),
@@ -376,6 +401,7 @@ fn routines() -> Vec<Routine> {
             op: UnaryOp::Tanh,
             reference: |x| (tanh_ref(x), 0),
             ranges: &[(-20.0, 20.0), (-1.0, 1.0), (-0.2, 0.2)],
+            edges: &[0.125, -0.125, 0.12499999999999999, 18.4, 19.1, 0.0027],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -399,6 +425,16 @@ fn routines() -> Vec<Routine> {
                 }
             },
             ranges: &[(-6.5, 6.5), (-1.0, 1.0), (5.0, 6.5)],
+            edges: &[
+                0.5,
+                -0.5,
+                0.4999999999999999,
+                0.5625,
+                0.4375,
+                5.9375,
+                5.95,
+                0.75,
+            ],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -475,7 +511,8 @@ fn routines_are_within_one_ulp() {
         }
         let (mut worst, mut worst_at) = (0.0f64, 0.0);
         let (mut worst32, mut worst32_at) = (0.0f64, 0.0f32);
-        for x in points(r.ranges, n, 0x5eed + i as u64) {
+        let samples = points(r.ranges, n, 0x5eed + i as u64);
+        for x in r.edges.iter().copied().chain(samples) {
             let exact = (r.reference)(x);
             let err = ulp_error(unary_f64(r.op, x), exact, 53, -1022);
             if err.is_nan() || err > worst {

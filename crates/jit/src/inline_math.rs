@@ -63,14 +63,23 @@ impl MathEmitter for ClifMath<'_, '_> {
         // The table is a `static` of this process, so its address is a constant of code
         // that runs in this process (`tables` is false for object files).
         let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
-        let row_bytes = (W * F64) as i64;
+        let row_bytes = W * F64;
         let row_at = |b: &mut FunctionBuilder<'_>, index: ir::Value| {
             let masked = b.ins().band_imm_u(index, (N - 1) as i64);
-            let off = b.ins().imul_imm_u(masked, row_bytes);
+            let off = if row_bytes.is_power_of_two() {
+                b.ins()
+                    .ishl_imm_u(masked, i64::from(row_bytes.trailing_zeros()))
+            } else {
+                b.ins().imul_imm_u(masked, row_bytes as i64)
+            };
             b.ins().iadd(base, off)
         };
-        // In bounds by the mask; rows are 8-byte aligned only.
-        let flags = MemFlagsData::new().with_notrap().with_readonly();
+        // In bounds by the mask whatever the index (so free to move, and removed when
+        // unused), read-only; rows are 8-byte aligned only.
+        let flags = MemFlagsData::new()
+            .with_notrap()
+            .with_readonly()
+            .with_can_move();
         let scalar = |b: &mut FunctionBuilder<'_>, at: ir::Value, k: usize| {
             b.ins().load(types::F64, flags, at, (k * F64) as i32)
         };

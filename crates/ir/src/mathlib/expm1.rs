@@ -14,7 +14,7 @@
 //! sum by far less than an ulp of the result), the low part joins `small`, and the sum
 //! `S` rounds once: `|S| ≥ 0.13` (`S = expm1(x)` for `K = 0`, `2·expm1(x)` for `K = −1`),
 //! so the errors before that rounding are below 2⁻⁵⁷ relative: ≤ 0.57 ulp. `2ᴷ·S` is
-//! [`super::exp::scale`] (exact: the results are normal; or infinity).
+//! formed as `(2S)·2ᴷ⁻¹` (`K ≤ 1024`; exact, as the results are normal, or infinity).
 //!
 //! **Table-free form** (object files). From [`super::exp::reduce`], `eˣ − 1 = (2ᵏ − 1) + 2ᵏ·qh + 2ᵏ·ql` with `qh + ql` within
 //! about 2⁻⁵⁷ relative of `exp(r) − 1`. `2ᵏ − 1` is a TwoSum (its rounding error, nonzero
@@ -27,7 +27,7 @@
 //! `[−40, 710]` (`expm1(−40)` rounds to −1, `expm1(710)` overflows); `expm1(−0) = −0`
 //! (the sum `0 + (−0)` is selected away by a sign copy for zero arguments) and NaN propagates.
 
-use super::exp::{reduce, scale, table_exp, Reduced, TableExp};
+use super::exp::{reduce, table_exp, Reduced, TableExp};
 use super::{clamp_above, clamp_below, horner, pow2, two_sum, Cmp, MathEmitter};
 
 /// `(expm1(x) − x)/x²` on `[−1/8, 1/8]`, degree 8 (Chebyshev interpolant, mpmath at 200
@@ -69,7 +69,12 @@ pub fn expm1<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let (a, ae) = two_sum(e, th, neg_unit);
     let lo = e.add(ae, small);
     let s = e.add(a, lo);
-    let large_form = scale(e, s, big_k);
+    // 2ᴷ·S = (2S)·2ᴷ⁻¹: K − 1 ∈ [−59, 1023], both products exact (or infinity).
+    let two_s = e.add(s, s);
+    let one = e.fconst(1.0);
+    let k_less = e.sub(big_k, one);
+    let sc = pow2(e, k_less);
+    let large_form = e.mul(two_s, sc);
 
     let a = e.abs(xc);
     let edge = e.fconst(0.125);
