@@ -220,6 +220,91 @@ impl MathEmitter for Eval {
     }
 }
 
+/// Any emitter with its tables hidden ([`MathEmitter::has_tables`] false), so that the
+/// routines take their table-free forms, as in object files: for measuring those forms.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WithoutTables<E>(pub E);
+
+impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
+    type F = E::F;
+    type I = E::I;
+    type M = E::M;
+
+    fn fconst(&mut self, c: f64) -> E::F {
+        self.0.fconst(c)
+    }
+    fn iconst(&mut self, c: u64) -> E::I {
+        self.0.iconst(c)
+    }
+    fn add(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.add(a, b)
+    }
+    fn sub(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.sub(a, b)
+    }
+    fn mul(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.mul(a, b)
+    }
+    fn div(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.div(a, b)
+    }
+    fn fma(&mut self, a: E::F, b: E::F, c: E::F) -> E::F {
+        self.0.fma(a, b, c)
+    }
+    fn neg(&mut self, a: E::F) -> E::F {
+        self.0.neg(a)
+    }
+    fn abs(&mut self, a: E::F) -> E::F {
+        self.0.abs(a)
+    }
+    fn nearest(&mut self, a: E::F) -> E::F {
+        self.0.nearest(a)
+    }
+    fn floor(&mut self, a: E::F) -> E::F {
+        self.0.floor(a)
+    }
+    fn bits_of(&mut self, a: E::F) -> E::I {
+        self.0.bits_of(a)
+    }
+    fn float_of(&mut self, a: E::I) -> E::F {
+        self.0.float_of(a)
+    }
+    fn iadd(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.iadd(a, b)
+    }
+    fn isub(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.isub(a, b)
+    }
+    fn band(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.band(a, b)
+    }
+    fn bor(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.bor(a, b)
+    }
+    fn shl(&mut self, a: E::I, n: u32) -> E::I {
+        self.0.shl(a, n)
+    }
+    fn ushr(&mut self, a: E::I, n: u32) -> E::I {
+        self.0.ushr(a, n)
+    }
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: E::I,
+    ) -> [E::F; W] {
+        self.0.lookup_row(table, i)
+    }
+    fn has_tables(&self) -> bool {
+        false
+    }
+    fn cmp(&mut self, cmp: Cmp, a: E::F, b: E::F) -> E::M {
+        self.0.cmp(cmp, a, b)
+    }
+    fn select(&mut self, m: E::M, a: E::F, b: E::F) -> E::F {
+        self.0.select(m, a, b)
+    }
+}
+
 /// Whether `op` has a routine here (otherwise it is a C library call).
 pub fn has_unary(op: UnaryOp) -> bool {
     matches!(
@@ -253,6 +338,12 @@ pub fn binary<E: MathEmitter>(_e: &mut E, _op: BinaryOp, _a: E::F, _b: E::F) -> 
 /// `op(x)` evaluated on `f64`, when the routine exists.
 pub fn unary_f64(op: UnaryOp, x: f64) -> Option<f64> {
     unary(&mut Eval, op, x)
+}
+
+/// `op(x)` evaluated on `f64` by the routine's table-free form (the one object files
+/// contain), when the routine exists.
+pub fn unary_f64_table_free(op: UnaryOp, x: f64) -> Option<f64> {
+    unary(&mut WithoutTables(Eval), op, x)
 }
 
 // ---- building blocks shared by the routines ----
