@@ -9,12 +9,13 @@
 //! the result, and the final `fma` rounds once: ≤ 0.63 ulp (measured 0.6).
 //!
 //! *`|x| ≥ 1/8`:* [`super::exp::table_exp`] gives `eˣ = 2ᴷ·(th + small)` (`small` within
-//! 2⁻⁶¹ of its value, `|small| < 0.004`), so `eˣ − 1 = 2ᴷ·(th − 2⁻ᴷ + small)`.
-//! `th − 2⁻ᴷ` is summed exactly by TwoSum (`K` capped at 1000 in `2⁻ᴷ`, which changes the
-//! sum by far less than an ulp of the result), the low part joins `small`, and the sum
-//! `S` rounds once: `|S| ≥ 0.13` (`S = expm1(x)` for `K = 0`, `2·expm1(x)` for `K = −1`),
-//! so the errors before that rounding are below 2⁻⁵⁷ relative: ≤ 0.57 ulp. `2ᴷ·S` is
-//! formed as `(2S)·2ᴷ⁻¹` (`K ≤ 1024`; exact, as the results are normal, or infinity).
+//! 2⁻⁶¹ of its value, `|small| < 0.004`), so `eˣ − 1 = 2ᴷ⁻¹·(2th − 2¹⁻ᴷ + 2small)` (the
+//! doublings exact; `K − 1 ≤ 1023` keeps both powers of two in `pow2`'s range, and
+//! `2¹⁻ᴷ = 2⁻¹⁰²³` comes out as 0, far below an ulp of the sum). `2th − 2¹⁻ᴷ` is summed
+//! exactly by TwoSum, the low part joins `2small`, and the sum `S` rounds once: `|S| ≥ 0.26`
+//! (`S = 2·expm1(x)` for `K = 0`, `4·expm1(x)` for `K = −1`), so the errors before that
+//! rounding are below 2⁻⁵⁷ relative: ≤ 0.57 ulp. The product with `2ᴷ⁻¹` is exact (the
+//! results are normal) or infinity.
 //!
 //! **Table-free form** (object files). From [`super::exp::reduce`], `eˣ − 1 = (2ᵏ − 1) + 2ᵏ·qh + 2ᵏ·ql` with `qh + ql` within
 //! about 2⁻⁵⁷ relative of `exp(r) − 1`. `2ᵏ − 1` is a TwoSum (its rounding error, nonzero
@@ -60,21 +61,21 @@ pub fn expm1<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let neg_form = e.fma(x2, neg_q, neg_x);
     let small_form = e.neg(neg_form);
 
-    // |x| ≥ 1/8: 2ᴷ·((th − 2⁻ᴷ) + small).
+    // |x| ≥ 1/8: 2ᴷ⁻¹·((2th − 2¹⁻ᴷ) + 2small), with K − 1 ∈ [−59, 1023] so that both powers
+    // of two are `pow2`'s (2¹⁻ᴷ = 2⁻¹⁰²³ comes out as 0, which changes nothing that rounds).
     let TableExp { big_k, th, small } = table_exp(e, xc);
-    let capped = clamp_above(e, big_k, 1000.0);
-    let neg_k = e.neg(capped);
-    let unit = pow2(e, neg_k);
-    let neg_unit = e.neg(unit);
-    let (a, ae) = two_sum(e, th, neg_unit);
-    let lo = e.add(ae, small);
-    let s = e.add(a, lo);
-    // 2ᴷ·S = (2S)·2ᴷ⁻¹: K − 1 ∈ [−59, 1023], both products exact (or infinity).
-    let two_s = e.add(s, s);
     let one = e.fconst(1.0);
     let k_less = e.sub(big_k, one);
+    let neg_k_less = e.neg(k_less);
+    let unit = pow2(e, neg_k_less);
+    let neg_unit = e.neg(unit);
+    let th2 = e.add(th, th);
+    let (a, ae) = two_sum(e, th2, neg_unit);
+    let two = e.fconst(2.0);
+    let lo = e.fma(small, two, ae);
+    let s = e.add(a, lo);
     let sc = pow2(e, k_less);
-    let large_form = e.mul(two_s, sc);
+    let large_form = e.mul(s, sc);
 
     let a = e.abs(xc);
     let edge = e.fconst(0.125);
