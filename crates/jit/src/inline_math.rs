@@ -5,9 +5,14 @@
 //! x86-64) with the IEEE result the interpreter's `f64` emitter computes, so inline math
 //! equals the interpreter bit for bit in every lane.
 //!
+//! Table rows ([`MathEmitter::lookup_row`], JIT code only) are loads from the table's address
+//! plus the masked index times the row size; in two-lane code each lane's row is read by
+//! 16-byte pairs that two `shuffle`s interleave (`punpcklqdq`/`punpckhqdq` on x86-64).
+//!
 //! Target support (Cranelift 0.135): every operation used here (`fadd fsub fmul fdiv fma fneg
-//! fabs nearest floor`, `bitcast`, `iadd isub band bor ishl_imm ushr_imm`, `fcmp`, `select` /
-//! `bitselect`, `vconst`) lowers natively on AArch64 and on x86-64 with the host's features
+//! fabs nearest floor`, `bitcast`, `iadd isub band bor ishl_imm ushr_imm imul_imm`, `fcmp`,
+//! `select` / `bitselect`, `vconst`, `load`, `extractlane insertlane scalar_to_vector
+//! shuffle`) lowers natively on AArch64 and on x86-64 with the host's features
 //! (cranelift-native enables FMA and SSE4.1). Without FMA (x86-64 objects, which target the
 //! SSE2 baseline) Cranelift turns `fma` into calls to the C library's correctly rounded `fma`
 //! (per lane in vector code): slower, never a different result.

@@ -21,10 +21,17 @@
 //! rounding the `f32` result is within `0.5 + 2⁻²⁹ < 1` ulp (overflow, underflow and subnormal
 //! `f32` results included, as the `f64` range contains them).
 //!
-//! The polynomial coefficients are decimal literals of the exactly rounded values of Taylor
-//! coefficients (`1/n!`, `2/(2k+1)`, …) or of Chebyshev interpolants (`erf`), printed by short
-//! mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not part of
-//! the repository.
+//! Tables: where the emitter has them ([`MathEmitter::has_tables`]: the `f64` emitter and JIT
+//! code, not object files), `exp`, `expm1`, `tanh`, `log` and `erf` are table-driven (a row
+//! of a `static` table picked by an index computed from the argument,
+//! [`MathEmitter::lookup_row`]); each keeps a table-free form for object files, and both
+//! forms are measured by the accuracy test.
+//!
+//! The polynomial coefficients and table entries are decimal literals of the exactly rounded
+//! values of Taylor coefficients (`1/n!`, `2/(2k+1)`, …), of Chebyshev interpolants (`erf`,
+//! the small-argument forms of `tanh` and `expm1`) or of the tabulated constants, printed by
+//! short mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not
+//! part of the repository.
 
 mod erf;
 mod exp;
