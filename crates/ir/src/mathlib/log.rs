@@ -124,11 +124,11 @@ pub fn log<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
 /// comparisons (on x86-64 an `Eq` or `Uno` comparison costs two branches).
 fn specials<E: MathEmitter>(e: &mut E, x: E::F, y: E::F) -> E::F {
     let zero = e.fconst(0.0);
-    let zero_in = e.cmp(Cmp::Eq, x, zero);
+    let non_negative = e.cmp(Cmp::Ge, x, zero);
     let neg_inf = e.fconst(f64::NEG_INFINITY);
     let nan = e.fconst(f64::NAN);
-    // x ≤ 0 or NaN.
-    let not_positive = e.select(zero_in, neg_inf, nan);
+    // The result for x ≤ 0 or NaN: −inf for ±0, NaN otherwise.
+    let not_positive = e.select(non_negative, neg_inf, nan);
     let inf = e.fconst(f64::INFINITY);
     let finite = e.cmp(Cmp::Lt, x, inf);
     let y = e.select(finite, y, inf);
