@@ -66,15 +66,21 @@ pub fn expm1<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let TableExp { big_k, th, small } = table_exp(e, xc);
     let one = e.fconst(1.0);
     let k_less = e.sub(big_k, one);
-    let neg_k_less = e.neg(k_less);
-    let unit = pow2(e, neg_k_less);
+    // 2ᴷ⁻¹ as `pow2` builds it, and 2¹⁻ᴷ from its exponent field f: 2046 − f.
+    let bias = e.fconst(4503599627370496.0 + 1023.0);
+    let biased = e.add(k_less, bias);
+    let biased = e.bits_of(biased);
+    let field = e.shl(biased, 52);
+    let sc = e.float_of(field);
+    let top = e.iconst(2046 << 52);
+    let inverse = e.isub(top, field);
+    let unit = e.float_of(inverse);
     let neg_unit = e.neg(unit);
     let th2 = e.add(th, th);
     let (a, ae) = two_sum(e, th2, neg_unit);
     let two = e.fconst(2.0);
     let lo = e.fma(small, two, ae);
     let s = e.add(a, lo);
-    let sc = pow2(e, k_less);
     let large_form = e.mul(s, sc);
 
     let a = e.abs(xc);
