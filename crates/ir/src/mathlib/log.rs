@@ -78,9 +78,10 @@ pub fn log<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let two54 = e.fconst(18014398509481984.0);
     let scaled = e.mul(x, two54);
     let xs = e.select(tiny, scaled, x);
-    let fifty_four = e.fconst(54.0);
-    let zero = e.fconst(0.0);
-    let e_adjust = e.select(tiny, fifty_four, zero);
+    // The exponent's bias, plus 54 for the scaled subnormals.
+    let scaled_bias = e.fconst(4503599627370496.0 + 1023.0 + 54.0);
+    let bias = e.fconst(4503599627370496.0 + 1023.0);
+    let unbias = e.select(tiny, scaled_bias, bias);
 
     let ix = e.bits_of(xs);
     let offset = e.iconst(TO_OFF);
@@ -96,9 +97,7 @@ pub fn log<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let magic = e.iconst(0x4330_0000_0000_0000);
     let kf = e.bor(biased, magic);
     let kf = e.float_of(kf);
-    let unbias = e.fconst(4503599627370496.0 + 1023.0);
-    let kf = e.sub(kf, unbias);
-    let k = e.sub(kf, e_adjust);
+    let k = e.sub(kf, unbias);
     let index = e.ushr(shifted, 44);
     let [inv_c, log_c_hi, log_c_lo] = e.lookup_row(&LOG_TABLE, index);
 
