@@ -1,6 +1,7 @@
 //! Accuracy of adjit's math routines ([`adjit_ir::mathlib`], as the JIT emits them under
-//! `MathImpl::Inline`) against a double-double reference written here, independent
-//! of the routines and of the C library: every result within 1 ulp of the exact value, for
+//! `MathImpl::Inline`: the table-driven forms, and the table-free ones of object files)
+//! against a double-double reference written here, independent of the routines and of the C
+//! library: every result within 1 ulp of the exact value, for
 //! `f64` and for the `f32` forms, on random bit patterns, dense samples of the interesting
 //! range and the special values.
 //!
@@ -9,14 +10,26 @@
 
 use adjit_ir::{mathlib, UnaryOp};
 
+/// Which form of the routines is measured: the table-driven one (JIT code, interpreter) or
+/// the table-free one (object files).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Form {
+    Tables,
+    TableFree,
+}
+
 /// adjit's routine on `f64` (every routine tested here has one).
-fn unary_f64(op: UnaryOp, x: f64) -> f64 {
-    mathlib::unary_f64(op, x).unwrap_or(f64::NAN)
+fn unary_f64(form: Form, op: UnaryOp, x: f64) -> f64 {
+    match form {
+        Form::Tables => mathlib::unary_f64(op, x),
+        Form::TableFree => mathlib::unary_f64_table_free(op, x),
+    }
+    .unwrap_or(f64::NAN)
 }
 
 /// The `f32` form: the `f64` routine on the promoted argument, rounded (as the JIT emits it).
-fn unary_f32(op: UnaryOp, x: f32) -> f32 {
-    unary_f64(op, f64::from(x)) as f32
+fn unary_f32(form: Form, op: UnaryOp, x: f32) -> f32 {
+    unary_f64(form, op, f64::from(x)) as f32
 }
 
 // ---- double-double arithmetic (about 106 bits) ----
@@ -307,10 +320,13 @@ struct Routine {
     op: UnaryOp,
     /// The exact value as `(m, k)`: `m·2ᵏ`.
     reference: fn(f64) -> (Dd, i32),
-    /// Dense sampling: uniform over this interval.
-    range: (f64, f64),
+    /// Dense sampling: uniform over these intervals (the first the whole interesting range,
+    /// the others where a routine changes form or loses digits), equally often.
+    ranges: &'static [(f64, f64)],
     /// Arguments with exactly known results (compared bitwise, NaN as NaN).
     special: &'static [(f64, f64)],
+    /// Arguments where a routine switches form or a table row, measured like the samples.
+    edges: &'static [f64],
 }
 
 const INF: f64 = f64::INFINITY;
@@ -321,7 +337,8 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Exp,
             reference: exp_ref,
-            range: (-746.0, 710.0),
+            ranges: &[(-746.0, 710.0), (-1.0, 1.0)],
+            edges: &[709.78, 709.782, -708.4, -745.13, 0.0027, -0.0027],
             special: &[
                 (0.0, 1.0),
                 (-0.0, 1.0),
@@ -340,7 +357,18 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Expm1,
             reference: expm1_ref,
-            range: (-40.0, 710.0),
+            ranges: &[(-40.0, 710.0), (-1.0, 1.0), (-0.25, 0.25)],
+            edges: &[
+                709.78,
+                709.782,
+                0.125,
+                -0.125,
+                0.12499999999999999,
+                -0.12499999999999999,
+                0.0027,
+                -0.0027,
+                -37.5,
+            ],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -357,7 +385,18 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Log,
             reference: |x| (log_ref(x), 0),
-            range: (0.0, 4.0),
+            ranges: &[(0.0, 4.0), (0.98, 1.02), (0.999, 1.001)],
+            edges: &[
+                1.0000000000000002,
+                0.9999999999999999,
+                0.998046875,
+                1.00390625,
+                0.6875,
+                1.375,
+                1.3749999999999998,
+                2.2250738585072014e-308,
+                2.225073858507201e-308,
+            ],
             special: &[
                 (1.0, 0.0),
                 (0.0, -INF),
@@ -374,7 +413,8 @@ fn routines() -> Vec<Routine> {
         Routine {
             op: UnaryOp::Tanh,
             reference: |x| (tanh_ref(x), 0),
-            range: (-20.0, 20.0),
+            ranges: &[(-20.0, 20.0), (-1.0, 1.0), (-0.2, 0.2)],
+            edges: &[0.125, -0.125, 0.12499999999999999, 18.4, 19.1, 0.0027],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -397,7 +437,17 @@ fn routines() -> Vec<Routine> {
                     (erf_ref(x), 0)
                 }
             },
-            range: (-6.5, 6.5),
+            ranges: &[(-6.5, 6.5), (-1.0, 1.0), (5.0, 6.5)],
+            edges: &[
+                0.5,
+                -0.5,
+                0.4999999999999999,
+                0.5625,
+                0.4375,
+                5.9375,
+                5.95,
+                0.75,
+            ],
             special: &[
                 (0.0, 0.0),
                 (-0.0, -0.0),
@@ -430,8 +480,8 @@ impl Rng {
 }
 
 /// The sample points of a routine: a quarter random bit patterns, a quarter log-uniform
-/// magnitudes in [2⁻⁶⁰, 2⁶] of both signs, half uniform over its range.
-pub fn points(range: (f64, f64), n: usize, seed: u64) -> Vec<f64> {
+/// magnitudes in [2⁻⁶⁰, 2⁶] of both signs, half uniform over its ranges.
+pub fn points(ranges: &[(f64, f64)], n: usize, seed: u64) -> Vec<f64> {
     let mut rng = Rng(seed);
     (0..n)
         .map(|i| match i % 4 {
@@ -444,7 +494,10 @@ pub fn points(range: (f64, f64), n: usize, seed: u64) -> Vec<f64> {
                     m
                 }
             }
-            _ => range.0 + (range.1 - range.0) * rng.unit(),
+            _ => {
+                let (lo, hi) = ranges[(i / 4) % ranges.len()];
+                lo + (hi - lo) * rng.unit()
+            }
         })
         .collect()
 }
@@ -456,24 +509,28 @@ fn n_points() -> usize {
         .unwrap_or(100_000)
 }
 
-#[test]
-fn routines_are_within_one_ulp() {
+/// Every routine in `form` against the reference: the special values bitwise, the edges and
+/// samples within 1 ulp; the failures, described.
+fn check(form: Form) -> Vec<String> {
     let n = n_points();
     let mut failures = Vec::new();
     for (i, r) in routines().iter().enumerate() {
         let name = r.op.name();
         for &(x, want) in r.special {
-            let got = unary_f64(r.op, x);
+            let got = unary_f64(form, r.op, x);
             let same = (got.is_nan() && want.is_nan()) || got.to_bits() == want.to_bits();
             if !same {
-                failures.push(format!("{name}({x:e}) = {got:e}, expected {want:e}"));
+                failures.push(format!(
+                    "{name}({x:e}) = {got:e}, expected {want:e} ({form:?})"
+                ));
             }
         }
         let (mut worst, mut worst_at) = (0.0f64, 0.0);
         let (mut worst32, mut worst32_at) = (0.0f64, 0.0f32);
-        for x in points(r.range, n, 0x5eed + i as u64) {
+        let samples = points(r.ranges, n, 0x5eed + i as u64);
+        for x in r.edges.iter().copied().chain(samples) {
             let exact = (r.reference)(x);
-            let err = ulp_error(unary_f64(r.op, x), exact, 53, -1022);
+            let err = ulp_error(unary_f64(form, r.op, x), exact, 53, -1022);
             if err.is_nan() || err > worst {
                 (worst, worst_at) = (err, x);
             }
@@ -486,20 +543,35 @@ fn routines_are_within_one_ulp() {
                 exact32
             };
             let exact32 = (exact32, 0);
-            let err32 = ulp_error(f64::from(unary_f32(r.op, x32)), exact32, 24, -126);
+            let err32 = ulp_error(f64::from(unary_f32(form, r.op, x32)), exact32, 24, -126);
             if err32.is_nan() || err32 > worst32 {
                 (worst32, worst32_at) = (err32, x32);
             }
         }
         println!(
-            "{name}: {n} points, max {worst:.3} ulp (at {worst_at:e}); f32 max {worst32:.3} ulp (at {worst32_at:e})"
+            "{name} ({form:?}): {n} points, max {worst:.3} ulp (at {worst_at:e}); f32 max {worst32:.3} ulp (at {worst32_at:e})"
         );
         if worst.is_nan() || worst >= 1.0 {
-            failures.push(format!("{name}: {worst} ulp at {worst_at:e}"));
+            failures.push(format!("{name} ({form:?}): {worst} ulp at {worst_at:e}"));
         }
         if worst32.is_nan() || worst32 >= 1.0 {
-            failures.push(format!("{name} (f32): {worst32} ulp at {worst32_at:e}"));
+            failures.push(format!(
+                "{name} ({form:?}, f32): {worst32} ulp at {worst32_at:e}"
+            ));
         }
     }
+    failures
+}
+
+#[test]
+fn routines_are_within_one_ulp() {
+    let failures = check(Form::Tables);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The forms object files contain (no tables).
+#[test]
+fn table_free_routines_are_within_one_ulp() {
+    let failures = check(Form::TableFree);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -5,9 +5,14 @@
 //! x86-64) with the IEEE result the interpreter's `f64` emitter computes, so inline math
 //! equals the interpreter bit for bit in every lane.
 //!
+//! Table rows ([`MathEmitter::lookup_row`], JIT code only) are loads from the table's address
+//! plus the masked index times the row size; in two-lane code each lane's row is read by
+//! 16-byte pairs that two `shuffle`s interleave (`punpcklqdq`/`punpckhqdq` on x86-64).
+//!
 //! Target support (Cranelift 0.135): every operation used here (`fadd fsub fmul fdiv fma fneg
-//! fabs nearest floor`, `bitcast`, `iadd isub band bor ishl_imm ushr_imm`, `fcmp`, `select` /
-//! `bitselect`, `vconst`) lowers natively on AArch64 and on x86-64 with the host's features
+//! fabs nearest floor`, `bitcast`, `iadd isub band bor ishl_imm ushr_imm imul_imm`, `fcmp`,
+//! `select` / `bitselect`, `vconst`, `load`, `extractlane insertlane scalar_to_vector
+//! shuffle`) lowers natively on AArch64 and on x86-64 with the host's features
 //! (cranelift-native enables FMA and SSE4.1). Without FMA (x86-64 objects, which target the
 //! SSE2 baseline) Cranelift turns `fma` into calls to the C library's correctly rounded `fma`
 //! (per lane in vector code): slower, never a different result.
@@ -29,6 +34,13 @@ pub(crate) struct ClifMath<'f, 'b> {
 }
 
 impl ClifMath<'_, '_> {
+    /// A `shuffle` mask (byte `k` of the result is byte `mask[k]` of `a ++ b`), as the
+    /// little-endian 128-bit number whose byte `k` is `mask[k]`.
+    fn shuffle_mask(&mut self, mask: u128) -> ir::Immediate {
+        let data = ConstantData::from(mask.to_le_bytes().to_vec());
+        self.b.func.dfg.immediates.push(data)
+    }
+
     fn vector_const(&mut self, ty: types::Type, bits: u64) -> ir::Value {
         let mut bytes = bits.to_le_bytes().to_vec();
         bytes.extend_from_slice(&bits.to_le_bytes());
@@ -46,26 +58,72 @@ impl MathEmitter for ClifMath<'_, '_> {
         self.tables
     }
 
-    fn lookup(&mut self, table: &'static [f64; 128], i: ir::Value) -> ir::Value {
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: ir::Value,
+    ) -> [ir::Value; W] {
+        const { assert!(N.is_power_of_two()) };
+        const F64: usize = std::mem::size_of::<f64>();
         // The table is a `static` of this process, so its address is a constant of code
         // that runs in this process (`tables` is false for object files).
         let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
-        let load = |b: &mut FunctionBuilder<'_>, index: ir::Value| {
-            let masked = b.ins().band_imm_u(index, 127i64);
-            let off = b.ins().ishl_imm_u(masked, 3i64);
-            let at = b.ins().iadd(base, off);
-            b.ins()
-                .load(types::F64, MemFlagsData::trusted().with_readonly(), at, 0)
+        let row_bytes = W * F64;
+        let row_at = |b: &mut FunctionBuilder<'_>, index: ir::Value| {
+            let masked = b.ins().band_imm_u(index, (N - 1) as i64);
+            let off = if row_bytes.is_power_of_two() {
+                b.ins()
+                    .ishl_imm_u(masked, i64::from(row_bytes.trailing_zeros()))
+            } else {
+                b.ins().imul_imm_u(masked, row_bytes as i64)
+            };
+            b.ins().iadd(base, off)
+        };
+        // In bounds by the mask whatever the index (so free to move, and removed when
+        // unused), read-only; rows are 8-byte aligned only.
+        let flags = MemFlagsData::new()
+            .with_notrap()
+            .with_readonly()
+            .with_can_move();
+        let scalar = |b: &mut FunctionBuilder<'_>, at: ir::Value, k: usize| {
+            b.ins().load(types::F64, flags, at, (k * F64) as i32)
         };
         match self.lanes {
-            Lanes::One => load(self.b, i),
+            Lanes::One => {
+                let at = row_at(self.b, i);
+                std::array::from_fn(|k| scalar(self.b, at, k))
+            }
             Lanes::Two => {
+                // Two neighbouring values of each lane's row in one 16-byte load, then
+                // `[a₀, b₀]` and `[a₁, b₁]` interleaved into `[a₀, a₁]` and `[b₀, b₁]`
+                // (`punpcklqdq` / `punpckhqdq` on x86-64): two loads and two shuffles per
+                // pair instead of four loads and two lane inserts. An odd last value is
+                // loaded per lane (a 16-byte load could leave the table).
                 let i0 = self.b.ins().extractlane(i, 0);
                 let i1 = self.b.ins().extractlane(i, 1);
-                let y0 = load(self.b, i0);
-                let y1 = load(self.b, i1);
-                let v = self.b.ins().scalar_to_vector(types::F64X2, y0);
-                self.b.ins().insertlane(v, y1, 1)
+                let at0 = row_at(self.b, i0);
+                let at1 = row_at(self.b, i1);
+                let mut out = [at0; W];
+                let lows = self.shuffle_mask(0x1716_1514_1312_1110_0706_0504_0302_0100);
+                let highs = self.shuffle_mask(0x1f1e_1d1c_1b1a_1918_0f0e_0d0c_0b0a_0908);
+                for pair in 0..W / 2 {
+                    let offset = (2 * pair * F64) as i32;
+                    let v0 = self.b.ins().load(types::F64X2, flags, at0, offset);
+                    let v1 = self.b.ins().load(types::F64X2, flags, at1, offset);
+                    let b0 = self.b.ins().bitcast(types::I8X16, lane_bitcast(), v0);
+                    let b1 = self.b.ins().bitcast(types::I8X16, lane_bitcast(), v1);
+                    for (k, mask) in [(2 * pair, lows), (2 * pair + 1, highs)] {
+                        let both = self.b.ins().shuffle(b0, b1, mask);
+                        out[k] = self.b.ins().bitcast(types::F64X2, lane_bitcast(), both);
+                    }
+                }
+                if W % 2 == 1 {
+                    let y0 = scalar(self.b, at0, W - 1);
+                    let v = self.b.ins().scalar_to_vector(types::F64X2, y0);
+                    let y1 = scalar(self.b, at1, W - 1);
+                    out[W - 1] = self.b.ins().insertlane(v, y1, 1);
+                }
+                out
             }
         }
     }

@@ -66,6 +66,15 @@ fn points(n: usize) -> Vec<f64> {
         19.5,
         88.7,
         -103.9,
+        // Where the table-driven forms switch form or row.
+        0.125,
+        -0.125,
+        0.5,
+        -0.4999999999999999,
+        709.782,
+        0.998046875,
+        1.0000000000000002,
+        5.9375,
     ];
     let mut rng = Rng(0x1234);
     for i in 0..n {

@@ -21,10 +21,17 @@
 //! rounding the `f32` result is within `0.5 + 2⁻²⁹ < 1` ulp (overflow, underflow and subnormal
 //! `f32` results included, as the `f64` range contains them).
 //!
-//! The polynomial coefficients are decimal literals of the exactly rounded values of Taylor
-//! coefficients (`1/n!`, `2/(2k+1)`, …) or of Chebyshev interpolants (`erf`), printed by short
-//! mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not part of
-//! the repository.
+//! Tables: where the emitter has them ([`MathEmitter::has_tables`]: the `f64` emitter and JIT
+//! code, not object files), `exp`, `expm1`, `tanh`, `log` and `erf` are table-driven (a row
+//! of a `static` table picked by an index computed from the argument,
+//! [`MathEmitter::lookup_row`]); each keeps a table-free form for object files, and both
+//! forms are measured by the accuracy test.
+//!
+//! The polynomial coefficients and table entries are decimal literals of the exactly rounded
+//! values of Taylor coefficients (`1/n!`, `2/(2k+1)`, …), of Chebyshev interpolants (`erf`,
+//! the small-argument forms of `tanh` and `expm1`) or of the tabulated constants, printed by
+//! short mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not
+//! part of the repository.
 
 mod erf;
 mod exp;
@@ -86,10 +93,14 @@ pub trait MathEmitter {
     /// Logical shift right by `n < 64` bits.
     fn ushr(&mut self, a: Self::I, n: u32) -> Self::I;
 
-    /// `table[i & 127]` in every lane: a load from a table of the routines (the index is
-    /// masked here too, so no index can read outside it).
-    fn lookup(&mut self, table: &'static [f64; 128], i: Self::I) -> Self::F;
-    /// Whether [`MathEmitter::lookup`] is available: in the `f64` emitter and in JIT code,
+    /// Row `i & (N − 1)` of `table` (`N` a power of two, so no index can read outside it),
+    /// its `W` values in every lane: one address computation for the row, then `W` loads.
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: Self::I,
+    ) -> [Self::F; W];
+    /// Whether [`MathEmitter::lookup_row`] is available: in the `f64` emitter and in JIT code,
     /// not in object files (which cannot address this process's tables). Routines with a
     /// table-driven form fall back to their table-free one without it.
     fn has_tables(&self) -> bool {
@@ -187,8 +198,13 @@ impl MathEmitter for Eval {
         a >> n
     }
     #[inline(always)]
-    fn lookup(&mut self, table: &'static [f64; 128], i: u64) -> f64 {
-        table[(i & 127) as usize]
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: u64,
+    ) -> [f64; W] {
+        const { assert!(N.is_power_of_two()) };
+        table[(i as usize) & (N - 1)]
     }
     #[inline(always)]
     fn cmp(&mut self, cmp: Cmp, a: f64, b: f64) -> bool {
@@ -208,6 +224,91 @@ impl MathEmitter for Eval {
         } else {
             b
         }
+    }
+}
+
+/// Any emitter with its tables hidden ([`MathEmitter::has_tables`] false), so that the
+/// routines take their table-free forms, as in object files: for measuring those forms.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WithoutTables<E>(pub E);
+
+impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
+    type F = E::F;
+    type I = E::I;
+    type M = E::M;
+
+    fn fconst(&mut self, c: f64) -> E::F {
+        self.0.fconst(c)
+    }
+    fn iconst(&mut self, c: u64) -> E::I {
+        self.0.iconst(c)
+    }
+    fn add(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.add(a, b)
+    }
+    fn sub(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.sub(a, b)
+    }
+    fn mul(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.mul(a, b)
+    }
+    fn div(&mut self, a: E::F, b: E::F) -> E::F {
+        self.0.div(a, b)
+    }
+    fn fma(&mut self, a: E::F, b: E::F, c: E::F) -> E::F {
+        self.0.fma(a, b, c)
+    }
+    fn neg(&mut self, a: E::F) -> E::F {
+        self.0.neg(a)
+    }
+    fn abs(&mut self, a: E::F) -> E::F {
+        self.0.abs(a)
+    }
+    fn nearest(&mut self, a: E::F) -> E::F {
+        self.0.nearest(a)
+    }
+    fn floor(&mut self, a: E::F) -> E::F {
+        self.0.floor(a)
+    }
+    fn bits_of(&mut self, a: E::F) -> E::I {
+        self.0.bits_of(a)
+    }
+    fn float_of(&mut self, a: E::I) -> E::F {
+        self.0.float_of(a)
+    }
+    fn iadd(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.iadd(a, b)
+    }
+    fn isub(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.isub(a, b)
+    }
+    fn band(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.band(a, b)
+    }
+    fn bor(&mut self, a: E::I, b: E::I) -> E::I {
+        self.0.bor(a, b)
+    }
+    fn shl(&mut self, a: E::I, n: u32) -> E::I {
+        self.0.shl(a, n)
+    }
+    fn ushr(&mut self, a: E::I, n: u32) -> E::I {
+        self.0.ushr(a, n)
+    }
+    fn lookup_row<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+        i: E::I,
+    ) -> [E::F; W] {
+        self.0.lookup_row(table, i)
+    }
+    fn has_tables(&self) -> bool {
+        false
+    }
+    fn cmp(&mut self, cmp: Cmp, a: E::F, b: E::F) -> E::M {
+        self.0.cmp(cmp, a, b)
+    }
+    fn select(&mut self, m: E::M, a: E::F, b: E::F) -> E::F {
+        self.0.select(m, a, b)
     }
 }
 
@@ -244,6 +345,12 @@ pub fn binary<E: MathEmitter>(_e: &mut E, _op: BinaryOp, _a: E::F, _b: E::F) -> 
 /// `op(x)` evaluated on `f64`, when the routine exists.
 pub fn unary_f64(op: UnaryOp, x: f64) -> Option<f64> {
     unary(&mut Eval, op, x)
+}
+
+/// `op(x)` evaluated on `f64` by the routine's table-free form (the one object files
+/// contain), when the routine exists.
+pub fn unary_f64_table_free(op: UnaryOp, x: f64) -> Option<f64> {
+    unary(&mut WithoutTables(Eval), op, x)
 }
 
 // ---- building blocks shared by the routines ----
