@@ -15,6 +15,12 @@
 //! as `data` parameters. f and g are each compiled once, so code size and compile time grow
 //! with the size of f (gmm: d²), not with k times it, as a fully unrolled kernel's would.
 //!
+//! An optional per-component *transform* `h` ([`Composition::transform`]) maps the gathered
+//! parameters to the inner kernel's, `φⱼ = h(ψⱼ)`, once per call instead of once per row and
+//! component: whatever depends on the parameters alone (gmm's `exp qⱼ` and `αⱼ + Σqⱼ`) is
+//! computed k times per call, not n·k times. Reverse mode accumulates the inner parameters'
+//! cotangents over all rows, then runs h's VJP once per component.
+//!
 //! **Reverse mode through the composition**, per row: the k components run through f's
 //! gradient (`m = 1`, [`Reverse::Stored`]: value and ∇f stored per component) or f's primal
 //! ([`Reverse::Vjp`]); g's value and gradient give the cotangents ȳⱼ; then ȳⱼ·∇fⱼ (stored) or
@@ -26,8 +32,8 @@
 //! [`ComposeOptions::block_rows`], each block summed row by row from −0.0, block partials
 //! added in block order, so results are bitwise the same for every thread count. Within a row,
 //! contributions are accumulated per (component, inner parameter) slot; only after the last
-//! block are the slots added into θ̄ by the gather map, in component order, then the shared
-//! entries.
+//! block are the slots taken through h's VJP (with a transform) and added into θ̄ by the
+//! gather map, in component order, then the shared entries.
 //!
 //! Memory per thread: the k components' inputs and outputs of f's programs (about
 //! `2·k·(n_f + p)` numbers for f with `n_f` inputs and `p` differentiated ones) and one block
@@ -40,6 +46,7 @@
 //! let bump = adjit::trace_with_data(1, 1, |mu, x| -(x[0] - mu[0]).square());
 //! let lse = adjit::trace(2, |y| (y[0].exp() + y[1].exp()).ln());
 //! let spec = Composition {
+//!     transform: None,
 //!     inner: &bump,
 //!     outer: &lse,
 //!     components: 2,
@@ -80,9 +87,13 @@ pub struct Gather {
 /// What to compose: see the [module docs](self).
 #[derive(Clone, Copy, Debug)]
 pub struct Composition<'a> {
-    /// f(φ, x): float parameters only, differentiated ones φ (one [`Gather`] each) and at
-    /// least one `data` parameter (a row), every output a float.
+    /// f(φ, x): float parameters only, differentiated ones φ and at least one `data`
+    /// parameter (a row), every output a float.
     pub inner: &'a Function,
+    /// h(ψ) → φ, applied to each component's gathered parameters ψⱼ once per call: float
+    /// parameters, all differentiated (one [`Gather`] each), no `data`, one output per
+    /// differentiated parameter of f. `None`: φⱼ = ψⱼ (one [`Gather`] per parameter of f).
+    pub transform: Option<&'a Function>,
     /// g: its differentiated parameters are the `k·m` component outputs (component-major:
     /// y₀ of every output, then y₁, …) followed by one per [`Composition::shared`] entry; its
     /// `data` parameters, if any, are the row (as many as the inner kernel's). One float
@@ -90,7 +101,8 @@ pub struct Composition<'a> {
     pub outer: &'a Function,
     /// k, the number of components (at least 1).
     pub components: usize,
-    /// One per differentiated parameter of the inner kernel, in signature order.
+    /// Where ψⱼ comes from: one per parameter of the transform (or of φ without one), in
+    /// signature order.
     pub gather: &'a [Gather],
     /// The θ index of each differentiated parameter of g after the component outputs.
     pub shared: &'a [usize],
@@ -145,6 +157,8 @@ struct Program {
 /// The programs a call may run, in the order of the lazily compiled slots.
 #[derive(Clone, Copy)]
 enum Slot {
+    TransformPrimal,
+    TransformVjp,
     InnerPrimal,
     InnerGradient,
     InnerVjp,
@@ -175,7 +189,11 @@ pub struct ComposedKernel {
     outer_y_at: Vec<usize>,
     outer_shared_at: Vec<usize>,
     outer_row_at: Vec<usize>,
-    programs: [OnceLock<Program>; 5],
+    /// The per-component transform h, if any.
+    transform: Option<Function>,
+    /// Differentiated parameters of the inner kernel (= outputs of the transform).
+    n_phi: usize,
+    programs: [OnceLock<Program>; 7],
 }
 
 impl std::fmt::Debug for ComposedKernel {
@@ -205,12 +223,20 @@ impl ComposedKernel {
         let (inner, outer) = (spec.inner, spec.outer);
         adjit_ir::verify(inner)?;
         adjit_ir::verify(outer)?;
+        if let Some(h) = spec.transform {
+            adjit_ir::verify(h)?;
+        }
         let name = format!("{}∘{}", inner.name, outer.name);
         let fail = |message: String| Error::Driver {
             func: name.clone(),
             message,
         };
-        for (func, what) in [(inner, "the inner kernel"), (outer, "the outer kernel")] {
+        let kernels = [
+            Some((inner, "the inner kernel")),
+            Some((outer, "the outer kernel")),
+            spec.transform.map(|h| (h, "the transform")),
+        ];
+        for (func, what) in kernels.into_iter().flatten() {
             if let Some(p) = func.params().find(|&p| !func.ty(p).is_float()) {
                 return Err(Error::BoolInput {
                     what,
@@ -251,11 +277,36 @@ impl ComposedKernel {
                 outer_row_at.len()
             )));
         }
-        if spec.gather.len() != inner_phi_at.len() {
+        let n_psi = match spec.transform {
+            None => inner_phi_at.len(),
+            Some(h) => {
+                let n_psi = h.differentiated_params().count();
+                if n_psi != h.params().len() {
+                    return Err(fail("the transform has `data` inputs".into()));
+                }
+                if h.n_outputs() != inner_phi_at.len() {
+                    return Err(fail(format!(
+                        "the transform has {} outputs, expected one per differentiated input of the inner kernel ({})",
+                        h.n_outputs(),
+                        inner_phi_at.len()
+                    )));
+                }
+                n_psi
+            }
+        };
+        if n_psi == 0 || inner_phi_at.is_empty() {
+            return Err(fail(
+                "the components need parameters: the inner kernel (and the transform) have no differentiated inputs".into(),
+            ));
+        }
+        if spec.gather.len() != n_psi {
             return Err(fail(format!(
-                "gather has {} entries, expected one per differentiated input of the inner kernel ({})",
+                "gather has {} entries, expected one per differentiated input of the {} ({n_psi})",
                 spec.gather.len(),
-                inner_phi_at.len()
+                match spec.transform {
+                    Some(_) => "transform",
+                    None => "inner kernel",
+                }
             )));
         }
         let n = spec.n_theta;
@@ -315,6 +366,8 @@ impl ComposedKernel {
             n_theta: n,
             gather: spec.gather.to_vec(),
             shared: spec.shared.to_vec(),
+            n_phi: inner_phi_at.len(),
+            transform: spec.transform.cloned(),
             inner_phi_at,
             inner_row_at,
             outer_y_at: outer_diff[..n_y].to_vec(),
@@ -326,6 +379,10 @@ impl ComposedKernel {
 
     /// Compile every program the value and the gradient need now, instead of on first use.
     pub fn prepare(&self) -> Result<()> {
+        if self.transform.is_some() {
+            self.program(Slot::TransformPrimal)?;
+            self.program(Slot::TransformVjp)?;
+        }
         for slot in [
             Slot::InnerPrimal,
             self.inner_reverse_slot(),
@@ -381,12 +438,13 @@ impl ComposedKernel {
             ));
         }
         let progs = self.programs(false)?;
+        let phis = self.phis(theta)?;
         let threads = self.threads(n_rows, n_rows, &progs);
         let per_thread = n_rows.div_ceil(threads).max(1);
         let shares: Vec<&mut [f64]> = y.chunks_mut(per_thread).collect();
         let r = self.row_len();
         run_on_threads(shares, |t, share| {
-            let mut worker = self.worker(&progs, theta);
+            let mut worker = self.worker(&progs, theta, &phis);
             for (b, out) in share.iter_mut().enumerate() {
                 let i = t * per_thread + b;
                 *out = self.row_value(&progs, &mut worker, &data[i * r..(i + 1) * r])?;
@@ -411,20 +469,73 @@ impl ComposedKernel {
                 grad.len(),
             ));
         }
-        let p = self.gather.len();
-        let mut acc = vec![0.0; 1 + self.k * p + self.shared.len()];
+        let (k, p) = (self.k, self.n_phi);
+        let mut acc = vec![0.0; 1 + k * p + self.shared.len()];
         self.sum(theta, data, &mut acc, true)?;
         grad.fill(0.0);
-        for j in 0..self.k {
-            let slots = &acc[1 + j * p..1 + (j + 1) * p];
+        let slots = &acc[1..1 + k * p];
+        match &self.transform {
+            None => self.scatter(slots, grad),
+            Some(_) => {
+                // ψ̄ⱼ = (∂h/∂ψ)ᵀ φ̄ⱼ, every component in one batch.
+                let vjp = self.program(Slot::TransformVjp)?;
+                let layout = &vjp.layout;
+                let (n_in, n_out) = (layout.n_inputs(), layout.n_outputs());
+                let cot = layout.input(Part::Cotangent);
+                let mut inputs = self.gathered(theta, n_in);
+                for (j, input) in inputs.chunks_mut(n_in).enumerate() {
+                    input[cot.clone()].copy_from_slice(&slots[j * p..(j + 1) * p]);
+                }
+                let mut outputs = vec![0.0; k * n_out];
+                run_batch(&vjp.runner, n_in, n_out, &inputs, &mut outputs)?;
+                let psi_bar: Vec<f64> = outputs
+                    .chunks(n_out)
+                    .flat_map(|out| out[layout.output(Part::Gradient)].iter().copied())
+                    .collect();
+                self.scatter(&psi_bar, grad);
+            }
+        }
+        for (&s, &a) in self.shared.iter().zip(&acc[1 + k * p..]) {
+            grad[s] += a;
+        }
+        Ok(acc[0])
+    }
+
+    /// k copies of `n_in` numbers, component j's ψⱼ gathered from θ into the first entries.
+    fn gathered(&self, theta: &[f64], n_in: usize) -> Vec<f64> {
+        let mut inputs = vec![0.0; self.k * n_in];
+        for (j, x) in inputs.chunks_mut(n_in).enumerate() {
+            for (slot, g) in x.iter_mut().zip(&self.gather) {
+                *slot = theta[g.base + j * g.stride];
+            }
+        }
+        inputs
+    }
+
+    /// Add the per-component cotangents of ψ (k × gather entries) into θ̄ by the gather map.
+    fn scatter(&self, psi_bar: &[f64], grad: &mut [f64]) {
+        for (j, slots) in psi_bar.chunks(self.gather.len()).enumerate() {
             for (g, &a) in self.gather.iter().zip(slots) {
                 grad[g.base + j * g.stride] += a;
             }
         }
-        for (&s, &a) in self.shared.iter().zip(&acc[1 + self.k * p..]) {
-            grad[s] += a;
+    }
+
+    /// Every component's inner parameters φⱼ (k × n_φ): gathered, then transformed.
+    fn phis(&self, theta: &[f64]) -> Result<Vec<f64>> {
+        if self.transform.is_none() {
+            return Ok(self.gathered(theta, self.n_phi));
         }
-        Ok(acc[0])
+        let h = self.program(Slot::TransformPrimal)?;
+        let (n_in, n_out) = (h.layout.n_inputs(), h.layout.n_outputs());
+        let inputs = self.gathered(theta, n_in);
+        let mut outputs = vec![0.0; self.k * n_out];
+        run_batch(&h.runner, n_in, n_out, &inputs, &mut outputs)?;
+        let y = h.layout.output(Part::Outputs);
+        Ok(outputs
+            .chunks(n_out)
+            .flat_map(|out| out[y.clone()].iter().copied())
+            .collect())
     }
 
     fn inner_reverse_slot(&self) -> Slot {
@@ -440,7 +551,15 @@ impl ComposedKernel {
         if let Some(program) = cell.get() {
             return Ok(program);
         }
+        let transform = || {
+            self.transform.as_ref().ok_or_else(|| Error::Driver {
+                func: self.name.clone(),
+                message: "no transform".into(),
+            })
+        };
         let (func, mode, opts) = match slot {
+            Slot::TransformPrimal => (transform()?, Mode::Primal, &self.outer_opts),
+            Slot::TransformVjp => (transform()?, Mode::Vjp, &self.outer_opts),
             Slot::InnerPrimal => (&self.inner, Mode::Primal, &self.inner_opts),
             Slot::InnerGradient => (&self.inner, Mode::Gradient, &self.inner_opts),
             Slot::InnerVjp => (&self.inner, Mode::Vjp, &self.inner_opts),
@@ -502,14 +621,15 @@ impl ComposedKernel {
         t.min(items).max(1)
     }
 
-    /// A thread's buffers, with every component's φⱼ and the shared entries in place.
-    fn worker(&self, progs: &Programs<'_>, theta: &[f64]) -> Worker {
+    /// A thread's buffers, with every component's φⱼ (`phis`, k × n_φ) and the shared
+    /// entries in place.
+    fn worker(&self, progs: &Programs<'_>, theta: &[f64], phis: &[f64]) -> Worker {
         let k = self.k;
         let fill = |n_in: usize| {
             let mut inputs = vec![0.0; k * n_in];
-            for (j, x) in inputs.chunks_mut(n_in).enumerate() {
-                for (g, &at) in self.gather.iter().zip(&self.inner_phi_at) {
-                    x[at] = theta[g.base + j * g.stride];
+            for (x, phi) in inputs.chunks_mut(n_in).zip(phis.chunks(self.n_phi)) {
+                for (&at, &v) in self.inner_phi_at.iter().zip(phi) {
+                    x[at] = v;
                 }
             }
             inputs
@@ -586,7 +706,7 @@ impl ComposedKernel {
         row: &[f64],
         acc: &mut [f64],
     ) -> Result<()> {
-        let (k, m, p) = (self.k, self.m, self.gather.len());
+        let (k, m, p) = (self.k, self.m, self.n_phi);
         let n_f = progs.inner.layout.n_inputs();
         let n_rev_out = rev.layout.n_outputs();
         let rev_y = rev.layout.output(Part::Outputs);
@@ -665,6 +785,7 @@ impl ComposedKernel {
     fn sum(&self, theta: &[f64], data: &[f64], total: &mut [f64], reverse: bool) -> Result<()> {
         let n_rows = self.check_inputs(theta, data)?;
         let progs = self.programs(reverse)?;
+        let phis = self.phis(theta)?;
         let acc = total.len();
         let r = self.row_len();
         let block = self.compose.block_rows;
@@ -675,7 +796,9 @@ impl ComposedKernel {
             .max(1);
         total.fill(-0.0);
         let mut partials = vec![0.0; wave.min(n_blocks.max(1)) * acc];
-        let mut workers: Vec<Worker> = (0..threads).map(|_| self.worker(&progs, theta)).collect();
+        let mut workers: Vec<Worker> = (0..threads)
+            .map(|_| self.worker(&progs, theta, &phis))
+            .collect();
         let mut first_block = 0;
         while first_block < n_blocks {
             let blocks = (n_blocks - first_block).min(wave);

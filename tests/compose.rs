@@ -9,6 +9,7 @@ use adjit::{Engine, Error, Function, Options, Tracer, Type, Var};
 
 /// A test case: inner f, outer g, the gather map and the unrolled kernel of the same function.
 struct Case {
+    transform: Option<Function>,
     inner: Function,
     outer: Function,
     k: usize,
@@ -22,6 +23,7 @@ struct Case {
 impl Case {
     fn spec(&self) -> Composition<'_> {
         Composition {
+            transform: self.transform.as_ref(),
             inner: &self.inner,
             outer: &self.outer,
             components: self.k,
@@ -118,6 +120,7 @@ fn gmm(d: usize, k: usize) -> Case {
         logsumexp(&terms)
     });
     Case {
+        transform: None,
         inner,
         outer,
         k,
@@ -146,6 +149,48 @@ fn two_g<'t>(y: &[Var<'t>], s: Var<'t>, x: &[Var<'t>]) -> Var<'t> {
     total * x[1].cos()
 }
 
+/// [`gmm`] with what depends on φ alone moved into a per-component transform, as the
+/// GradBench tool runs it: h(α, μ, q, l) = (α + Σq, μ, exp q, l), f(a, μ, e, l; x) =
+/// a − ½‖Q(x − μ)‖² with Q = diag(e) + the lower triangle l. The same arithmetic in the same
+/// order as [`gmm_term`].
+fn gmm_transformed(d: usize, k: usize) -> Case {
+    let base = gmm(d, k);
+    let p = 1 + 2 * d + d * (d - 1) / 2;
+    let transform = adjit::trace_multi("h", &vec![Type::F64; p], |psi| {
+        let (alpha, q) = (psi[0], &psi[1 + d..1 + 2 * d]);
+        let sum_q = q[1..].iter().fold(q[0], |s, &v| s + v);
+        let mut phi = vec![alpha + sum_q];
+        phi.extend_from_slice(&psi[1..1 + d]);
+        phi.extend(q.iter().map(|v| v.exp()));
+        phi.extend_from_slice(&psi[1 + 2 * d..]);
+        phi
+    });
+    let inner = trace_inner(p, d, |phi, x| {
+        let (a, mu, e, l) = (
+            phi[0],
+            &phi[1..1 + d],
+            &phi[1 + d..1 + 2 * d],
+            &phi[1 + 2 * d..],
+        );
+        let centred: Vec<Var<'_>> = (0..d).map(|i| x[i] - mu[i]).collect();
+        let mut qx: Vec<Var<'_>> = (0..d).map(|i| e[i] * centred[i]).collect();
+        let mut at = 0;
+        for (i, &c) in centred.iter().enumerate() {
+            for out in &mut qx[i + 1..] {
+                *out += l[at] * c;
+                at += 1;
+            }
+        }
+        let norm = qx[1..].iter().fold(qx[0] * qx[0], |s, &v| s + v * v);
+        vec![a - 0.5 * norm]
+    });
+    Case {
+        transform: Some(transform),
+        inner,
+        ..base
+    }
+}
+
 /// Two inner outputs, an inner parameter shared by every component (stride 0), a shared outer
 /// parameter and the row in the outer kernel too: θ = (a [3], b [3], c, s), rows of 2.
 fn two_outputs() -> Case {
@@ -169,6 +214,7 @@ fn two_outputs() -> Case {
         two_g(&y, theta[7], x)
     });
     Case {
+        transform: None,
         inner,
         outer,
         k,
@@ -240,7 +286,12 @@ fn unrolled_everything(case: &Case, theta: &[f64], data: &[f64]) -> Vec<f64> {
 
 #[test]
 fn values_and_gradients_equal_the_unrolled_kernel() {
-    for (name, case) in [("gmm d=3 k=4", gmm(3, 4)), ("two outputs", two_outputs())] {
+    let cases = [
+        ("gmm d=3 k=4", gmm(3, 4)),
+        ("gmm d=3 k=4, transformed", gmm_transformed(3, 4)),
+        ("two outputs", two_outputs()),
+    ];
+    for (name, case) in cases {
         let theta = Rng::new(7).vector(case.n_theta, -0.8, 0.8);
         let data = case.data(37, 8);
         let expected = unrolled_everything(&case, &theta, &data);
@@ -254,7 +305,12 @@ fn values_and_gradients_equal_the_unrolled_kernel() {
 
 #[test]
 fn the_gradient_matches_central_differences() {
-    for (name, case) in [("gmm d=2 k=3", gmm(2, 3)), ("two outputs", two_outputs())] {
+    let cases = [
+        ("gmm d=2 k=3", gmm(2, 3)),
+        ("gmm d=3 k=2, transformed", gmm_transformed(3, 2)),
+        ("two outputs", two_outputs()),
+    ];
+    for (name, case) in cases {
         let theta = Rng::new(11).vector(case.n_theta, -0.8, 0.8);
         let data = case.data(5, 12);
         let kernel = case.kernel(ComposeOptions::default(), Engine::Jit);
@@ -282,7 +338,7 @@ fn the_gradient_matches_central_differences() {
 
 #[test]
 fn threads_lanes_and_strategies_do_not_change_a_bit() {
-    for case in [gmm(3, 5), two_outputs()] {
+    for case in [gmm(3, 5), gmm_transformed(3, 5), two_outputs()] {
         let theta = Rng::new(3).vector(case.n_theta, -0.8, 0.8);
         let data = case.data(53, 4);
         // Blocks of 5 rows: eleven blocks, the last one short.
@@ -401,6 +457,13 @@ fn bad_lengths_and_compositions_are_typed_errors() {
             "no row",
             Composition {
                 inner: &case.outer,
+                ..spec
+            },
+        ),
+        (
+            "transform arity",
+            Composition {
+                transform: Some(&case.outer),
                 ..spec
             },
         ),
