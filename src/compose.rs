@@ -114,6 +114,8 @@ pub struct Composition<'a> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Reverse {
     /// [`Reverse::Stored`] for an inner kernel with one output, [`Reverse::Vjp`] otherwise.
+    /// (GradBench's gmm, d = 2…64, k = 5…100, one thread: the stored gradient is 1.15–1.45×
+    /// faster than the VJP, which runs f's primal twice.)
     #[default]
     Auto,
     /// One gradient run per component, ∇fⱼ stored and scaled by ȳⱼ (inner kernels with one
@@ -147,11 +149,17 @@ impl Default for ComposeOptions {
     }
 }
 
-/// A compiled program with its layout.
+/// A compiled program with its layout, and the slots a row reads (looked up once).
 struct Program {
     runner: Runner,
     layout: Layout,
     cost: usize,
+    n_in: usize,
+    n_out: usize,
+    /// The output slots of y and x̄, the input slots of ȳ.
+    y: Range<usize>,
+    grad: Range<usize>,
+    cot: Range<usize>,
 }
 
 /// The programs a call may run, in the order of the lazily compiled slots.
@@ -568,10 +576,16 @@ impl ComposedKernel {
         };
         // Two threads may both compile on a first concurrent call; one result is kept.
         let derived = derive(func, mode)?;
+        let layout = derived.layout;
         let program = Program {
             runner: Runner::new(&derived.func, opts)?,
-            layout: derived.layout,
             cost: derived.func.n_insts() + derived.func.n_outputs(),
+            n_in: layout.n_inputs(),
+            n_out: layout.n_outputs(),
+            y: layout.output(Part::Outputs),
+            grad: layout.output(Part::Gradient),
+            cot: layout.input(Part::Cotangent),
+            layout,
         };
         Ok(cell.get_or_init(|| program))
     }
@@ -679,7 +693,7 @@ impl ComposedKernel {
 
     /// One row's value.
     fn row_value(&self, progs: &Programs<'_>, worker: &mut Worker, row: &[f64]) -> Result<f64> {
-        let n_f = progs.inner.layout.n_inputs();
+        let n_f = progs.inner.n_in;
         self.put_row(&mut worker.inputs, n_f, row);
         run_batch(
             &progs.inner.runner,
@@ -693,7 +707,7 @@ impl ComposedKernel {
             .outer
             .runner
             .run(&worker.outer_in, &mut worker.outer_out)?;
-        Ok(worker.outer_out[0])
+        Ok(worker.outer_out[progs.outer.y.start])
     }
 
     /// Add one row's value (`acc[0]`) and its gradient slots (`acc[1..]`: k·p per-component
@@ -707,10 +721,9 @@ impl ComposedKernel {
         acc: &mut [f64],
     ) -> Result<()> {
         let (k, m, p) = (self.k, self.m, self.n_phi);
-        let n_f = progs.inner.layout.n_inputs();
-        let n_rev_out = rev.layout.n_outputs();
-        let rev_y = rev.layout.output(Part::Outputs);
-        let rev_grad = rev.layout.output(Part::Gradient);
+        let n_f = progs.inner.n_in;
+        let n_rev_out = rev.n_out;
+        let (rev_y, rev_grad) = (&rev.y, &rev.grad);
         self.put_row(&mut worker.inputs, n_f, row);
         let stored = self.compose.reverse != Reverse::Vjp;
         if stored {
@@ -737,9 +750,8 @@ impl ComposedKernel {
             .outer
             .runner
             .run(&worker.outer_in, &mut worker.outer_out)?;
-        let outer = &progs.outer.layout;
-        acc[0] += worker.outer_out[outer.output(Part::Outputs).start];
-        let g_bar: Range<usize> = outer.output(Part::Gradient);
+        acc[0] += worker.outer_out[progs.outer.y.start];
+        let g_bar = &progs.outer.grad;
         let y_bar = &worker.outer_out[g_bar.start..g_bar.start + k * m];
         let shared_bar = &worker.outer_out[g_bar.start + k * m..g_bar.end];
         if stored {
@@ -751,8 +763,7 @@ impl ComposedKernel {
                 }
             }
         } else {
-            let n_vjp = rev.layout.n_inputs();
-            let cot = rev.layout.input(Part::Cotangent);
+            let (n_vjp, cot) = (rev.n_in, &rev.cot);
             for (j, x) in worker.vjp_inputs.chunks_mut(n_vjp).enumerate() {
                 for (&at, &v) in self.inner_row_at.iter().zip(row) {
                     x[at] = v;
