@@ -76,24 +76,22 @@ fn logsumexp<'t>(x: &[Var<'t>]) -> Var<'t> {
     sum(x.iter().map(|&xi| (xi - mx).exp()), mx).ln() + mx
 }
 
-/// ‖Q(x − μ)‖² with Q = diag(e) + the strictly lower triangle l, Q(x − μ) column by column
-/// as the reference multiplies.
-fn norm_qx<'t>(e: &[Var<'t>], mu: &[Var<'t>], l: &[Var<'t>], x: &[Var<'t>]) -> Var<'t> {
-    let d = x.len();
-    let centred: Vec<Var<'_>> = (0..d).map(|i| x[i] - mu[i]).collect();
-    let mut qx: Vec<Var<'_>> = (0..d).map(|i| e[i] * centred[i]).collect();
+/// Q·v with Q = diag(e) + the strictly lower triangle l, column by column as the reference
+/// multiplies.
+fn q_times<'t>(e: &[Var<'t>], l: &[Var<'t>], v: &[Var<'t>]) -> Vec<Var<'t>> {
+    let mut qv: Vec<Var<'t>> = e.iter().zip(v).map(|(&ei, &vi)| ei * vi).collect();
     let mut at = 0;
-    for (i, &c) in centred.iter().enumerate() {
-        for out in &mut qx[i + 1..] {
+    for (i, &c) in v.iter().enumerate() {
+        for out in &mut qv[i + 1..] {
             *out += l[at] * c;
             at += 1;
         }
     }
-    sum(qx.iter().map(|&v| v * v), x[0])
+    qv
 }
 
-/// Per component, once per call: (α, μ, q, l) ↦ (α + Σq, μ, exp q, l), the parameters of
-/// [`component_kernel`].
+/// Per component, once per call: (α, μ, q, l) ↦ (α + Σq, exp q, l, Qμ), the parameters of
+/// [`component_kernel`] (Q = diag(exp q) + l).
 fn component_transform(d: usize) -> adjit::Function {
     let l_size = d * (d - 1) / 2;
     adjit::trace_multi(
@@ -103,25 +101,36 @@ fn component_transform(d: usize) -> adjit::Function {
             let (alpha, rest) = psi.split_at(1);
             let (mu, rest) = rest.split_at(d);
             let (q, l) = rest.split_at(d);
+            let e: Vec<Var<'_>> = q.iter().map(|qi| qi.exp()).collect();
             let mut phi = vec![alpha[0] + sum(q.iter().copied(), alpha[0])];
-            phi.extend_from_slice(mu);
-            phi.extend(q.iter().map(|qi| qi.exp()));
+            phi.extend_from_slice(&e);
             phi.extend_from_slice(l);
+            phi.extend(q_times(&e, l, mu));
             phi
         },
     )
 }
 
-/// One component's term a − ½‖Q(x − μ)‖² of φ = (a, μ [d], e [d], l [d(d−1)/2]) (the
-/// transformed parameters: a = α + Σq, e = exp q) and the point x: the inner kernel of the
-/// composed per-point term, the arithmetic of [`component`] in its order.
+/// One component's term a − ½‖Qx − b‖² of φ = (a, e [d], l [d(d−1)/2], b [d]) (the
+/// transformed parameters: a = α + Σq, Q = diag(e) + l, b = Qμ) and the point x: the inner
+/// kernel of the composed per-point term. Qx − Qμ is Q(x − μ) by the distributive law; Qμ
+/// once per call leaves x, a `data` input, as the only vector Q multiplies per point, so the
+/// reverse sweep has no Qᵀ·v product (μ's cotangent goes through b in the transform's VJP).
 fn component_kernel(d: usize) -> adjit::Function {
     let l_size = d * (d - 1) / 2;
     trace_with_data(1 + 2 * d + l_size, d, |phi, x| {
         let (a, rest) = phi.split_at(1);
-        let (mu, rest) = rest.split_at(d);
-        let (e, l) = rest.split_at(d);
-        a[0] - 0.5 * norm_qx(e, mu, l, x)
+        let (e, rest) = rest.split_at(d);
+        let (l, b) = rest.split_at(l_size);
+        let qx = q_times(e, l, x);
+        let norm = sum(
+            qx.iter().zip(b).map(|(&v, &bi)| {
+                let z = v - bi;
+                z * z
+            }),
+            a[0],
+        );
+        a[0] - 0.5 * norm
     })
 }
 
