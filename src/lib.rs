@@ -6,6 +6,7 @@
 
 pub mod checkpoint;
 mod compile;
+pub mod compose;
 pub mod inverse;
 mod jacobian;
 pub mod map;

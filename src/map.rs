@@ -561,10 +561,10 @@ impl MappedKernel {
 
 /// Below this many instruction-rows (rows × instructions of the row program, ≈ 50–100 µs of
 /// work), default options run a call on the caller's thread alone.
-const PARALLEL_WORK: usize = 200_000;
+pub(crate) const PARALLEL_WORK: usize = 200_000;
 
 /// At most this many partial sums (f64s) are buffered per hand-out to the pool.
-const PARTIALS_BUDGET: usize = 1 << 18;
+pub(crate) const PARTIALS_BUDGET: usize = 1 << 18;
 
 /// The program buffers of one thread.
 struct Worker {
@@ -578,7 +578,7 @@ struct Worker {
 /// Run `f(t, share)` for every share, on the caller's thread when there is one share and on
 /// the persistent rayon pool otherwise (threads are started once per process, not per call);
 /// the first error (in share order) is returned.
-fn run_on_threads<S: Send>(
+pub(crate) fn run_on_threads<S: Send>(
     mut shares: Vec<S>,
     f: impl Fn(usize, &mut S) -> Result<()> + Sync,
 ) -> Result<()> {
