@@ -72,7 +72,7 @@ use adjit_diff::Mode;
 use adjit_ir::Function;
 
 use crate::compile::derive;
-use crate::map::{run_on_threads, PARALLEL_WORK, PARTIALS_BUDGET};
+use crate::map::{run_on_threads, sum_blocks, Blocks, PARALLEL_WORK};
 use crate::runner::Runner;
 use crate::{Error, Options, Result};
 
@@ -797,50 +797,29 @@ impl ComposedKernel {
         let n_rows = self.check_inputs(theta, data)?;
         let progs = self.programs(reverse)?;
         let phis = self.phis(theta)?;
-        let acc = total.len();
         let r = self.row_len();
         let block = self.compose.block_rows;
         let n_blocks = n_rows.div_ceil(block);
         let threads = self.threads(n_blocks, n_rows, &progs);
-        let wave = (PARTIALS_BUDGET / acc.max(1))
-            .clamp(threads, n_blocks.max(threads))
-            .max(1);
-        total.fill(-0.0);
-        let mut partials = vec![0.0; wave.min(n_blocks.max(1)) * acc];
         let mut workers: Vec<Worker> = (0..threads)
             .map(|_| self.worker(&progs, theta, &phis))
             .collect();
-        let mut first_block = 0;
-        while first_block < n_blocks {
-            let blocks = (n_blocks - first_block).min(wave);
-            let per_thread = blocks.div_ceil(threads);
-            let partials = &mut partials[..blocks * acc];
-            let shares: Vec<_> = partials
-                .chunks_mut(per_thread * acc)
-                .zip(workers.iter_mut())
-                .collect();
-            let run = |t: usize, (chunk, worker): &mut (&mut [f64], &mut Worker)| {
-                for (b, partial) in chunk.chunks_mut(acc).enumerate() {
-                    partial.fill(-0.0);
-                    let start = (first_block + t * per_thread + b) * block;
-                    for i in start..(start + block).min(n_rows) {
-                        let row = &data[i * r..(i + 1) * r];
-                        match progs.inner_rev {
-                            Some(rev) => self.row_gradient(&progs, rev, worker, row, partial)?,
-                            None => partial[0] += self.row_value(&progs, worker, row)?,
-                        }
-                    }
-                }
-                Ok(())
-            };
-            run_on_threads(shares, run)?;
-            for partial in partials.chunks(acc) {
-                for (t, &p) in total.iter_mut().zip(partial) {
-                    *t += p;
+        // Waves of one block per thread at least: a gradient's partial holds k·p + 1 numbers.
+        let blocks = Blocks {
+            n_rows,
+            block,
+            min_wave: threads,
+        };
+        sum_blocks(blocks, total, &mut workers, |worker, rows, partial| {
+            for i in rows {
+                let row = &data[i * r..(i + 1) * r];
+                match progs.inner_rev {
+                    Some(rev) => self.row_gradient(&progs, rev, worker, row, partial)?,
+                    None => partial[0] += self.row_value(&progs, worker, row)?,
                 }
             }
-            first_block += blocks;
-        }
+            Ok(())
+        })?;
         Ok(())
     }
 }

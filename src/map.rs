@@ -511,44 +511,22 @@ impl MappedKernel {
         let block = self.map.block_rows;
         let n_blocks = n_rows.div_ceil(block);
         let threads = self.threads(n_blocks, n_rows, program);
-        // Blocks per hand-out to the pool: as many as fit a bounded partials buffer, so a long
-        // call is a few hand-outs, not one per 4·threads blocks.
-        let wave = (PARTIALS_BUDGET / acc.max(1)).clamp(4 * threads, n_blocks.max(4 * threads));
         let mut total = vec![-0.0; acc];
-        let mut partials = vec![0.0; wave * acc];
         let mut workers: Vec<Worker> = (0..threads)
             .map(|_| self.worker(program, theta, extra))
             .collect();
-        let mut first_block = 0;
-        while first_block < n_blocks {
-            let blocks = (n_blocks - first_block).min(wave);
-            let per_thread = blocks.div_ceil(threads);
-            let partials = &mut partials[..blocks * acc];
-            let shares: Vec<_> = partials
-                .chunks_mut(per_thread * acc)
-                .zip(workers.iter_mut())
-                .collect();
-            let run = |t: usize, (chunk, worker): &mut (&mut [f64], &mut Worker)| {
-                for (b, partial) in chunk.chunks_mut(acc).enumerate() {
-                    partial.fill(-0.0);
-                    let start = (first_block + t * per_thread + b) * block;
-                    let rows = start..(start + block).min(n_rows);
-                    self.run_rows(program, worker, data, rows, |_, outputs| {
-                        for (p, &y) in partial.iter_mut().zip(outputs) {
-                            *p += y;
-                        }
-                    })?;
+        let blocks = Blocks {
+            n_rows,
+            block,
+            min_wave: 4 * threads,
+        };
+        sum_blocks(blocks, &mut total, &mut workers, |worker, rows, partial| {
+            self.run_rows(program, worker, data, rows, |_, outputs| {
+                for (p, &y) in partial.iter_mut().zip(outputs) {
+                    *p += y;
                 }
-                Ok(())
-            };
-            run_on_threads(shares, run)?;
-            for partial in partials.chunks(acc) {
-                for (t, &p) in total.iter_mut().zip(partial) {
-                    *t += p;
-                }
-            }
-            first_block += blocks;
-        }
+            })
+        })?;
         let mut at = 0;
         for out in outs.iter_mut() {
             let len = out.len();
@@ -564,7 +542,7 @@ impl MappedKernel {
 pub(crate) const PARALLEL_WORK: usize = 200_000;
 
 /// At most this many partial sums (f64s) are buffered per hand-out to the pool.
-pub(crate) const PARTIALS_BUDGET: usize = 1 << 18;
+const PARTIALS_BUDGET: usize = 1 << 18;
 
 /// The program buffers of one thread.
 struct Worker {
@@ -573,6 +551,66 @@ struct Worker {
     /// Two rows' inputs, point-major, for the two-lane kernels (empty without them).
     pair_inputs: Vec<f64>,
     pair_outputs: Vec<f64>,
+}
+
+/// How a sum over rows is cut: `n_rows` rows in blocks of `block`, handed to the pool in waves
+/// of at least `min_wave` blocks (more, as far as [`PARTIALS_BUDGET`] allows).
+pub(crate) struct Blocks {
+    pub n_rows: usize,
+    pub block: usize,
+    pub min_wave: usize,
+}
+
+/// The fixed-order sum of mapped kernels: `per_block(worker, rows, partial)` adds the
+/// contributions of `rows` (one block) to `partial`, which starts at −0.0; the blocks' partials
+/// are added to `total` (set to −0.0 first) in block order, whichever worker computed them, so
+/// the result is bitwise independent of the number of workers (threads).
+pub(crate) fn sum_blocks<W: Send>(
+    blocks: Blocks,
+    total: &mut [f64],
+    workers: &mut [W],
+    per_block: impl Fn(&mut W, std::ops::Range<usize>, &mut [f64]) -> Result<()> + Sync,
+) -> Result<()> {
+    let Blocks {
+        n_rows,
+        block,
+        min_wave,
+    } = blocks;
+    let acc = total.len();
+    let n_blocks = n_rows.div_ceil(block);
+    let threads = workers.len().max(1);
+    let min_wave = min_wave.max(1);
+    // Blocks per hand-out to the pool: as many as fit a bounded partials buffer, so a long
+    // call is a few hand-outs, not one per `min_wave` blocks.
+    let wave = (PARTIALS_BUDGET / acc.max(1)).clamp(min_wave, n_blocks.max(min_wave));
+    total.fill(-0.0);
+    let mut partials = vec![0.0; wave.min(n_blocks.max(1)) * acc];
+    let mut first_block = 0;
+    while first_block < n_blocks {
+        let blocks = (n_blocks - first_block).min(wave);
+        let per_thread = blocks.div_ceil(threads);
+        let partials = &mut partials[..blocks * acc];
+        let shares: Vec<_> = partials
+            .chunks_mut(per_thread * acc)
+            .zip(workers.iter_mut())
+            .collect();
+        let run = |t: usize, (chunk, worker): &mut (&mut [f64], &mut W)| {
+            for (b, partial) in chunk.chunks_mut(acc).enumerate() {
+                partial.fill(-0.0);
+                let start = (first_block + t * per_thread + b) * block;
+                per_block(worker, start..(start + block).min(n_rows), partial)?;
+            }
+            Ok(())
+        };
+        run_on_threads(shares, run)?;
+        for partial in partials.chunks(acc) {
+            for (t, &p) in total.iter_mut().zip(partial) {
+                *t += p;
+            }
+        }
+        first_block += blocks;
+    }
+    Ok(())
 }
 
 /// Run `f(t, share)` for every share, on the caller's thread when there is one share and on
