@@ -77,8 +77,7 @@ fn compile_kernels(func: &Function, opts: &JitOptions, lanes: Lanes) -> Result<K
         func,
         opts,
         MathNames::Wrappers,
-        chunk_name,
-        Linkage::Local,
+        |i, _| (chunk_name(i), Linkage::Local),
         lanes,
         |module, id, ctx, chunk| {
             module.define_function(id, ctx).map_err(|e| {
@@ -132,8 +131,7 @@ pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError>
         func,
         opts,
         MathNames::Wrappers,
-        chunk_name,
-        Linkage::Local,
+        |i, _| (chunk_name(i), Linkage::Local),
         dump_lanes(opts),
         |module, _, ctx, chunk| {
             let calls = called_names(module, ctx);
@@ -191,8 +189,7 @@ pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> 
         func,
         opts,
         MathNames::Wrappers,
-        chunk_name,
-        Linkage::Local,
+        |i, _| (chunk_name(i), Linkage::Local),
         dump_lanes(opts),
         |module, id, ctx, chunk| {
             ctx.set_disasm(true);

@@ -125,23 +125,52 @@ pub fn compile_object_as(
     let builder = ObjectBuilder::new(isa, symbol.clone(), default_libcall_names())
         .map_err(|e| JitError::cranelift("creating the object module", e))?;
     let mut module = ObjectModule::new(builder);
-    let n_chunks = crate::plan::plan(func, opts).chunks.len();
-    let (chunk_name, linkage): (Box<dyn Fn(usize) -> String>, Linkage) = if n_chunks == 1 {
-        let s = symbol.clone();
-        (Box::new(move |_| s.clone()), Linkage::Export)
+    let (plan, mut code_bytes) = define_kernels(&mut module, func, opts, &symbol, Lanes::One)?;
+    let pair_symbol = if opts.batch_lanes >= 2 {
+        let pair = format!("{symbol}_x2");
+        code_bytes += define_kernels(&mut module, func, opts, &pair, Lanes::Two)?.1;
+        Some(pair)
     } else {
-        let s = symbol.clone();
-        (Box::new(move |i| format!("{s}_chunk{i}")), Linkage::Local)
+        None
     };
+    let bytes = module
+        .finish()
+        .emit()
+        .map_err(|e| JitError::cranelift("writing the object file", e))?;
+    let header = c_header(func, &symbol, plan.n_slots, pair_symbol.is_some());
+    Ok(ObjectCode {
+        bytes,
+        header,
+        symbol,
+        n_inputs: func.n_params,
+        n_outputs: func.n_outputs(),
+        work_len: plan.n_slots,
+        code_bytes,
+        pair_symbol,
+    })
+}
+
+/// The kernels of `func` for `lanes` exported as `symbol`: the one chunk itself, or local
+/// chunks `SYMBOL_chunkI` and an exported entry calling them in order. Returns the storage plan
+/// and the bytes of code.
+fn define_kernels(
+    module: &mut ObjectModule,
+    func: &Function,
+    opts: &JitOptions,
+    symbol: &str,
+    lanes: Lanes,
+) -> Result<(crate::plan::Plan, usize), JitError> {
     let mut code_bytes = 0usize;
     let lowered = lower_function(
-        &mut module,
+        module,
         func,
         opts,
         MathNames::Libm,
-        chunk_name,
-        linkage,
-        Lanes::One,
+        |i, n| match n {
+            1 => (symbol.to_string(), Linkage::Export),
+            _ => (format!("{symbol}_chunk{i}"), Linkage::Local),
+        },
+        lanes,
         |module, id, ctx, chunk| {
             module.define_function(id, ctx).map_err(|e| {
                 JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
@@ -151,68 +180,9 @@ pub fn compile_object_as(
         },
     )?;
     if lowered.chunk_ids.len() > 1 {
-        code_bytes += define_entry(&mut module, &symbol, &lowered.chunk_ids)?;
-    }
-    let pair_symbol = if opts.batch_lanes >= 2 {
-        let pair = format!("{symbol}_x2");
-        code_bytes += define_pairs(&mut module, func, opts, &pair)?;
-        Some(pair)
-    } else {
-        None
-    };
-    let bytes = module
-        .finish()
-        .emit()
-        .map_err(|e| JitError::cranelift("writing the object file", e))?;
-    let header = c_header(func, &symbol, lowered.plan.n_slots, pair_symbol.is_some());
-    Ok(ObjectCode {
-        bytes,
-        header,
-        symbol,
-        n_inputs: func.n_params,
-        n_outputs: func.n_outputs(),
-        work_len: lowered.plan.n_slots,
-        code_bytes,
-        pair_symbol,
-    })
-}
-
-/// The two-point kernels of `func` exported as `symbol` (an entry over their chunks if there
-/// are several); returns their bytes of code.
-fn define_pairs(
-    module: &mut ObjectModule,
-    func: &Function,
-    opts: &JitOptions,
-    symbol: &str,
-) -> Result<usize, JitError> {
-    let n_chunks = crate::plan::plan(func, opts).chunks.len();
-    let s = symbol.to_string();
-    let (chunk_name, linkage): (Box<dyn Fn(usize) -> String>, Linkage) = if n_chunks == 1 {
-        (Box::new(move |_| s.clone()), Linkage::Export)
-    } else {
-        (Box::new(move |i| format!("{s}_chunk{i}")), Linkage::Local)
-    };
-    let mut code_bytes = 0usize;
-    let lowered = lower_function(
-        module,
-        func,
-        opts,
-        MathNames::Libm,
-        chunk_name,
-        linkage,
-        Lanes::Two,
-        |module, id, ctx, chunk| {
-            module.define_function(id, ctx).map_err(|e| {
-                JitError::cranelift(format!("compiling pair chunk {chunk} of @{}", func.name), e)
-            })?;
-            code_bytes += ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
-            Ok(())
-        },
-    )?;
-    if lowered.chunk_ids.len() > 1 {
         code_bytes += define_entry(module, symbol, &lowered.chunk_ids)?;
     }
-    Ok(code_bytes)
+    Ok((lowered.plan, code_bytes))
 }
 
 /// The exported entry of a chunked program: calls every chunk with its own arguments.
@@ -325,30 +295,15 @@ mod tests {
     use adjit_ir::random::{random_function, RandomOptions};
     use adjit_ir::{BinaryOp, Builder, CmpPred, Type, UnaryOp};
 
-    /// Lower `func` as two-point kernels into an object for `triple` and compile every chunk.
+    /// An object for `triple` exporting `func`'s two-point kernels (`SYMBOL_x2`) beside the scalar
+    /// entry.
     fn compile_pairs(func: &Function, triple: &str, opts: &JitOptions) -> Result<(), JitError> {
-        let isa = target_isa(func, triple, opts)?;
-        let builder = ObjectBuilder::new(isa, "pairs", default_libcall_names())
-            .map_err(|e| JitError::cranelift("creating the object module", e))?;
-        let mut module = ObjectModule::new(builder);
-        lower_function(
-            &mut module,
-            func,
-            opts,
-            MathNames::Libm,
-            |i| format!("pair_chunk{i}"),
-            Linkage::Local,
-            Lanes::Two,
-            |module, id, ctx, chunk| {
-                module
-                    .define_function(id, ctx)
-                    .map_err(|e| JitError::cranelift(format!("compiling chunk {chunk}"), e))
-            },
-        )?;
-        module
-            .finish()
-            .emit()
-            .map_err(|e| JitError::cranelift("writing the object file", e))?;
+        let opts = JitOptions {
+            batch_lanes: 2,
+            ..opts.clone()
+        };
+        let object = compile_object(func, triple, &opts)?;
+        assert!(object.pair_symbol.is_some());
         Ok(())
     }
 

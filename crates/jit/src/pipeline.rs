@@ -64,8 +64,8 @@ pub(crate) struct Lowered {
 }
 
 /// Lower every chunk of `func` (verified) into `module`, for one point per call or two
-/// (`lanes`; the schedule and plan are the same). Chunk `i` is declared as
-/// `chunk_name(i)` with `linkage`, built into a context, and passed to `finish`, which must
+/// (`lanes`; the schedule and plan are the same). Chunk `i` of `n` is declared with the name
+/// and linkage `chunk_name(i, n)`, built into a context, and passed to `finish`, which must
 /// define or otherwise consume it (the context is cleared afterwards).
 #[allow(
     clippy::too_many_arguments,
@@ -76,8 +76,7 @@ pub(crate) fn lower_function<M: Module>(
     func: &Function,
     opts: &JitOptions,
     names: MathNames,
-    chunk_name: impl Fn(usize) -> String,
-    linkage: Linkage,
+    chunk_name: impl Fn(usize, usize) -> (String, Linkage),
     lanes: Lanes,
     mut finish: impl FnMut(&mut M, FuncId, &mut Context, usize) -> Result<(), JitError>,
 ) -> Result<Lowered, JitError> {
@@ -90,7 +89,8 @@ pub(crate) fn lower_function<M: Module>(
     };
     let plan = plan(func, opts);
     let mut consts = ConstTable::build(func, &plan, opts.const_table_above, lanes.count());
-    consts.define(module, &format!("{}.constants", chunk_name(0)))?;
+    let n_chunks = plan.chunks.len();
+    consts.define(module, &format!("{}.constants", chunk_name(0, n_chunks).0))?;
     let input = LowerInput {
         func,
         plan: &plan,
@@ -104,8 +104,8 @@ pub(crate) fn lower_function<M: Module>(
     let mut fctx = FunctionBuilderContext::new();
     let sig = kernel_signature(module);
     let mut chunk_ids = Vec::with_capacity(plan.chunks.len());
-    for chunk in 0..plan.chunks.len() {
-        let name = chunk_name(chunk);
+    for chunk in 0..n_chunks {
+        let (name, linkage) = chunk_name(chunk, n_chunks);
         let id = module
             .declare_function(&name, linkage, &sig)
             .map_err(|e| JitError::cranelift(format!("declaring `{name}`"), e))?;
