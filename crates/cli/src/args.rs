@@ -233,8 +233,8 @@ adjit dump f.ir --stage dot -o f.dot")]
         lanes: u8,
         /// For clif/asm: `libm` calls the C math library, `inline` emits adjit's own exp,
         /// expm1, log, tanh and erf in the code.
-        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = ["libm", "inline"])]
-        math: String,
+        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = math_parser())]
+        math: adjit::jit::MathImpl,
         /// Write to this file instead of standard output.
         #[arg(short, long, value_name = "OUT")]
         output: Option<PathBuf>,
@@ -290,8 +290,8 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         /// With --batch: `libm` calls the C math library (once per lane; the default), `inline`
         /// emits adjit's own exp, expm1, log, tanh and erf in the code (vectorised in two lanes).
         #[arg(long, value_name = "IMPL", default_value = "libm", requires = "batch",
-              value_parser = ["libm", "inline"])]
-        math: String,
+              value_parser = math_parser())]
+        math: adjit::jit::MathImpl,
     },
 
     /// Compile a function to a native object file plus a C header.
@@ -324,8 +324,8 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         lanes: u8,
         /// `libm` imports the C math library's routines; `inline` emits adjit's own exp,
         /// expm1, log, tanh and erf in the code (derived modes only).
-        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = ["libm", "inline"])]
-        math: String,
+        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = math_parser())]
+        math: adjit::jit::MathImpl,
         /// Replace an existing header that adjit did not write.
         #[arg(long)]
         force: bool,
@@ -463,6 +463,17 @@ pub fn stage_parser() -> impl clap::builder::TypedValueParser<Value = adjit::Sta
         adjit::Stage::help,
         &[],
     )
+}
+
+/// `--math`: the C library or adjit's inline routines.
+pub fn math_parser() -> impl clap::builder::TypedValueParser<Value = adjit::jit::MathImpl> {
+    use adjit::jit::MathImpl;
+    let values = MathImpl::ALL
+        .iter()
+        .map(|&m| PossibleValue::new(m.name()).help(m.help()));
+    // The possible values already refused any other spelling.
+    PossibleValuesParser::new(values)
+        .map(|text: String| MathImpl::from_name(&text).unwrap_or_default())
 }
 
 /// `--mode` of `inverse`: the library's names, and the short ones the command line has always

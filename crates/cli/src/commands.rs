@@ -245,11 +245,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                 mode: mode.unwrap_or_default(),
                 strategy: strategy.unwrap_or_default(),
                 lanes: usize::from(lanes),
-                math: if math == "inline" {
-                    adjit::jit::MathImpl::Inline
-                } else {
-                    adjit::jit::MathImpl::Libm
-                },
+                math,
             };
             let mut text = adjit::dump(&func, stage, &options)?;
             if !text.ends_with('\n') {
@@ -283,7 +279,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                     points,
                     lanes: usize::from(lanes),
                     threads,
-                    inline_math: math == "inline",
+                    math,
                 };
                 let mut rows = Vec::with_capacity(modes.len());
                 for &mode in &modes {
@@ -329,11 +325,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             let header_path = output.with_extension("h");
             let options = adjit::JitOptions {
                 batch_lanes: usize::from(lanes),
-                math: if math == "inline" {
-                    adjit::jit::MathImpl::Inline
-                } else {
-                    adjit::jit::MathImpl::Libm
-                },
+                math,
                 ..adjit::JitOptions::default()
             };
             if !matches!(mode, CompileMode::Derived(_)) && options != adjit::JitOptions::default() {

@@ -82,8 +82,8 @@ pub struct Batch {
     pub points: usize,
     pub lanes: usize,
     pub threads: usize,
-    /// Emit adjit's own math routines inline ([`adjit::jit::MathImpl::Inline`]).
-    pub inline_math: bool,
+    /// The C library or adjit's inline routines.
+    pub math: adjit::jit::MathImpl,
 }
 
 /// What a `--batch` row reports.
@@ -302,9 +302,7 @@ pub fn bench_batch(
     }
     let mut options = adjit::Options::default();
     options.jit.batch_lanes = batch.lanes;
-    if batch.inline_math {
-        options.jit.math = adjit::jit::MathImpl::Inline;
-    }
+    options.jit.math = batch.math;
     let start = Instant::now();
     let compiled = Compiled::with_options(func, derived, &options)?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -53,6 +53,34 @@ pub enum MathImpl {
     Inline,
 }
 
+impl MathImpl {
+    /// Every choice, in order.
+    pub const ALL: &'static [MathImpl] = &[MathImpl::Libm, MathImpl::Inline];
+
+    /// The spelling on the command line and in Python (`math="inline"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MathImpl::Libm => "libm",
+            MathImpl::Inline => "inline",
+        }
+    }
+
+    /// One line saying what the choice is (command-line help).
+    pub fn help(self) -> &'static str {
+        match self {
+            MathImpl::Libm => "Call the C math library, as the interpreter does (once per lane)",
+            MathImpl::Inline => {
+                "adjit's own exp, expm1, log, tanh and erf inline, vectorised in two lanes"
+            }
+        }
+    }
+
+    /// The choice spelled `name` ([`MathImpl::name`]).
+    pub fn from_name(name: &str) -> Option<MathImpl> {
+        MathImpl::ALL.iter().copied().find(|m| m.name() == name)
+    }
+}
+
 /// How to compile a function. `JitOptions::default()` is what the facade uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JitOptions {

@@ -141,16 +141,12 @@ impl Transform {
             ));
         }
         opts.jit.batch_lanes = s.lanes;
-        opts.jit.math = match s.math {
-            "libm" => adjit::jit::MathImpl::Libm,
-            "inline" => adjit::jit::MathImpl::Inline,
-            other => {
-                return Err(error(
-                    Kind::Other,
-                    format!("math must be \"libm\" or \"inline\", not {other:?}"),
-                ))
-            }
-        };
+        opts.jit.math = adjit::jit::MathImpl::from_name(s.math).ok_or_else(|| {
+            error(
+                Kind::Other,
+                format!("math must be \"libm\" or \"inline\", not {:?}", s.math),
+            )
+        })?;
         let strategy: Strategy = byte_budget(s.strategy).parse().map_err(parse_err)?;
         let func = &f.func;
         if strategy != Strategy::Tape
