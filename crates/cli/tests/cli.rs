@@ -1800,6 +1800,25 @@ fn steps_iterate_a_step_function_under_every_strategy() {
     );
 }
 
+/// Compile the C driver `c_file` with `object` (and `-lm`) into `exe`, in `dir`.
+fn link_with_c(dir: &Path, c_file: &Path, object: &Path, exe: &Path) {
+    let built = Command::new("cc")
+        .arg("-O1")
+        .arg(c_file)
+        .arg(object)
+        .arg("-lm")
+        .arg("-o")
+        .arg(exe)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+}
+
 /// `adjit compile` builds every mode: a vector JVP (`jvp2`) and an inverse mode, linked with a
 /// C driver and run, give the JIT's numbers (skipped without a C compiler).
 #[test]
@@ -1839,21 +1858,7 @@ fn compile_writes_vector_jvp_and_inverse_objects_that_run() {
         let c_file = dir.join(format!("{symbol}_main.c"));
         std::fs::write(&c_file, driver).unwrap();
         let exe = dir.join(symbol);
-        let built = Command::new("cc")
-            .arg("-O1")
-            .arg(&c_file)
-            .arg(&object)
-            .arg("-lm")
-            .arg("-o")
-            .arg(&exe)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        assert!(
-            built.status.success(),
-            "{}",
-            String::from_utf8_lossy(&built.stderr)
-        );
+        link_with_c(&dir, &c_file, &object, &exe);
         let run = Command::new(&exe).output().unwrap();
         let native: Vec<f64> = String::from_utf8_lossy(&run.stdout)
             .lines()
@@ -1928,20 +1933,7 @@ fn compile_lanes_2_exports_a_two_point_kernel_that_runs() {
     let c_file = dir.join("bs_main.c");
     std::fs::write(&c_file, driver).unwrap();
     let exe = dir.join("bs_pairs");
-    let built = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&c_file)
-        .arg(&object)
-        .arg("-lm")
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    link_with_c(&dir, &c_file, &object, &exe);
     let run = Command::new(&exe).output().unwrap();
     let rows: Vec<Vec<f64>> = String::from_utf8_lossy(&run.stdout)
         .lines()
