@@ -8,6 +8,7 @@
 //! Points per routine: 100,000 (`ADJIT_MATH_POINTS=1000000` for more); with `--nocapture`
 //! the maximal error in ulps is printed per routine.
 
+use adjit_ir::random::Rng;
 use adjit_ir::{mathlib, UnaryOp};
 
 /// Which form of the routines is measured: the table-driven one (JIT code, interpreter) or
@@ -467,32 +468,16 @@ fn routines() -> Vec<Routine> {
     ]
 }
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// The sample points of a routine: a quarter random bit patterns, a quarter log-uniform
 /// magnitudes in [2⁻⁶⁰, 2⁶] of both signs, half uniform over its ranges.
 pub fn points(ranges: &[(f64, f64)], n: usize, seed: u64) -> Vec<f64> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     (0..n)
         .map(|i| match i % 4 {
-            0 => f64::from_bits(rng.next()),
+            0 => f64::from_bits(rng.next_u64()),
             1 => {
-                let m = 2f64.powf(-60.0 + 66.0 * rng.unit());
-                if rng.next() & 1 == 1 {
+                let m = 2f64.powf(-60.0 + 66.0 * rng.uniform(0.0, 1.0));
+                if rng.next_u64() & 1 == 1 {
                     -m
                 } else {
                     m
@@ -500,7 +485,7 @@ pub fn points(ranges: &[(f64, f64)], n: usize, seed: u64) -> Vec<f64> {
             }
             _ => {
                 let (lo, hi) = ranges[(i / 4) % ranges.len()];
-                lo + (hi - lo) * rng.unit()
+                rng.uniform(lo, hi)
             }
         })
         .collect()

@@ -5,6 +5,7 @@
 //! interpreter bitwise, and the two agree within 2 ulps; object files with inline math import
 //! no math routine.
 
+use adjit_ir::random::Rng;
 use adjit_ir::{math, mathlib, Builder, Function, Type, UnaryOp};
 use adjit_jit::{clif_text, compile, compile_object, JitOptions, MathImpl};
 
@@ -23,22 +24,6 @@ fn program(ty: Type) -> Function {
     let x = b.param(ty, "x");
     let outs: Vec<_> = inline_ops().into_iter().map(|op| b.unary(op, x)).collect();
     b.finish(&outs)
-}
-
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// Special values, then random bit patterns, log-uniform magnitudes and uniform samples of
@@ -78,20 +63,20 @@ fn points(n: usize) -> Vec<f64> {
         1.0000000000000002,
         5.9375,
     ];
-    let mut rng = Rng(0x1234);
+    let mut rng = Rng::new(0x1234);
     for i in 0..n {
         pts.push(match i % 4 {
-            0 => f64::from_bits(rng.next()),
+            0 => f64::from_bits(rng.next_u64()),
             1 => {
-                let m = 2f64.powf(-60.0 + 70.0 * rng.unit());
-                if rng.next() & 1 == 1 {
+                let m = 2f64.powf(-60.0 + 70.0 * rng.uniform(0.0, 1.0));
+                if rng.next_u64() & 1 == 1 {
                     -m
                 } else {
                     m
                 }
             }
-            2 => -750.0 + 1500.0 * rng.unit(),
-            _ => -25.0 + 50.0 * rng.unit(),
+            2 => rng.uniform(-750.0, 750.0),
+            _ => rng.uniform(-25.0, 25.0),
         });
     }
     if pts.len() % 2 == 0 {
