@@ -462,27 +462,26 @@ impl CompiledFunction {
                 let mut p = 0;
                 while p + 2 <= n_points {
                     let (x0, x1) = inputs[p * n_in..(p + 2) * n_in].split_at(n_in);
-                    // SAFETY: `buf` holds `n_slots` = work + inputs + outputs slots, aligned
-                    // to 16 and not aliased by `inputs` or `outputs` (caller-owned slices);
-                    // the three regions are disjoint.
-                    unsafe {
-                        let work = buf;
+                    // SAFETY: `buf` holds `n_slots` = work + inputs + outputs 16-byte slots,
+                    // aligned to 16, in three disjoint regions that no caller slice aliases.
+                    let (work, x, y) = unsafe {
                         let x = buf.add(self.n_slots);
-                        let y = x.add(n_in);
-                        interleave(x0, x1, x);
-                        // The next pair's points stream in while this pair computes: read in
-                        // one burst by `interleave`, they would miss the cache one after another.
-                        if p + 4 <= n_points {
-                            prefetch(&inputs[(p + 2) * n_in..(p + 4) * n_in]);
-                            prefetch(&outputs[(p + 2) * n_out..(p + 4) * n_out]);
-                        }
-                        // SAFETY: the kernels read `n_in` and write `n_out` 16-byte slots of
-                        // `x` and `y` and `n_slots` of `work`, as planned.
-                        run_chunks(&pairs.chunks, x.cast(), y.cast(), work.cast());
-                        let (y0, y1) = outputs[p * n_out..(p + 2) * n_out].split_at_mut(n_out);
-                        // The kernel wrote every output slot.
-                        deinterleave(y, y0, y1);
+                        (buf, x, x.add(n_in))
+                    };
+                    // SAFETY: `x` has room for `n_in` slots.
+                    unsafe { interleave(x0, x1, x) };
+                    // The next pair's points stream in while this pair computes: read in one
+                    // burst by `interleave`, they would miss the cache one after another.
+                    if p + 4 <= n_points {
+                        prefetch(&inputs[(p + 2) * n_in..(p + 4) * n_in]);
+                        prefetch(&outputs[(p + 2) * n_out..(p + 4) * n_out]);
                     }
+                    // SAFETY: the two-point kernels read `n_in` slots of `x` and write `n_out`
+                    // of `y` and `n_slots` of `work`, as planned; all three are aligned to 16.
+                    unsafe { run_chunks(&pairs.chunks, x.cast(), y.cast(), work.cast()) };
+                    let (y0, y1) = outputs[p * n_out..(p + 2) * n_out].split_at_mut(n_out);
+                    // SAFETY: the kernels wrote all `n_out` slots of `y`.
+                    unsafe { deinterleave(y, y0, y1) };
                     p += 2;
                 }
                 if p < n_points {
