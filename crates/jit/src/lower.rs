@@ -559,6 +559,24 @@ impl<M: Module> Lowerer<'_, '_, M> {
         }
     }
 
+    /// `op(a, b)` by [`mathlib`]'s routine emitted inline (`f32`: as [`Self::inline_unary`]).
+    fn inline_binary(&mut self, op: BinaryOp, ty: Type, a: ir::Value, b: ir::Value) -> ir::Value {
+        let (a, b) = match ty {
+            Type::F32 => (self.promote(a), self.promote(b)),
+            _ => (a, b),
+        };
+        let mut emitter = ClifMath {
+            b: &mut self.b,
+            lanes: self.input.lanes,
+            tables: self.imports.names == MathNames::Wrappers,
+        };
+        let y = mathlib::binary(&mut emitter, op, a, b).expect("checked by has_binary");
+        match ty {
+            Type::F32 => self.demote(y),
+            _ => y,
+        }
+    }
+
     fn call_scalar(&mut self, call: MathCall, args: &[ir::Value]) -> Result<ir::Value, JitError> {
         let fref = match self.func_refs.get(&call) {
             Some(&f) => f,
@@ -608,6 +626,11 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     BinaryOp::Sub => self.b.ins().fsub(a, c),
                     BinaryOp::Mul => self.b.ins().fmul(a, c),
                     BinaryOp::Div => self.b.ins().fdiv(a, c),
+                    BinaryOp::Pow | BinaryOp::Atan2
+                        if self.input.math == MathImpl::Inline && mathlib::has_binary(op) =>
+                    {
+                        self.inline_binary(op, ty, a, c)
+                    }
                     BinaryOp::Pow | BinaryOp::Atan2 => {
                         self.call(MathCall::Binary(op, ty), &[a, c])?
                     }

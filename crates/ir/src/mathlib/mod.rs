@@ -347,6 +347,11 @@ pub fn unary_f64(op: UnaryOp, x: f64) -> Option<f64> {
     unary(&mut Eval, op, x)
 }
 
+/// `op(a, b)` evaluated on `f64`, when the routine exists.
+pub fn binary_f64(op: BinaryOp, a: f64, b: f64) -> Option<f64> {
+    binary(&mut Eval, op, a, b)
+}
+
 /// `op(x)` evaluated on `f64` by the routine's table-free form (the one object files
 /// contain), when the routine exists.
 pub fn unary_f64_table_free(op: UnaryOp, x: f64) -> Option<f64> {
