@@ -5,9 +5,13 @@
 //! x86-64) with the IEEE result the interpreter's `f64` emitter computes, so inline math
 //! equals the interpreter bit for bit in every lane.
 //!
-//! Table rows ([`MathEmitter::lookup_row`], JIT code only) are loads from the table's address
-//! plus the masked index times the row size; in two-lane code each lane's row is read by
-//! 16-byte pairs that two `shuffle`s interleave (`punpcklqdq`/`punpckhqdq` on x86-64).
+//! Tables ([`MathEmitter::lookup_row`]) become read-only data objects of the module the code
+//! is compiled into, declared on first use under a name derived from their contents (so the
+//! scalar and two-point kernels of one object file share them), in JIT code and object files
+//! alike: AArch64 objects run under qemu exercise the same table code as the JIT. A row is
+//! loaded from the table's symbol plus the masked index times the row size; in two-lane code
+//! each lane's row is read by 16-byte pairs that two `shuffle`s interleave
+//! (`punpcklqdq`/`punpckhqdq` on x86-64).
 //!
 //! Target support (Cranelift 0.135): every operation used here (`fadd fsub fmul fdiv fma fneg
 //! fabs nearest floor`, `bitcast`, `iadd isub band bor ishl_imm ushr_imm imul_imm`, `fcmp`,
@@ -17,23 +21,95 @@
 //! SSE2 baseline) Cranelift turns `fma` into calls to the C library's correctly rounded `fma`
 //! (per lane in vector code): slower, never a different result.
 
+use std::collections::HashMap;
+
 use adjit_ir::mathlib::{Cmp, MathEmitter};
 use cranelift_codegen::ir::{
     self, condcodes::FloatCC, types, ConstantData, InstBuilder, MemFlagsData,
 };
 use cranelift_frontend::FunctionBuilder;
+use cranelift_module::{DataDescription, DataId, FuncOrDataId, Linkage, Module};
 
+use crate::error::JitError;
 use crate::lower::{lane_bitcast, Lanes};
 
-/// Emits math routines into `b` for `lanes` points.
-pub(crate) struct ClifMath<'f, 'b> {
+/// Emits math routines into `b` for `lanes` points, defining the tables they read in
+/// `module`.
+pub(crate) struct ClifMath<'f, 'b, M: Module> {
     pub b: &'f mut FunctionBuilder<'b>,
     pub lanes: Lanes,
-    /// In-process code may read `mathlib`'s tables at their addresses; object files may not.
-    pub tables: bool,
+    pub module: &'f mut M,
+    /// The address of each table this function has read, by the table's address in this
+    /// process (one `symbol_value` per table and function: the function is one block).
+    pub table_bases: &'f mut HashMap<usize, ir::Value>,
+    /// The first failure to define a table (the emitter's operations cannot fail; the caller
+    /// reports it after the routine).
+    pub error: Option<JitError>,
 }
 
-impl ClifMath<'_, '_> {
+/// The bytes of a table (`f64`s in the target's little-endian order).
+fn table_bytes<const W: usize, const N: usize>(table: &[[f64; W]; N]) -> Vec<u8> {
+    table
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_bits().to_le_bytes())
+        .collect()
+}
+
+/// A name for a table that depends only on its contents (FNV-1a over its bytes).
+fn table_name(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("adjit.math.table.{hash:016x}")
+}
+
+impl<M: Module> ClifMath<'_, '_, M> {
+    /// The table as a local read-only data object of the module (declared and defined on
+    /// its first use in the module).
+    fn table_data(&mut self, bytes: Vec<u8>) -> Result<DataId, JitError> {
+        let name = table_name(&bytes);
+        if let Some(FuncOrDataId::Data(id)) = self.module.declarations().get_name(&name) {
+            return Ok(id);
+        }
+        let id = self
+            .module
+            .declare_data(&name, Linkage::Local, false, false)
+            .map_err(|e| JitError::cranelift("declaring a math table", e))?;
+        let mut desc = DataDescription::new();
+        desc.define(bytes.into_boxed_slice());
+        desc.set_align(16);
+        self.module
+            .define_data(id, &desc)
+            .map_err(|e| JitError::cranelift("defining a math table", e))?;
+        Ok(id)
+    }
+
+    /// The address of `table` in the generated code.
+    fn table_base<const W: usize, const N: usize>(
+        &mut self,
+        table: &'static [[f64; W]; N],
+    ) -> ir::Value {
+        let key = table.as_ptr() as usize;
+        if let Some(&base) = self.table_bases.get(&key) {
+            return base;
+        }
+        let ptr = self.module.target_config().pointer_type();
+        let base = match self.table_data(table_bytes(table)) {
+            Ok(id) => {
+                let gv = self.module.declare_data_in_func(id, self.b.func);
+                self.b.ins().symbol_value(ptr, gv)
+            }
+            Err(e) => {
+                // Any address will do: the caller discards the function.
+                self.error.get_or_insert(e);
+                self.b.ins().iconst(ptr, 0)
+            }
+        };
+        self.table_bases.insert(key, base);
+        base
+    }
+
     /// A `shuffle` mask (byte `k` of the result is byte `mask[k]` of `a ++ b`), as the
     /// little-endian 128-bit number whose byte `k` is `mask[k]`.
     fn shuffle_mask(&mut self, mask: u128) -> ir::Immediate {
@@ -49,14 +125,10 @@ impl ClifMath<'_, '_> {
     }
 }
 
-impl MathEmitter for ClifMath<'_, '_> {
+impl<M: Module> MathEmitter for ClifMath<'_, '_, M> {
     type F = ir::Value;
     type I = ir::Value;
     type M = ir::Value;
-
-    fn has_tables(&self) -> bool {
-        self.tables
-    }
 
     fn lookup_row<const W: usize, const N: usize>(
         &mut self,
@@ -65,9 +137,7 @@ impl MathEmitter for ClifMath<'_, '_> {
     ) -> [ir::Value; W] {
         const { assert!(N.is_power_of_two()) };
         const F64: usize = std::mem::size_of::<f64>();
-        // The table is a `static` of this process, so its address is a constant of code
-        // that runs in this process (`tables` is false for object files).
-        let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
+        let base = self.table_base(table);
         let row_bytes = W * F64;
         let row_at = |b: &mut FunctionBuilder<'_>, index: ir::Value| {
             let masked = b.ins().band_imm_u(index, (N - 1) as i64);

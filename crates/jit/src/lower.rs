@@ -168,6 +168,8 @@ struct Lowerer<'a, 'm, M: Module> {
     outputs: ir::Value,
     work: ir::Value,
     const_base: Option<ir::Value>,
+    /// Math tables read by this chunk (see [`ClifMath`]).
+    table_bases: HashMap<usize, ir::Value>,
 }
 
 /// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`).
@@ -206,6 +208,7 @@ pub(crate) fn lower_chunk<M: Module>(
         outputs: params[1],
         work: params[2],
         const_base,
+        table_bases: HashMap::new(),
     };
     let func = input.func;
     if chunk == 0 {
@@ -542,7 +545,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// `op(x)` by [`mathlib`]'s routine emitted inline (`f32`: on the promoted argument, the
     /// result rounded back, as `adjit_ir::math` does).
-    fn inline_unary(&mut self, op: UnaryOp, ty: Type, x: ir::Value) -> ir::Value {
+    fn inline_unary(&mut self, op: UnaryOp, ty: Type, x: ir::Value) -> Result<ir::Value, JitError> {
         let wide = match ty {
             Type::F32 => self.promote(x),
             _ => x,
@@ -550,17 +553,28 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut emitter = ClifMath {
             b: &mut self.b,
             lanes: self.input.lanes,
-            tables: self.imports.names == MathNames::Wrappers,
+            module: &mut *self.module,
+            table_bases: &mut self.table_bases,
+            error: None,
         };
         let y = mathlib::unary(&mut emitter, op, wide).expect("checked by has_unary");
-        match ty {
+        if let Some(e) = emitter.error {
+            return Err(e);
+        }
+        Ok(match ty {
             Type::F32 => self.demote(y),
             _ => y,
-        }
+        })
     }
 
     /// `op(a, b)` by [`mathlib`]'s routine emitted inline (`f32`: as [`Self::inline_unary`]).
-    fn inline_binary(&mut self, op: BinaryOp, ty: Type, a: ir::Value, b: ir::Value) -> ir::Value {
+    fn inline_binary(
+        &mut self,
+        op: BinaryOp,
+        ty: Type,
+        a: ir::Value,
+        b: ir::Value,
+    ) -> Result<ir::Value, JitError> {
         let (a, b) = match ty {
             Type::F32 => (self.promote(a), self.promote(b)),
             _ => (a, b),
@@ -568,13 +582,18 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut emitter = ClifMath {
             b: &mut self.b,
             lanes: self.input.lanes,
-            tables: self.imports.names == MathNames::Wrappers,
+            module: &mut *self.module,
+            table_bases: &mut self.table_bases,
+            error: None,
         };
         let y = mathlib::binary(&mut emitter, op, a, b).expect("checked by has_binary");
-        match ty {
+        if let Some(e) = emitter.error {
+            return Err(e);
+        }
+        Ok(match ty {
             Type::F32 => self.demote(y),
             _ => y,
-        }
+        })
     }
 
     fn call_scalar(&mut self, call: MathCall, args: &[ir::Value]) -> Result<ir::Value, JitError> {
@@ -613,7 +632,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     UnaryOp::Floor => ins.floor(x),
                     UnaryOp::Ceil => ins.ceil(x),
                     _ if self.input.math == MathImpl::Inline && mathlib::has_unary(op) => {
-                        self.inline_unary(op, ty, x)
+                        self.inline_unary(op, ty, x)?
                     }
                     _ => self.call(MathCall::Unary(op, ty), &[x])?,
                 }
@@ -629,7 +648,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     BinaryOp::Pow | BinaryOp::Atan2
                         if self.input.math == MathImpl::Inline && mathlib::has_binary(op) =>
                     {
-                        self.inline_binary(op, ty, a, c)
+                        self.inline_binary(op, ty, a, c)?
                     }
                     BinaryOp::Pow | BinaryOp::Atan2 => {
                         self.call(MathCall::Binary(op, ty), &[a, c])?

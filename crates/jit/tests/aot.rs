@@ -4,7 +4,7 @@
 
 mod common;
 
-use adjit_jit::{compile_object, JitOptions};
+use adjit_jit::{compile_object, JitOptions, MathImpl};
 use common::aot::{run_suite, tools_present, Toolchain};
 
 const X86_64: Toolchain = Toolchain {
@@ -27,6 +27,12 @@ fn x86_64_objects_match_interpreter() {
                 chunk_insts: 13,
                 registers: 4,
                 const_table_above: 2,
+                ..JitOptions::default()
+            }
+        } else if i % 3 == 2 {
+            // adjit's own math routines, reading their tables from the object's data.
+            JitOptions {
+                math: MathImpl::Inline,
                 ..JitOptions::default()
             }
         } else {

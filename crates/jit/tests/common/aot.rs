@@ -1,15 +1,16 @@
 //! The AOT suite shared by `aot.rs` (x86-64, host gcc) and `aarch64.rs` (cross gcc + qemu):
 //! compile many programs to objects with distinct symbols, link them with one C driver that
 //! reads `(program index, inputs)` records from stdin and writes outputs to stdout (binary
-//! doubles), run it once, and compare with the interpreter.
+//! doubles), run it once, and compare with the interpreter (with the host's JIT code for
+//! programs compiled with inline math).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use adjit_ir::random::{random_function, RandomOptions, Rng};
-use adjit_ir::{interpret, BinaryOp, Function, InstData, Type};
-use adjit_jit::{compile_object, JitOptions};
+use adjit_ir::{interpret, mathlib, BinaryOp, Function, InstData, Type};
+use adjit_jit::{compile, compile_object, JitOptions, MathImpl};
 
 use super::{every_opcode, seed001, special_values};
 
@@ -53,13 +54,20 @@ pub fn tools_present(tc: &Toolchain) -> bool {
 }
 
 /// Per output: whether a math-library call lies in its dependency cone (then results may
-/// differ by rounding; otherwise they must be bit-identical).
-fn outputs_using_libm(func: &Function) -> Vec<bool> {
+/// differ by rounding; otherwise they must be bit-identical). Under `MathImpl::Inline`, the
+/// operations with a `mathlib` routine call nothing.
+fn outputs_using_libm(func: &Function, math: MathImpl) -> Vec<bool> {
+    let inline = math == MathImpl::Inline;
     let mut uses = vec![false; func.n_values()];
     for (v, inst) in func.insts() {
         let own = match inst {
-            InstData::Unary { op, .. } => op.is_transcendental(),
-            InstData::Binary { op, .. } => matches!(op, BinaryOp::Pow | BinaryOp::Atan2),
+            InstData::Unary { op, .. } => {
+                op.is_transcendental() && !(inline && mathlib::has_unary(*op))
+            }
+            InstData::Binary { op, .. } => {
+                matches!(op, BinaryOp::Pow | BinaryOp::Atan2)
+                    && !(inline && mathlib::has_binary(*op))
+            }
             _ => false,
         };
         let mut any = own;
@@ -157,6 +165,7 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
     let dir = std::env::temp_dir().join(format!("adjit_aot_{}_{}", tc.triple, std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut objects = Vec::new();
+    let mut options = Vec::new();
     let mut includes = String::new();
     let mut table = String::new();
     let (mut max_in, mut max_out, mut max_work) = (1, 1, 1);
@@ -170,6 +179,7 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
         };
         let obj = compile_object(&func, tc.triple, &opts)
             .unwrap_or_else(|e| panic!("@{}: {e}", func.name));
+        options.push(opts);
         let pair = obj
             .pair_symbol
             .as_deref()
@@ -265,13 +275,29 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
 
     let mut max_ulps = 0;
     let mut checked = 0;
-    for (func, points) in &programs {
-        let libm = outputs_using_libm(func);
+    for ((func, points), opts) in programs.iter().zip(&options) {
+        let libm = outputs_using_libm(func, opts.math);
         let n_out = func.n_outputs();
+        // Inline math is `mathlib`'s definition, which the host's JIT code equals bitwise
+        // (tests/inline_math.rs): the reference then is the host JIT, the same tables and all.
+        let host = (opts.math == MathImpl::Inline).then(|| {
+            let scalar = JitOptions {
+                batch_lanes: 1,
+                ..opts.clone()
+            };
+            compile(func, &scalar).unwrap_or_else(|e| panic!("@{}: {e}", func.name))
+        });
         let mut scalar: Vec<Vec<f64>> = Vec::new();
         let mut lanes: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
         for x in points {
-            let want = interpret(func, x).unwrap();
+            let want = match &host {
+                Some(code) => {
+                    let mut y = vec![0.0; n_out];
+                    code.call(x, &mut y).unwrap();
+                    y
+                }
+                None => interpret(func, x).unwrap(),
+            };
             let mut mine = Vec::with_capacity(n_out);
             for (j, &w) in want.iter().enumerate() {
                 let g = got.next().expect("driver wrote too few outputs");
@@ -282,14 +308,14 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
                     max_ulps = max_ulps.max(d);
                     assert!(
                         d <= 2,
-                        "{}: @{} output {j} at {x:?}: object {g:e}, interpreter {w:e} ({d} ulps)",
+                        "{}: @{} output {j} at {x:?}: object {g:e}, reference {w:e} ({d} ulps)",
                         tc.triple,
                         func.name
                     );
                 } else {
                     assert!(
                         d == 0,
-                        "{}: @{} output {j} at {x:?}: object {g:e}, interpreter {w:e} (must be exact)",
+                        "{}: @{} output {j} at {x:?}: object {g:e}, reference {w:e} (must be exact)",
                         tc.triple,
                         func.name
                     );
