@@ -49,12 +49,13 @@
 //!   `pow(−0, −1) = −inf`, `pow(−inf, 3) = −inf`, `pow(−inf, −3) = −0`.
 //! - `log|x|` is `−inf` at `±0`, `+inf` at `±inf`, NaN at NaN, so `y·log|x|` is `±inf` and the
 //!   clamped `exp` gives 0 or inf for `pow(±0, y ≠ 0)` and `pow(±inf, y ≠ 0)`;
-//! - `y` is clamped to `[−2⁶⁴, 2⁶⁴]` first: for `|x| ≠ 1`, `|log|x|| ≥ 2⁻⁵³`, so `|y·log|x||`
-//!   stays above 746 and `y = ±inf` still gives 0 or inf by `|x| < 1` or `> 1`; for `|x| = 1`,
-//!   `log|x| = 0` and `pow(−1, ±inf) = 1` (2⁶⁴ is even);
-//! - `x < 0` finite (not `−0`, not `−inf`) and `y` not an integer: NaN;
-//! - `pow(x, ±0) = 1` for every `x` (even NaN) and `pow(1, y) = 1` for every `y` (even NaN),
-//!   selected last; other NaN arguments propagate.
+//! - for `|x| ≠ 1`, `|log|x|| ≥ 2⁻⁵³`, so `y = ±inf` gives 0 or inf by `|x| < 1` or `> 1`;
+//!   `|x| = 1` selects a magnitude of 1 (`y·log|x|` is NaN for `y = ±inf`), so that
+//!   `pow(1, y) = 1` for every `y` (even NaN), `pow(−1, ±inf) = 1` (inf counts as even),
+//!   `pow(−1, y) = ±1` for integer `y`, and the rule below gives NaN for `pow(−1, NaN)`;
+//! - `x < 0` finite (not `−0`, not `−inf`) and `y` not an integer (or NaN): NaN;
+//! - `pow(x, ±0) = 1` for every `x` (even NaN), selected last; other NaN arguments
+//!   propagate.
 
 use super::exp::{scale, table_exp_dd, TableExp, LN2_HI, LN2_LO};
 use super::log::{table_reduce, LogReduced};
@@ -71,10 +72,9 @@ const LOG1P_TAIL: [f64; 6] = [
     0.24963754094958998,
 ];
 
-/// `2⁵²`, `2⁵³`, `2⁶⁴`.
+/// `2⁵²`, `2⁵³`.
 const TWO52: f64 = 4503599627370496.0;
 const TWO53: f64 = 9007199254740992.0;
-const TWO64: f64 = 18446744073709551616.0;
 
 /// `log a` as `hi + lo` (about 2⁻⁷⁰ relative, see the module documentation) for positive
 /// finite `a`; finite garbage for other `a`.
@@ -125,12 +125,10 @@ pub fn pow<E: MathEmitter>(e: &mut E, x: E::F, y: E::F) -> E::F {
     let lh = e.select(is_zero, neg_inf, lh);
 
     // y·log|x| as ph + pl.
-    let yc = clamp_above(e, y, TWO64);
-    let yc = clamp_below(e, yc, -TWO64);
-    let ph = e.mul(yc, lh);
+    let ph = e.mul(y, lh);
     let neg_ph = e.neg(ph);
-    let err = e.fma(yc, lh, neg_ph);
-    let pl = e.fma(yc, ll, err);
+    let err = e.fma(y, lh, neg_ph);
+    let pl = e.fma(y, ll, err);
     // Beyond 746 (and at NaN) ph decides alone: pl may exceed ulp(746) there, or be NaN.
     let aph = e.abs(ph);
     let limit = e.fconst(746.0);
@@ -143,6 +141,9 @@ pub fn pow<E: MathEmitter>(e: &mut E, x: E::F, y: E::F) -> E::F {
     let TableExp { big_k, th, small } = table_exp_dd(e, ph, pl);
     let s = e.add(th, small);
     let m = scale(e, s, big_k);
+    // |x| = 1: 1 (for y = ±inf too, where y·log|x| is NaN).
+    let ax_one = e.cmp(Cmp::Eq, ax, one);
+    let m = e.select(ax_one, one, m);
 
     // y an integer, and its parity in the last bit of `t`.
     let ay = e.abs(y);
@@ -163,16 +164,13 @@ pub fn pow<E: MathEmitter>(e: &mut E, x: E::F, y: E::F) -> E::F {
     let r = e.float_of(r_bits);
 
     // −inf < x < 0 and y not an integer: NaN.
-    let xv = e.select(is_int, one, x);
+    let xv = e.select(finite, x, one);
+    let xv = e.select(is_int, one, xv);
     let negative = e.cmp(Cmp::Lt, xv, zero);
-    let above_neg_inf = e.cmp(Cmp::Gt, xv, neg_inf);
     let nan = e.fconst(f64::NAN);
-    let bad = e.select(above_neg_inf, nan, r);
-    let r = e.select(negative, bad, r);
+    let r = e.select(negative, nan, r);
 
-    // pow(x, ±0) = pow(1, y) = 1.
+    // pow(x, ±0) = 1.
     let y_zero = e.cmp(Cmp::Eq, y, zero);
-    let r = e.select(y_zero, one, r);
-    let x_one = e.cmp(Cmp::Eq, x, one);
-    e.select(x_one, one, r)
+    e.select(y_zero, one, r)
 }
