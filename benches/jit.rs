@@ -8,8 +8,8 @@
 //! - batch: points/s of `call_batch` with scalar kernels (`batch_lanes = 1`) and two-point
 //!   kernels (`batch_lanes = 2`) on seed001, rosenbrock100, mlp and the VJP of rosenbrock100,
 //!   and `call_batch_parallel` on 1 and 2 threads;
-//! - math: points/s of `call_batch` on programs of 32 `exp`, `expm1`, `tanh`, `erf` or `log`
-//!   each, with the math routines inline (`MathImpl::Inline`) or called from the C library
+//! - math: points/s of `call_batch` on programs of 32 `exp`, `expm1`, `tanh`, `erf`, `log` or
+//!   `pow` each, with the math routines inline (`MathImpl::Inline`) or called from the C library
 //!   (`MathImpl::Libm`, the default), one and two lanes;
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use adjit::diff::{jvp, vjp};
 use adjit::ir::random::{random_function, RandomOptions, Rng};
-use adjit::ir::{parse_function, Builder, Function, Operand, Type, UnaryOp};
+use adjit::ir::{parse_function, BinaryOp, Builder, Function, Operand, Type, UnaryOp};
 use adjit::jit::{compile, JitOptions, MathImpl};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
@@ -277,16 +277,36 @@ fn math_program(op: UnaryOp) -> Function {
     b.finish(&[acc.expect("32 terms")])
 }
 
+/// `Σᵢ pow(xᵢ mod 4 · (0.3 + 0.02 i) + 1.2, x₍ᵢ₊₁₎ mod 4 · 2.5 + 0.1 i)`, i < 32: 32 calls of
+/// `pow` on bases in [0.26, 2.14] and exponents in [−2.5, 5.6].
+fn pow_program() -> Function {
+    let mut b = Builder::new("pow32");
+    let xs: Vec<_> = (0..4)
+        .map(|i| b.param(Type::F64, &format!("x{i}")))
+        .collect();
+    let mut acc = None;
+    for i in 0..32 {
+        let t = b.fma(xs[i % 4], 0.3 + 0.02 * i as f64, 1.2);
+        let e = b.fma(xs[(i + 1) % 4], 2.5, 0.1 * i as f64);
+        let y = b.binary(BinaryOp::Pow, t, e);
+        acc = Some(match acc {
+            None => y,
+            Some(a) => b.add(a, y),
+        });
+    }
+    b.finish(&[acc.expect("32 terms")])
+}
+
 fn math(c: &mut Criterion) {
     let mut g = c.benchmark_group("math");
-    for op in [
+    let unary = [
         UnaryOp::Exp,
         UnaryOp::Expm1,
         UnaryOp::Tanh,
         UnaryOp::Erf,
         UnaryOp::Log,
-    ] {
-        let func = math_program(op);
+    ];
+    for func in unary.map(math_program).into_iter().chain([pow_program()]) {
         for (imp, math) in [("inline", MathImpl::Inline), ("libm", MathImpl::Libm)] {
             for lanes in [1, 2] {
                 let opts = JitOptions {

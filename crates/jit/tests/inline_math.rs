@@ -1,12 +1,14 @@
 //! adjit's math routines emitted inline ([`MathImpl::Inline`]) against their definition in
 //! `adjit_ir::mathlib`: bitwise equal (NaN as NaN) for `f64` and `f32`, one point per call and
-//! two vector lanes per call, on random bit patterns, dense samples and special values; with
+//! two vector lanes per call, on random bit patterns, dense samples and special values (binary
+//! operations with a routine, such as `pow`: on all pairs of special values and on random
+//! pairs); with
 //! [`MathImpl::Libm`], the default, the same programs call the library and equal the
 //! interpreter bitwise, and the two agree within 2 ulps; object files with inline math import
 //! no math routine.
 
 use adjit_ir::random::Rng;
-use adjit_ir::{math, mathlib, Builder, Function, Type, UnaryOp};
+use adjit_ir::{math, mathlib, BinaryOp, Builder, Function, Type, UnaryOp};
 use adjit_jit::{clif_text, compile, compile_object, JitOptions, MathImpl};
 
 /// Every unary operation with an inline routine.
@@ -251,4 +253,178 @@ fn objects_with_inline_math_import_no_math_routine() {
             );
         }
     }
+}
+
+/// Every binary operation with an inline routine.
+fn inline_binary_ops() -> Vec<BinaryOp> {
+    BinaryOp::ALL
+        .iter()
+        .copied()
+        .filter(|&op| mathlib::has_binary(op))
+        .collect()
+}
+
+/// `f(x, y) = (op₁(x, y), op₂(x, y), …)` over the binary operations with a routine.
+fn binary_program(ty: Type) -> Function {
+    let mut b = Builder::new(format!("inline_binary_{ty}"));
+    let x = b.param(ty, "x");
+    let y = b.param(ty, "y");
+    let outs: Vec<_> = inline_binary_ops()
+        .into_iter()
+        .map(|op| b.binary(op, x, y))
+        .collect();
+    b.finish(&outs)
+}
+
+/// Pairs `(x, y)`: every pair of special values, then random bit patterns, log-uniform `x`
+/// with `y` such that `|x|ʸ` spans the `f64` range, negative `x` with integer `y`, `y` near
+/// ±1/2 and uniform samples of `[−10, 10]²`; an odd count. Point-major (`x, y, x, y, …`).
+fn pairs(n: usize) -> Vec<f64> {
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        5e-324,
+        -5e-324,
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        f64::MIN,
+        1e300,
+        -1e-300,
+        709.78,
+        1.0000000000000002,
+        0.9999999999999999,
+    ];
+    let mut pts = Vec::new();
+    for &x in &specials {
+        for &y in &specials {
+            pts.extend([x, y]);
+        }
+    }
+    let mut rng = Rng::new(0x9a1);
+    let log_uniform = |rng: &mut Rng| {
+        let bits = (rng.next_u64() >> 12) | ((rng.below(2047) as u64) << 52);
+        f64::from_bits(bits)
+    };
+    for i in 0..n {
+        let (x, y) = match i % 5 {
+            0 => (
+                f64::from_bits(rng.next_u64()),
+                f64::from_bits(rng.next_u64()),
+            ),
+            1 => {
+                let x = log_uniform(&mut rng);
+                (x, rng.uniform(-1080.0, 1030.0) / x.log2())
+            }
+            2 => {
+                let x = -log_uniform(&mut rng);
+                (x, (rng.uniform(-1080.0, 1030.0) / x.abs().log2()).round())
+            }
+            3 => {
+                let half = if rng.next_u64() & 1 == 1 { 0.5 } else { -0.5 };
+                (
+                    log_uniform(&mut rng),
+                    half * (1.0 + rng.uniform(-1e-3, 1e-3)),
+                )
+            }
+            _ => (rng.uniform(-10.0, 10.0), rng.uniform(-10.0, 10.0)),
+        };
+        pts.extend([x, y]);
+    }
+    if (pts.len() / 2) % 2 == 0 {
+        pts.extend([2.0, 0.5]);
+    }
+    pts
+}
+
+/// What the inline code must return at each pair, pair-major: `mathlib`'s routine on `f64`
+/// (`f32`: on the arguments rounded to `f32`, the result rounded back).
+fn expected_binary(ty: Type, pts: &[f64]) -> Vec<f64> {
+    let ops = inline_binary_ops();
+    let routine = move |op, x: f64, y: f64| match ty {
+        Type::F32 => {
+            let (x, y) = (f64::from(x as f32), f64::from(y as f32));
+            f64::from(mathlib::binary_f64(op, x, y).expect("a routine") as f32)
+        }
+        _ => mathlib::binary_f64(op, x, y).expect("a routine"),
+    };
+    pts.chunks(2)
+        .flat_map(|p| ops.iter().map(move |&op| routine(op, p[0], p[1])))
+        .collect()
+}
+
+fn check_inline_binary(ty: Type) {
+    let ops = inline_binary_ops();
+    if ops.is_empty() {
+        return;
+    }
+    let func = binary_program(ty);
+    let pts = pairs(20_000);
+    let want = expected_binary(ty, &pts);
+    let n_out = ops.len();
+    for lanes in [1, 2] {
+        let opts = JitOptions {
+            batch_lanes: lanes,
+            math: MathImpl::Inline,
+            ..JitOptions::default()
+        };
+        let code = compile(&func, &opts).expect("compiles");
+        assert_eq!(code.batch_lanes(), lanes, "{ty}: vector kernels compiled");
+        let mut got = vec![0.0; want.len()];
+        code.call_batch(&pts, &mut got).unwrap();
+        let mut one = vec![0.0; n_out];
+        for (p, xy) in pts.chunks(2).enumerate() {
+            if lanes == 1 {
+                code.call(xy, &mut one).unwrap();
+                got[p * n_out..(p + 1) * n_out].copy_from_slice(&one);
+            }
+            for (j, op) in ops.iter().enumerate() {
+                let (g, w) = (got[p * n_out + j], want[p * n_out + j]);
+                assert!(
+                    same(g, w),
+                    "{ty} {}({:e}, {:e}) ({lanes} lane(s)): jit {g:e} ({:#x}), mathlib {w:e} ({:#x})",
+                    op.name(),
+                    xy[0],
+                    xy[1],
+                    g.to_bits(),
+                    w.to_bits()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn inline_binary_f64_equals_mathlib_bitwise() {
+    check_inline_binary(Type::F64);
+}
+
+#[test]
+fn inline_binary_f32_equals_mathlib_bitwise() {
+    check_inline_binary(Type::F32);
+}
+
+#[test]
+fn inline_binary_code_calls_nothing() {
+    if inline_binary_ops().is_empty() {
+        return;
+    }
+    let inline_opts = JitOptions {
+        math: MathImpl::Inline,
+        batch_lanes: 2,
+        ..JitOptions::default()
+    };
+    let inline = clif_text(&binary_program(Type::F64), &inline_opts).unwrap();
+    assert!(!inline.contains("call "), "{inline}");
 }

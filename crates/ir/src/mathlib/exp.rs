@@ -281,6 +281,18 @@ pub(crate) struct TableExp<F> {
 
 /// The table-driven reduction of [`exp`] for `x` in `[−746, 710]` (NaN propagates).
 pub(crate) fn table_exp<E: MathEmitter>(e: &mut E, x: E::F) -> TableExp<E::F> {
+    table_exp_parts(e, x, None)
+}
+
+/// [`table_exp`] of a double-double `x + x_lo` (`x` in `[−746, 710]`, `|x_lo| ≤ 2⁻⁴⁰`): the
+/// same reduction on `x`, with `x_lo` joining its rounded part, `r = r_hi + (x_lo − k'·LN2_128_LO)`
+/// (the parenthesis below 2⁻²³ and rounded relative to itself, so `r` carries one rounding
+/// below 2⁻⁵³·|r|, as in [`exp`]). For `pow`, whose `y·log x` is a double-double.
+pub(crate) fn table_exp_dd<E: MathEmitter>(e: &mut E, x: E::F, x_lo: E::F) -> TableExp<E::F> {
+    table_exp_parts(e, x, Some(x_lo))
+}
+
+fn table_exp_parts<E: MathEmitter>(e: &mut E, x: E::F, x_lo: Option<E::F>) -> TableExp<E::F> {
     let inv = e.fconst(INV_LN2_128);
     let shift = e.fconst(SHIFT);
     let t = e.fma(x, inv, shift);
@@ -290,7 +302,13 @@ pub(crate) fn table_exp<E: MathEmitter>(e: &mut E, x: E::F) -> TableExp<E::F> {
     let l_lo = e.fconst(LN2_128_LO);
     let neg_k = e.neg(kf);
     let r_hi = e.fma(neg_k, l_hi, x);
-    let r = e.fma(neg_k, l_lo, r_hi);
+    let r = match x_lo {
+        None => e.fma(neg_k, l_lo, r_hi),
+        Some(x_lo) => {
+            let tail = e.fma(neg_k, l_lo, x_lo);
+            e.add(r_hi, tail)
+        }
+    };
     let c5 = e.fconst(1.0 / 120.0);
     let c4 = e.fconst(1.0 / 24.0);
     let c3 = e.fconst(1.0 / 6.0);

@@ -74,6 +74,42 @@ pub fn log<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     if !e.has_tables() {
         return log_table_free(e, x);
     }
+    let LogReduced {
+        k,
+        r,
+        log_c_hi,
+        log_c_lo,
+    } = table_reduce(e, x);
+    let p = horner(e, r, &LOG1P_FIT);
+    let r2 = e.mul(r, r);
+    let poly = e.mul(r2, p);
+
+    let ln2_hi = e.fconst(LN2_HI);
+    let ln2_lo = e.fconst(LN2_LO);
+    let t = e.fma(k, ln2_hi, log_c_hi);
+    let (hi, lo1) = fast_two_sum(e, t, r);
+    let lo = e.fma(k, ln2_lo, log_c_lo);
+    let small = e.add(poly, lo1);
+    let small = e.add(small, lo);
+    let y = e.add(hi, small);
+    specials(e, x, y)
+}
+
+/// `x = 2ᵏ·c·(1 + r)`: the table-driven form's reduction (see the module documentation).
+pub(crate) struct LogReduced<F> {
+    /// An integral float, the exponent (subnormals' included).
+    pub k: F,
+    /// `z·c⁻¹ − 1`, exact, in `[−0.0014077, 2⁻⁹]`.
+    pub r: F,
+    /// `log c` as `hi + lo`: `hi` a multiple of 2⁻⁴² (so `k·LN2_HI + hi` is exact),
+    /// `|lo| ≤ 2⁻⁴³`, within 2⁻⁹⁷ of `log c`.
+    pub log_c_hi: F,
+    pub log_c_lo: F,
+}
+
+/// The table-driven reduction of [`log`] for positive finite `x` (other arguments give
+/// finite garbage, replaced by the callers' special values); also `pow`'s.
+pub(crate) fn table_reduce<E: MathEmitter>(e: &mut E, x: E::F) -> LogReduced<E::F> {
     let min_normal = e.fconst(f64::MIN_POSITIVE);
     let tiny = e.cmp(Cmp::Lt, x, min_normal);
     let two54 = e.fconst(18014398509481984.0);
@@ -105,19 +141,12 @@ pub fn log<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     // r = z·c⁻¹ − 1, exact.
     let neg_one = e.fconst(-1.0);
     let r = e.fma(z, inv_c, neg_one);
-    let p = horner(e, r, &LOG1P_FIT);
-    let r2 = e.mul(r, r);
-    let poly = e.mul(r2, p);
-
-    let ln2_hi = e.fconst(LN2_HI);
-    let ln2_lo = e.fconst(LN2_LO);
-    let t = e.fma(k, ln2_hi, log_c_hi);
-    let (hi, lo1) = fast_two_sum(e, t, r);
-    let lo = e.fma(k, ln2_lo, log_c_lo);
-    let small = e.add(poly, lo1);
-    let small = e.add(small, lo);
-    let y = e.add(hi, small);
-    specials(e, x, y)
+    LogReduced {
+        k,
+        r,
+        log_c_hi,
+        log_c_lo,
+    }
 }
 
 /// `log`'s special values over the result `y` of a finite positive `x`: three ordered

@@ -37,12 +37,14 @@ mod erf;
 mod exp;
 mod expm1;
 mod log;
+mod pow;
 mod tanh;
 
 pub use erf::erf;
 pub use exp::exp;
 pub use expm1::expm1;
 pub use log::log;
+pub use pow::pow;
 pub use tanh::tanh;
 
 use crate::opcode::{BinaryOp, UnaryOp};
@@ -321,8 +323,8 @@ pub fn has_unary(op: UnaryOp) -> bool {
 }
 
 /// Whether binary `op` has a routine here.
-pub fn has_binary(_op: BinaryOp) -> bool {
-    false
+pub fn has_binary(op: BinaryOp) -> bool {
+    matches!(op, BinaryOp::Pow)
 }
 
 /// The routine for `op` applied to `x`, or `None` when [`has_unary`] is false.
@@ -338,8 +340,11 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
 }
 
 /// The routine for binary `op` applied to `(a, b)`, or `None` when [`has_binary`] is false.
-pub fn binary<E: MathEmitter>(_e: &mut E, _op: BinaryOp, _a: E::F, _b: E::F) -> Option<E::F> {
-    None
+pub fn binary<E: MathEmitter>(e: &mut E, op: BinaryOp, a: E::F, b: E::F) -> Option<E::F> {
+    Some(match op {
+        BinaryOp::Pow => pow(e, a, b),
+        _ => return None,
+    })
 }
 
 /// `op(x)` evaluated on `f64`, when the routine exists.

@@ -10,6 +10,7 @@
 
 mod dd;
 mod exp_log;
+mod pow;
 
 use adjit_ir::random::Rng;
 use adjit_ir::{mathlib, UnaryOp};
