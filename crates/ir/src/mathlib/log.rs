@@ -84,6 +84,41 @@ pub fn log<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let bias = e.fconst(4503599627370496.0 + 1023.0);
     let unbias = e.select(tiny, scaled_bias, bias);
 
+    let LogReduced {
+        k,
+        r,
+        log_c_hi,
+        log_c_lo,
+    } = table_reduce(e, xs, unbias);
+    let p = horner(e, r, &LOG1P_FIT);
+    let r2 = e.mul(r, r);
+    let poly = e.mul(r2, p);
+
+    let ln2_hi = e.fconst(LN2_HI);
+    let ln2_lo = e.fconst(LN2_LO);
+    let t = e.fma(k, ln2_hi, log_c_hi);
+    let (hi, lo1) = fast_two_sum(e, t, r);
+    let lo = e.fma(k, ln2_lo, log_c_lo);
+    let small = e.add(poly, lo1);
+    let small = e.add(small, lo);
+    let y = e.add(hi, small);
+    specials(e, x, y)
+}
+
+/// `x = 2ᵏ·c·(1 + r)`: the table-driven form's reduction (see the module documentation).
+pub(crate) struct LogReduced<F> {
+    /// An integral float.
+    pub k: F,
+    /// `z·c⁻¹ − 1`, exact, in `[−0.0014077, 2⁻⁹]`.
+    pub r: F,
+    /// `log c` as `hi + lo` (`hi` a multiple of 2⁻⁴², `|lo| ≤ 2⁻⁴³`).
+    pub log_c_hi: F,
+    pub log_c_lo: F,
+}
+
+/// The table-driven reduction of a positive normal `xs`; `unbias` is `2⁵² + 1023` (plus any
+/// scaling the caller applied to reach the normal range).
+pub(crate) fn table_reduce<E: MathEmitter>(e: &mut E, xs: E::F, unbias: E::F) -> LogReduced<E::F> {
     let ix = e.bits_of(xs);
     let offset = e.iconst(TO_OFF);
     let shifted = e.iadd(ix, offset);
@@ -101,23 +136,15 @@ pub fn log<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let k = e.sub(kf, unbias);
     let index = e.ushr(shifted, 43);
     let [inv_c, log_c_hi, log_c_lo] = e.lookup_row(&LOG_TABLE, index);
-
     // r = z·c⁻¹ − 1, exact.
     let neg_one = e.fconst(-1.0);
     let r = e.fma(z, inv_c, neg_one);
-    let p = horner(e, r, &LOG1P_FIT);
-    let r2 = e.mul(r, r);
-    let poly = e.mul(r2, p);
-
-    let ln2_hi = e.fconst(LN2_HI);
-    let ln2_lo = e.fconst(LN2_LO);
-    let t = e.fma(k, ln2_hi, log_c_hi);
-    let (hi, lo1) = fast_two_sum(e, t, r);
-    let lo = e.fma(k, ln2_lo, log_c_lo);
-    let small = e.add(poly, lo1);
-    let small = e.add(small, lo);
-    let y = e.add(hi, small);
-    specials(e, x, y)
+    LogReduced {
+        k,
+        r,
+        log_c_hi,
+        log_c_lo,
+    }
 }
 
 /// `log`'s special values over the result `y` of a finite positive `x`: three ordered
@@ -191,7 +218,7 @@ fn log_table_free<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
 
 /// `P(r) = (log1p(r) − r)/r²` on `[−0.0014077, 2⁻⁹]`, degree 4 (Chebyshev interpolant, mpmath
 /// at 200 bits; absolute error below 2⁻⁵²·⁶ with the coefficients rounded).
-const LOG1P_FIT: [f64; 5] = [
+pub(crate) const LOG1P_FIT: [f64; 5] = [
     -0.4999999999999999,
     0.3333333333330862,
     -0.2500000003829236,

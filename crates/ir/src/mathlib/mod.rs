@@ -37,12 +37,14 @@ mod erf;
 mod exp;
 mod expm1;
 mod log;
+mod log1p;
 mod tanh;
 
 pub use erf::erf;
 pub use exp::exp;
 pub use expm1::expm1;
 pub use log::log;
+pub use log1p::log1p;
 pub use tanh::tanh;
 
 use crate::opcode::{BinaryOp, UnaryOp};
@@ -316,7 +318,12 @@ impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
 pub fn has_unary(op: UnaryOp) -> bool {
     matches!(
         op,
-        UnaryOp::Exp | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Erf
+        UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log1p
+            | UnaryOp::Tanh
+            | UnaryOp::Erf
     )
 }
 
@@ -331,6 +338,7 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
         UnaryOp::Exp => exp(e, x),
         UnaryOp::Expm1 => expm1(e, x),
         UnaryOp::Log => log(e, x),
+        UnaryOp::Log1p => log1p(e, x),
         UnaryOp::Tanh => tanh(e, x),
         UnaryOp::Erf => erf(e, x),
         _ => return None,
