@@ -36,6 +36,7 @@
 mod erf;
 mod exp;
 mod expm1;
+mod hyperbolic;
 mod log;
 mod log1p;
 mod tanh;
@@ -43,6 +44,7 @@ mod tanh;
 pub use erf::erf;
 pub use exp::exp;
 pub use expm1::expm1;
+pub use hyperbolic::{cosh, sinh};
 pub use log::log;
 pub use log1p::log1p;
 pub use tanh::tanh;
@@ -322,6 +324,8 @@ pub fn has_unary(op: UnaryOp) -> bool {
             | UnaryOp::Expm1
             | UnaryOp::Log
             | UnaryOp::Log1p
+            | UnaryOp::Sinh
+            | UnaryOp::Cosh
             | UnaryOp::Tanh
             | UnaryOp::Erf
     )
@@ -339,6 +343,8 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
         UnaryOp::Expm1 => expm1(e, x),
         UnaryOp::Log => log(e, x),
         UnaryOp::Log1p => log1p(e, x),
+        UnaryOp::Sinh => sinh(e, x),
+        UnaryOp::Cosh => cosh(e, x),
         UnaryOp::Tanh => tanh(e, x),
         UnaryOp::Erf => erf(e, x),
         _ => return None,
