@@ -33,6 +33,7 @@
 //! short mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not
 //! part of the repository.
 
+mod atan;
 mod erf;
 mod exp;
 mod expm1;
@@ -41,6 +42,7 @@ mod log;
 mod log1p;
 mod tanh;
 
+pub use atan::{atan, atan2};
 pub use erf::erf;
 pub use exp::exp;
 pub use expm1::expm1;
@@ -327,13 +329,14 @@ pub fn has_unary(op: UnaryOp) -> bool {
             | UnaryOp::Sinh
             | UnaryOp::Cosh
             | UnaryOp::Tanh
+            | UnaryOp::Atan
             | UnaryOp::Erf
     )
 }
 
 /// Whether binary `op` has a routine here.
-pub fn has_binary(_op: BinaryOp) -> bool {
-    false
+pub fn has_binary(op: BinaryOp) -> bool {
+    matches!(op, BinaryOp::Atan2)
 }
 
 /// The routine for `op` applied to `x`, or `None` when [`has_unary`] is false.
@@ -346,14 +349,18 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
         UnaryOp::Sinh => sinh(e, x),
         UnaryOp::Cosh => cosh(e, x),
         UnaryOp::Tanh => tanh(e, x),
+        UnaryOp::Atan => atan(e, x),
         UnaryOp::Erf => erf(e, x),
         _ => return None,
     })
 }
 
 /// The routine for binary `op` applied to `(a, b)`, or `None` when [`has_binary`] is false.
-pub fn binary<E: MathEmitter>(_e: &mut E, _op: BinaryOp, _a: E::F, _b: E::F) -> Option<E::F> {
-    None
+pub fn binary<E: MathEmitter>(e: &mut E, op: BinaryOp, a: E::F, b: E::F) -> Option<E::F> {
+    Some(match op {
+        BinaryOp::Atan2 => atan2(e, a, b),
+        _ => return None,
+    })
 }
 
 /// `op(x)` evaluated on `f64`, when the routine exists.

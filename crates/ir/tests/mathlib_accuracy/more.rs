@@ -1,9 +1,10 @@
 //! References and test points of `log1p`, `sinh`, `cosh`, `atan`, `asin`, `acos`, and the
 //! test of `atan2` over pairs of arguments.
 
-use super::dd::{exp_ref_dd, log_ref, pow2i, Dd};
-use super::{Routine, INF, NAN};
-use adjit_ir::UnaryOp;
+use super::dd::{exp_ref_dd, log_ref, pow2i, ulp_error, Dd};
+use super::{n_points, Routine, INF, NAN};
+use adjit_ir::random::Rng;
+use adjit_ir::{mathlib, BinaryOp, UnaryOp};
 
 /// `2·atanh(s)` for `|s| ≤ 0.2` by its Taylor series.
 fn two_atanh(s: Dd) -> Dd {
@@ -107,6 +108,237 @@ fn cosh_ref(x: f64) -> (Dd, i32) {
     }
 }
 
+pub const PI: Dd = Dd(3.141592653589793, 1.2246467991473532e-16);
+pub const PI_2: Dd = Dd(1.5707963267948966, 6.123233995736766e-17);
+
+/// `√a` of a positive double-double: the rounded root and one Newton correction.
+fn sqrt_dd(a: Dd) -> Dd {
+    if a.0 == 0.0 {
+        return Dd::from(0.0);
+    }
+    let s = a.0.sqrt();
+    let r = a.sub(Dd::from(s).mul(Dd::from(s)));
+    super::dd::fast_two_sum(s, r.0 / (2.0 * s))
+}
+
+/// `atan q` for `0 ≤ q ≤ 1`: three halvings `q ← q/(1 + √(1 + q²))` (to below 0.1), then
+/// the Taylor series.
+fn atan_small(q: Dd) -> Dd {
+    let mut q = q;
+    for _ in 0..3 {
+        let one = Dd::from(1.0);
+        q = q.div(one.add(sqrt_dd(one.add(q.mul(q)))));
+    }
+    let z = q.mul(q);
+    let mut pow = q;
+    let mut sum = q;
+    for k in 1..30 {
+        pow = pow.mul(z).neg();
+        sum = sum.add(pow.div(Dd::from((2 * k + 1) as f64)));
+    }
+    sum.mul_f(8.0)
+}
+
+/// `atan q` for finite `q ≥ 0`: `π/2 − atan(1/q)` beyond 1.
+fn atan_dd(q: Dd) -> Dd {
+    if q.0 > 1.0 {
+        PI_2.sub(atan_small(Dd::from(1.0).div(q)))
+    } else {
+        atan_small(q)
+    }
+}
+
+fn atan_ref(x: f64) -> (Dd, i32) {
+    if x.is_nan() || x == 0.0 {
+        return (Dd::from(x), 0);
+    }
+    let a = x.abs();
+    let (m, k) = if a == INF {
+        (PI_2, 0)
+    } else if a < 1e-200 {
+        (Dd::from(a * pow2i(600)), -600)
+    } else {
+        (atan_dd(Dd::from(a)), 0)
+    };
+    if x < 0.0 {
+        (m.neg(), k)
+    } else {
+        (m, k)
+    }
+}
+
+/// `atan2(y, x)` as `(m, k)`: Annex F's special values, otherwise `±(off ± atan q)` with
+/// `q = min/max` of the magnitudes, `q` kept apart from its power of two while tiny.
+fn atan2_ref(y: f64, x: f64) -> (Dd, i32) {
+    if x.is_nan() || y.is_nan() {
+        return (Dd::from(NAN), 0);
+    }
+    let sign = |m: Dd| if y.is_sign_negative() { m.neg() } else { m };
+    let x_neg = x.is_sign_negative();
+    let (ax, ay) = (x.abs(), y.abs());
+    let quarter = PI.mul_f(0.25);
+    let r = if ax == INF && ay == INF {
+        if x_neg {
+            PI.sub(quarter)
+        } else {
+            quarter
+        }
+    } else if ay == 0.0 || ax == INF {
+        if x_neg {
+            PI
+        } else {
+            Dd::from(0.0)
+        }
+    } else if ax == 0.0 || ay == INF {
+        PI_2
+    } else {
+        let swapped = ay > ax;
+        let (n, d) = if swapped { (ax, ay) } else { (ay, ax) };
+        // n/d = (mn/md)·2^(en − ed), mn, md in [1, 2).
+        let exponent = |v: f64| -> i32 {
+            let field = |v: f64| ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+            if v < f64::MIN_POSITIVE {
+                field(v * pow2i(200)) - 200
+            } else {
+                field(v)
+            }
+        };
+        let (en, ed) = (exponent(n), exponent(d));
+        let mn = Dd::from(n).ldexp(-en);
+        let md = Dd::from(d).ldexp(-ed);
+        let qm = mn.div(md);
+        let k = en - ed;
+        if k < -1100 && !swapped && !x_neg {
+            return (sign(Dd::from(0.0)), 0);
+        }
+        if k < -40 && !swapped && !x_neg {
+            // atan q = q·(1 − q²/3 + …), q < 2⁻³⁹.
+            let q2 = qm.0 * qm.0 * pow2i((2 * k).max(-1074));
+            return (sign(qm.sub(qm.mul_f(q2 / 3.0))), k);
+        }
+        let a = if k < -1000 {
+            Dd::from(0.0)
+        } else {
+            atan_dd(qm.ldexp(k))
+        };
+        match (swapped, x_neg) {
+            (false, false) => a,
+            (false, true) => PI.sub(a),
+            (true, false) => PI_2.sub(a),
+            (true, true) => PI_2.add(a),
+        }
+    };
+    (sign(r), 0)
+}
+
+/// Pairs: a quarter random bit patterns, a quarter log-uniform magnitudes in [2⁻⁶⁰, 2⁶⁰] of
+/// random signs, a quarter uniform in [−4, 4]², a quarter with wildly different exponents.
+fn pairs(n: usize, seed: u64) -> Vec<(f64, f64)> {
+    let mut rng = Rng::new(seed);
+    let signed = |rng: &mut Rng, lo: f64, hi: f64| {
+        let m = 2f64.powf(rng.uniform(lo, hi));
+        if rng.next_u64() & 1 == 1 {
+            -m
+        } else {
+            m
+        }
+    };
+    (0..n)
+        .map(|i| match i % 4 {
+            0 => (
+                f64::from_bits(rng.next_u64()),
+                f64::from_bits(rng.next_u64()),
+            ),
+            1 => (signed(&mut rng, -60.0, 60.0), signed(&mut rng, -60.0, 60.0)),
+            2 => (rng.uniform(-4.0, 4.0), rng.uniform(-4.0, 4.0)),
+            _ => (
+                signed(&mut rng, -1074.0, 1023.9),
+                signed(&mut rng, -1074.0, 1023.9),
+            ),
+        })
+        .collect()
+}
+
+#[test]
+fn atan2_is_within_one_ulp() {
+    let atan2 = |y: f64, x: f64| mathlib::binary_f64(BinaryOp::Atan2, y, x).unwrap();
+    let pi = PI.0;
+    let (pi2, pi4) = (PI_2.0, PI.0 / 4.0);
+    let pi34 = 2.356194490192345;
+    let mut failures = Vec::new();
+    let specials = [
+        (0.0, 0.0, 0.0),
+        (-0.0, 0.0, -0.0),
+        (0.0, -0.0, pi),
+        (-0.0, -0.0, -pi),
+        (0.0, 1.0, 0.0),
+        (-0.0, 1.0, -0.0),
+        (0.0, -1.0, pi),
+        (-0.0, -1.0, -pi),
+        (1.0, 0.0, pi2),
+        (1.0, -0.0, pi2),
+        (-1.0, 0.0, -pi2),
+        (-1.0, -0.0, -pi2),
+        (INF, INF, pi4),
+        (-INF, INF, -pi4),
+        (INF, -INF, pi34),
+        (-INF, -INF, -pi34),
+        (1.0, INF, 0.0),
+        (-1.0, INF, -0.0),
+        (1.0, -INF, pi),
+        (-1.0, -INF, -pi),
+        (INF, 1.0, pi2),
+        (-INF, -1.0, -pi2),
+        (INF, 0.0, pi2),
+        (0.0, INF, 0.0),
+        (-0.0, -INF, -pi),
+        (NAN, 1.0, NAN),
+        (1.0, NAN, NAN),
+        (NAN, NAN, NAN),
+        (INF, NAN, NAN),
+        (0.0, NAN, NAN),
+        (1.0, 1.0, pi4),
+        (-1.0, -1.0, -pi34),
+        (5e-324, f64::MAX, 0.0),
+        (f64::MAX, 5e-324, pi2),
+        (5e-324, 1.0, 5e-324),
+        (-5e-324, 5e-324, -pi4),
+        (f64::MAX, f64::MAX, pi4),
+    ];
+    for (y, x, want) in specials {
+        let got = atan2(y, x);
+        if !((got.is_nan() && want.is_nan()) || got.to_bits() == want.to_bits()) {
+            failures.push(format!("atan2({y:e}, {x:e}) = {got:e}, expected {want:e}"));
+        }
+    }
+    let n = n_points();
+    let (mut worst, mut worst_at) = (0.0f64, (0.0, 0.0));
+    let (mut worst32, mut worst32_at) = (0.0f64, (0.0f32, 0.0f32));
+    for (y, x) in pairs(n, 0xa7a2) {
+        let err = ulp_error(atan2(y, x), atan2_ref(y, x), 53, -1022);
+        if err.is_nan() || err > worst {
+            (worst, worst_at) = (err, (y, x));
+        }
+        let (y32, x32) = (y as f32, x as f32);
+        let got32 = atan2(f64::from(y32), f64::from(x32)) as f32;
+        let (m, k) = atan2_ref(f64::from(y32), f64::from(x32));
+        let err32 = ulp_error(f64::from(got32), (m.ldexp(k), 0), 24, -126);
+        if err32.is_nan() || err32 > worst32 {
+            (worst32, worst32_at) = (err32, (y32, x32));
+        }
+    }
+    println!(
+        "atan2: {n} pairs, max {worst:.3} ulp (at {worst_at:?}); f32 max {worst32:.3} ulp (at {worst32_at:?})"
+    );
+    if worst.is_nan() || worst >= 1.0 {
+        failures.push(format!("atan2: {worst} ulp at {worst_at:?}"));
+    }
+    if worst32.is_nan() || worst32 >= 1.0 {
+        failures.push(format!("atan2 (f32): {worst32} ulp at {worst32_at:?}"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 pub fn routines() -> Vec<Routine> {
     vec![
         Routine {
@@ -206,6 +438,43 @@ pub fn routines() -> Vec<Routine> {
                 (5e-324, 1.0),
                 (-1e-300, 1.0),
                 (1e-9, 1.0),
+            ],
+        },
+        Routine {
+            op: UnaryOp::Atan,
+            reference: atan_ref,
+            ranges: &[(-300.0, 300.0), (-2.0, 2.0), (-0.01, 0.01), (100.0, 300.0)],
+            edges: &[
+                1.0 / 256.0,
+                0.0039062499999999996,
+                0.0078125,
+                0.0078124999999999995,
+                128.0,
+                127.99999999999999,
+                256.0,
+                255.99999999999997,
+                1.0,
+                0.9999999999999999,
+                1.0000000000000002,
+                1.03125,
+                7.450580596923828e-9,
+                7.4505805969238274e-9,
+                1e16,
+                7.378697629483821e19,
+                1.2676506002282294e30,
+            ],
+            special: &[
+                (0.0, 0.0),
+                (-0.0, -0.0),
+                (INF, 1.5707963267948966),
+                (-INF, -1.5707963267948966),
+                (NAN, NAN),
+                (1e300, 1.5707963267948966),
+                (-f64::MAX, -1.5707963267948966),
+                (5e-324, 5e-324),
+                (-1e-300, -1e-300),
+                (1e-10, 1e-10),
+                (1.0, 0.7853981633974483),
             ],
         },
     ]
