@@ -3,7 +3,7 @@
 //! scalar or two-lane vector Cranelift IR (the JIT), with the same bits in every lane.
 //!
 //! The rules every routine follows, which make that possible:
-//! - Only operations whose IEEE 754 result is exactly defined: `+ - × ÷` and `fma` (one
+//! - Only operations whose IEEE 754 result is exactly defined: `+ - × ÷`, `√` and `fma` (one
 //!   rounding) in round-to-nearest-even, sign and bit manipulation, integer arithmetic on the
 //!   bit patterns, comparisons and selects. No library call, no reassociation; each emitter
 //!   performs the operations in the order the routine states them.
@@ -33,6 +33,7 @@
 //! short mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not
 //! part of the repository.
 
+mod asin;
 mod atan;
 mod erf;
 mod exp;
@@ -42,6 +43,7 @@ mod log;
 mod log1p;
 mod tanh;
 
+pub use asin::{acos, asin};
 pub use atan::{atan, atan2};
 pub use erf::erf;
 pub use exp::exp;
@@ -84,6 +86,8 @@ pub trait MathEmitter {
     fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
     fn neg(&mut self, a: Self::F) -> Self::F;
     fn abs(&mut self, a: Self::F) -> Self::F;
+    /// The correctly rounded square root (NaN below −0).
+    fn sqrt(&mut self, a: Self::F) -> Self::F;
     /// Round to an integer, ties to even.
     fn nearest(&mut self, a: Self::F) -> Self::F;
     fn floor(&mut self, a: Self::F) -> Self::F;
@@ -162,6 +166,10 @@ impl MathEmitter for Eval {
     #[inline(always)]
     fn abs(&mut self, a: f64) -> f64 {
         a.abs()
+    }
+    #[inline(always)]
+    fn sqrt(&mut self, a: f64) -> f64 {
+        a.sqrt()
     }
     #[inline(always)]
     fn nearest(&mut self, a: f64) -> f64 {
@@ -270,6 +278,9 @@ impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
     fn abs(&mut self, a: E::F) -> E::F {
         self.0.abs(a)
     }
+    fn sqrt(&mut self, a: E::F) -> E::F {
+        self.0.sqrt(a)
+    }
     fn nearest(&mut self, a: E::F) -> E::F {
         self.0.nearest(a)
     }
@@ -329,6 +340,8 @@ pub fn has_unary(op: UnaryOp) -> bool {
             | UnaryOp::Sinh
             | UnaryOp::Cosh
             | UnaryOp::Tanh
+            | UnaryOp::Asin
+            | UnaryOp::Acos
             | UnaryOp::Atan
             | UnaryOp::Erf
     )
@@ -349,6 +362,8 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
         UnaryOp::Sinh => sinh(e, x),
         UnaryOp::Cosh => cosh(e, x),
         UnaryOp::Tanh => tanh(e, x),
+        UnaryOp::Asin => asin(e, x),
+        UnaryOp::Acos => acos(e, x),
         UnaryOp::Atan => atan(e, x),
         UnaryOp::Erf => erf(e, x),
         _ => return None,

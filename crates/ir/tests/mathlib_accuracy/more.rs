@@ -167,6 +167,57 @@ fn atan_ref(x: f64) -> (Dd, i32) {
     }
 }
 
+/// `√(1 − a²)` for `0 ≤ a ≤ 1`, from `(1 − a)(1 + a)`.
+fn cos_leg(a: f64) -> Dd {
+    let one = Dd::from(1.0);
+    sqrt_dd(one.sub(Dd::from(a)).mul(one.add(Dd::from(a))))
+}
+
+fn asin_ref(x: f64) -> (Dd, i32) {
+    let a = x.abs();
+    if x.is_nan() || a > 1.0 {
+        return (Dd::from(NAN), 0);
+    }
+    if x == 0.0 {
+        return (Dd::from(x), 0);
+    }
+    let (m, k) = if a < 1e-200 {
+        (Dd::from(a * pow2i(600)), -600)
+    } else if a <= 0.7 {
+        (atan_dd(Dd::from(a).div(cos_leg(a))), 0)
+    } else {
+        (PI_2.sub(atan_dd(cos_leg(a).div(Dd::from(a)))), 0)
+    };
+    if x < 0.0 {
+        (m.neg(), k)
+    } else {
+        (m, k)
+    }
+}
+
+fn acos_ref(x: f64) -> (Dd, i32) {
+    let a = x.abs();
+    if x.is_nan() || a > 1.0 {
+        return (Dd::from(NAN), 0);
+    }
+    let r = if a >= 0.7 {
+        let t = atan_dd(cos_leg(a).div(Dd::from(a)));
+        if x < 0.0 {
+            PI.sub(t)
+        } else {
+            t
+        }
+    } else {
+        let t = atan_dd(Dd::from(a).div(cos_leg(a)));
+        if x < 0.0 {
+            PI_2.add(t)
+        } else {
+            PI_2.sub(t)
+        }
+    };
+    (r, 0)
+}
+
 /// `atan2(y, x)` as `(m, k)`: Annex F's special values, otherwise `±(off ± atan q)` with
 /// `q = min/max` of the magnitudes, `q` kept apart from its power of two while tiny.
 fn atan2_ref(y: f64, x: f64) -> (Dd, i32) {
@@ -475,6 +526,66 @@ pub fn routines() -> Vec<Routine> {
                 (-1e-300, -1e-300),
                 (1e-10, 1e-10),
                 (1.0, 0.7853981633974483),
+            ],
+        },
+        Routine {
+            op: UnaryOp::Asin,
+            reference: asin_ref,
+            ranges: &[(-1.0, 1.0), (0.69, 0.72), (-1.0, -0.999), (-0.01, 0.01)],
+            edges: &[
+                0.7071067811865476,
+                0.7071067811865475,
+                -0.7071067811865476,
+                0.9999999999999999,
+                -0.9999999999999999,
+                0.5,
+                1.4901161193847656e-8,
+                0.0078125,
+                0.99999,
+            ],
+            special: &[
+                (0.0, 0.0),
+                (-0.0, -0.0),
+                (1.0, 1.5707963267948966),
+                (-1.0, -1.5707963267948966),
+                (1.0000000000000002, NAN),
+                (-1.0000000000000002, NAN),
+                (INF, NAN),
+                (-INF, NAN),
+                (NAN, NAN),
+                (5e-324, 5e-324),
+                (-1e-300, -1e-300),
+                (1e-10, 1e-10),
+            ],
+        },
+        Routine {
+            op: UnaryOp::Acos,
+            reference: acos_ref,
+            ranges: &[(-1.0, 1.0), (0.69, 0.72), (0.999, 1.0), (-1.0, -0.999)],
+            edges: &[
+                0.7071067811865476,
+                0.7071067811865475,
+                -0.7071067811865476,
+                0.9999999999999999,
+                -0.9999999999999999,
+                0.5,
+                -0.5,
+                1.4901161193847656e-8,
+                0.0078125,
+                0.99999,
+            ],
+            special: &[
+                (0.0, 1.5707963267948966),
+                (-0.0, 1.5707963267948966),
+                (1.0, 0.0),
+                (-1.0, 3.141592653589793),
+                (1.0000000000000002, NAN),
+                (-1.0000000000000002, NAN),
+                (INF, NAN),
+                (-INF, NAN),
+                (NAN, NAN),
+                (5e-324, 1.5707963267948966),
+                (-1e-300, 1.5707963267948966),
             ],
         },
     ]
