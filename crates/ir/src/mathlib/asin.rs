@@ -7,14 +7,15 @@
 //! small as 2⁻⁵³). `S = sh + sl` with `sh = √wh` (correctly rounded) and
 //! `sl = (wh − sh² + wl)/(2sh)` (the first difference exact by `fma`; the denominator kept
 //! above 10⁻³⁰⁰ so that `a = 1`, `S = 0` gives `sl = 0`): within 2⁻¹⁰⁰ of `√(1 − a²)`.
-//! `wl` can reach 2⁻⁴⁰ of `wh` (`a` near 1), so the pair is renormalized by FastTwoSum: the
-//! atan core evaluates its polynomial at the high part of `t` and needs the low part below
-//! an ulp.
+//! `wl` can reach 2⁻⁴⁰ of `wh` (`a` near 1), so `sl` can reach 2⁻⁴¹ of `sh`: the pair is
+//! left so (its inverse below is `1/sh`, computed beside `sl` rather than after it), and the
+//! quotient is renormalized instead.
 //!
 //! **The quotient.** Of the two legs `a` and `S`, `n` is the smaller and `d` the larger
 //! (`d ≥ 1/√2`, so neither its inverse nor the remainder below can leave the normal range);
 //! `q = n/d` as `qh = n·(1/d)`, `ql = (n − qh·dh + nl − qh·dl)·(1/d)` (the first difference by
-//! `fma`), within about 2⁻¹⁰⁰ of `n/d`. [`super::atan::angle`] adds `π/2`, `π` and the signs
+//! `fma`), within about 2⁻¹⁰⁰ of `n/d`, and renormalized by FastTwoSum (the atan core
+//! evaluates its polynomial at the high part of `t` and needs the low part below an ulp). [`super::atan::angle`] adds `π/2`, `π` and the signs
 //! by the quadrant and rounds once: ≤ 0.51 ulp, as `atan2`.
 //!
 //! **asin** `= ±angle(S, a)` (the sign of `x` copied bitwise: `asin(−0) = −0`);
@@ -39,8 +40,7 @@ fn root<E: MathEmitter>(e: &mut E, a: E::F) -> (E::F, E::F) {
     let twice = e.add(sh, sh);
     let twice = clamp_below(e, twice, 1e-300);
     let sl = e.div(rem, twice);
-    // `sh` is the root of `wh`, not of `wh + wl`: renormalized, so that `sl` is below an ulp.
-    fast_two_sum(e, sh, sl)
+    (sh, sl)
 }
 
 /// `(qh + ql, swapped)` for the legs `y = yh + yl` and `x = xh + xl` (non-negative, one of
@@ -63,6 +63,8 @@ fn ratio<E: MathEmitter>(
     let rem = e.add(rem, nl);
     let rem = e.fma(neg_qh, dl, rem);
     let ql = e.mul(rem, inv);
+    // Renormalized (see the module documentation).
+    let (qh, ql) = fast_two_sum(e, qh, ql);
     (qh, ql, swapped)
 }
 
