@@ -46,9 +46,9 @@
 use super::{clamp_above, clamp_below, copysign, fast_two_sum, horner, two_sum, Cmp, MathEmitter};
 
 /// `π` and `π/2` as `hi + lo`.
-pub(crate) const PI_HI: f64 = 3.141592653589793;
+pub(crate) const PI_HI: f64 = std::f64::consts::PI;
 pub(crate) const PI_LO: f64 = 1.2246467991473532e-16;
-pub(crate) const PI_2_HI: f64 = 1.5707963267948966;
+pub(crate) const PI_2_HI: f64 = std::f64::consts::FRAC_PI_2;
 pub(crate) const PI_2_LO: f64 = 6.123233995736766e-17;
 
 /// `−1/3, 1/5, −1/7, 1/9, −1/11`.
