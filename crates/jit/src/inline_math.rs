@@ -14,7 +14,7 @@
 //! (`punpcklqdq`/`punpckhqdq` on x86-64).
 //!
 //! Target support (Cranelift 0.135): every operation used here (`fadd fsub fmul fdiv fma fneg
-//! fabs nearest floor`, `bitcast`, `iadd isub band bor ishl_imm ushr_imm imul_imm`, `fcmp`,
+//! fabs sqrt nearest floor`, `bitcast`, `iadd isub band bor ishl_imm ushr_imm imul_imm`, `fcmp`,
 //! `select` / `bitselect`, `vconst`, `load`, `extractlane insertlane scalar_to_vector
 //! shuffle`) lowers natively on AArch64 and on x86-64 with the host's features
 //! (cranelift-native enables FMA and SSE4.1). Without FMA (x86-64 objects, which target the
@@ -243,6 +243,10 @@ impl<M: Module> MathEmitter for ClifMath<'_, '_, M> {
 
     fn abs(&mut self, a: ir::Value) -> ir::Value {
         self.b.ins().fabs(a)
+    }
+
+    fn sqrt(&mut self, a: ir::Value) -> ir::Value {
+        self.b.ins().sqrt(a)
     }
 
     fn nearest(&mut self, a: ir::Value) -> ir::Value {

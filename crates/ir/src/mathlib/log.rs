@@ -107,8 +107,8 @@ pub(crate) struct LogReduced<F> {
     pub log_c_lo: F,
 }
 
-/// The table-driven reduction of [`log`] for positive finite `x` (other arguments give
-/// finite garbage, replaced by the callers' special values); also `pow`'s.
+/// The table-driven reduction of [`log`] for positive finite `x`, subnormals included (other
+/// arguments give finite garbage, replaced by the callers' special values); also `pow`'s.
 pub(crate) fn table_reduce<E: MathEmitter>(e: &mut E, x: E::F) -> LogReduced<E::F> {
     let min_normal = e.fconst(f64::MIN_POSITIVE);
     let tiny = e.cmp(Cmp::Lt, x, min_normal);
@@ -119,7 +119,16 @@ pub(crate) fn table_reduce<E: MathEmitter>(e: &mut E, x: E::F) -> LogReduced<E::
     let scaled_bias = e.fconst(4503599627370496.0 + 1023.0 + 54.0);
     let bias = e.fconst(4503599627370496.0 + 1023.0);
     let unbias = e.select(tiny, scaled_bias, bias);
+    table_reduce_normal(e, xs, unbias)
+}
 
+/// The table-driven reduction of a positive normal `xs`; `unbias` is `2⁵² + 1023` (plus any
+/// scaling the caller applied to reach the normal range).
+pub(crate) fn table_reduce_normal<E: MathEmitter>(
+    e: &mut E,
+    xs: E::F,
+    unbias: E::F,
+) -> LogReduced<E::F> {
     let ix = e.bits_of(xs);
     let offset = e.iconst(TO_OFF);
     let shifted = e.iadd(ix, offset);
@@ -137,7 +146,6 @@ pub(crate) fn table_reduce<E: MathEmitter>(e: &mut E, x: E::F) -> LogReduced<E::
     let k = e.sub(kf, unbias);
     let index = e.ushr(shifted, 43);
     let [inv_c, log_c_hi, log_c_lo] = e.lookup_row(&LOG_TABLE, index);
-
     // r = z·c⁻¹ − 1, exact.
     let neg_one = e.fconst(-1.0);
     let r = e.fma(z, inv_c, neg_one);
@@ -220,7 +228,7 @@ fn log_table_free<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
 
 /// `P(r) = (log1p(r) − r)/r²` on `[−0.0014077, 2⁻⁹]`, degree 4 (Chebyshev interpolant, mpmath
 /// at 200 bits; absolute error below 2⁻⁵²·⁶ with the coefficients rounded).
-const LOG1P_FIT: [f64; 5] = [
+pub(crate) const LOG1P_FIT: [f64; 5] = [
     -0.4999999999999999,
     0.3333333333330862,
     -0.2500000003829236,

@@ -3,7 +3,7 @@
 //! scalar or two-lane vector Cranelift IR (the JIT), with the same bits in every lane.
 //!
 //! The rules every routine follows, which make that possible:
-//! - Only operations whose IEEE 754 result is exactly defined: `+ - × ÷` and `fma` (one
+//! - Only operations whose IEEE 754 result is exactly defined: `+ - × ÷`, `√` and `fma` (one
 //!   rounding) in round-to-nearest-even, sign and bit manipulation, integer arithmetic on the
 //!   bit patterns, comparisons and selects. No library call, no reassociation; each emitter
 //!   performs the operations in the order the routine states them.
@@ -33,17 +33,25 @@
 //! short mpmath scripts at 200–300 bits (`float(mpmath.nstr(c, 40))`); the scripts are not
 //! part of the repository.
 
+mod asin;
+mod atan;
 mod erf;
 mod exp;
 mod expm1;
+mod hyperbolic;
 mod log;
+mod log1p;
 mod pow;
 mod tanh;
 
+pub use asin::{acos, asin};
+pub use atan::{atan, atan2};
 pub use erf::erf;
 pub use exp::exp;
 pub use expm1::expm1;
+pub use hyperbolic::{cosh, sinh};
 pub use log::log;
+pub use log1p::log1p;
 pub use pow::pow;
 pub use tanh::tanh;
 
@@ -80,6 +88,8 @@ pub trait MathEmitter {
     fn fma(&mut self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
     fn neg(&mut self, a: Self::F) -> Self::F;
     fn abs(&mut self, a: Self::F) -> Self::F;
+    /// The correctly rounded square root (NaN below −0).
+    fn sqrt(&mut self, a: Self::F) -> Self::F;
     /// Round to an integer, ties to even.
     fn nearest(&mut self, a: Self::F) -> Self::F;
     fn floor(&mut self, a: Self::F) -> Self::F;
@@ -158,6 +168,10 @@ impl MathEmitter for Eval {
     #[inline(always)]
     fn abs(&mut self, a: f64) -> f64 {
         a.abs()
+    }
+    #[inline(always)]
+    fn sqrt(&mut self, a: f64) -> f64 {
+        a.sqrt()
     }
     #[inline(always)]
     fn nearest(&mut self, a: f64) -> f64 {
@@ -266,6 +280,9 @@ impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
     fn abs(&mut self, a: E::F) -> E::F {
         self.0.abs(a)
     }
+    fn sqrt(&mut self, a: E::F) -> E::F {
+        self.0.sqrt(a)
+    }
     fn nearest(&mut self, a: E::F) -> E::F {
         self.0.nearest(a)
     }
@@ -318,13 +335,23 @@ impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
 pub fn has_unary(op: UnaryOp) -> bool {
     matches!(
         op,
-        UnaryOp::Exp | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Erf
+        UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log1p
+            | UnaryOp::Sinh
+            | UnaryOp::Cosh
+            | UnaryOp::Tanh
+            | UnaryOp::Asin
+            | UnaryOp::Acos
+            | UnaryOp::Atan
+            | UnaryOp::Erf
     )
 }
 
 /// Whether binary `op` has a routine here.
 pub fn has_binary(op: BinaryOp) -> bool {
-    matches!(op, BinaryOp::Pow)
+    matches!(op, BinaryOp::Pow | BinaryOp::Atan2)
 }
 
 /// The routine for `op` applied to `x`, or `None` when [`has_unary`] is false.
@@ -333,7 +360,13 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
         UnaryOp::Exp => exp(e, x),
         UnaryOp::Expm1 => expm1(e, x),
         UnaryOp::Log => log(e, x),
+        UnaryOp::Log1p => log1p(e, x),
+        UnaryOp::Sinh => sinh(e, x),
+        UnaryOp::Cosh => cosh(e, x),
         UnaryOp::Tanh => tanh(e, x),
+        UnaryOp::Asin => asin(e, x),
+        UnaryOp::Acos => acos(e, x),
+        UnaryOp::Atan => atan(e, x),
         UnaryOp::Erf => erf(e, x),
         _ => return None,
     })
@@ -343,6 +376,7 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
 pub fn binary<E: MathEmitter>(e: &mut E, op: BinaryOp, a: E::F, b: E::F) -> Option<E::F> {
     Some(match op {
         BinaryOp::Pow => pow(e, a, b),
+        BinaryOp::Atan2 => atan2(e, a, b),
         _ => return None,
     })
 }

@@ -10,6 +10,7 @@
 
 mod dd;
 mod exp_log;
+mod more;
 mod pow;
 
 use adjit_ir::random::Rng;
@@ -57,7 +58,9 @@ pub const NAN: f64 = f64::NAN;
 
 /// Every unary routine measured here.
 fn routines() -> Vec<Routine> {
-    exp_log::routines()
+    let mut all = exp_log::routines();
+    all.extend(more::routines());
+    all
 }
 
 /// The sample points of a routine: a quarter random bit patterns, a quarter log-uniform
