@@ -38,12 +38,14 @@ mod exp;
 mod expm1;
 mod log;
 mod tanh;
+mod trig;
 
 pub use erf::erf;
 pub use exp::exp;
 pub use expm1::expm1;
 pub use log::log;
 pub use tanh::tanh;
+pub use trig::{cos, sin, tan};
 
 use crate::opcode::{BinaryOp, UnaryOp};
 
@@ -316,7 +318,14 @@ impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
 pub fn has_unary(op: UnaryOp) -> bool {
     matches!(
         op,
-        UnaryOp::Exp | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Erf
+        UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Tanh
+            | UnaryOp::Erf
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
     )
 }
 
@@ -333,6 +342,9 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
         UnaryOp::Log => log(e, x),
         UnaryOp::Tanh => tanh(e, x),
         UnaryOp::Erf => erf(e, x),
+        UnaryOp::Sin => sin(e, x),
+        UnaryOp::Cos => cos(e, x),
+        UnaryOp::Tan => tan(e, x),
         _ => return None,
     })
 }

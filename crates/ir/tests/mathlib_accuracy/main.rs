@@ -10,6 +10,7 @@
 
 mod dd;
 mod exp_log;
+mod trig;
 
 use adjit_ir::random::Rng;
 use adjit_ir::{mathlib, UnaryOp};
@@ -56,7 +57,9 @@ pub const NAN: f64 = f64::NAN;
 
 /// Every unary routine measured here.
 fn routines() -> Vec<Routine> {
-    exp_log::routines()
+    let mut all = exp_log::routines();
+    all.extend(trig::routines());
+    all
 }
 
 /// The sample points of a routine: a quarter random bit patterns, a quarter log-uniform
