@@ -8,9 +8,9 @@
 //! - batch: points/s of `call_batch` with scalar kernels (`batch_lanes = 1`) and two-point
 //!   kernels (`batch_lanes = 2`) on seed001, rosenbrock100, mlp and the VJP of rosenbrock100,
 //!   and `call_batch_parallel` on 1 and 2 threads;
-//! - math: points/s of `call_batch` on programs of 32 `exp`, `expm1`, `tanh`, `erf` or `log`
-//!   each, with the math routines inline (`MathImpl::Inline`) or called from the C library
-//!   (`MathImpl::Libm`, the default), one and two lanes;
+//! - math: points/s of `call_batch` on programs of 32 `exp`, `expm1`, `tanh`, `erf`, `log`,
+//!   `sin`, `cos` or `tan` each, with the math routines inline (`MathImpl::Inline`) or called
+//!   from the C library (`MathImpl::Libm`, the default), one and two lanes;
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -285,6 +285,9 @@ fn math(c: &mut Criterion) {
         UnaryOp::Tanh,
         UnaryOp::Erf,
         UnaryOp::Log,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tan,
     ] {
         let func = math_program(op);
         for (imp, math) in [("inline", MathImpl::Inline), ("libm", MathImpl::Libm)] {
