@@ -34,14 +34,13 @@
 //! gives NaN (`fma(x, 0, f)`), NaN propagates.
 //!
 //! **Kernels** (`|r| ≤ 0.786`, `z = rh²` split exactly as `zh + zl`).
-//! *sin:* `sin(r) = rh + rh³·P(z) + rl·(1 − z/2)`, `P` the Taylor polynomial of
-//! `(sin √z − √z)/√z³` to `z⁷` (truncation below `2⁻⁶³` relative). `rh³ = v + vl` to
+//! *sin:* `sin(r) = rh + rh³·P(z) + rl·(1 − z/2)`, `P` a degree-6 fit of
+//! `(sin √z − √z)/√z³` (within `2⁻⁵⁷·¹` relative, see [`SIN`]). `rh³ = v + vl` to
 //! `2⁻¹⁰⁵` (`fma`); the correction `c = fma(v, P, vl·S1 + rl(1 − z/2))` is at most `0.103·|r|`
 //! and within about `1.5·2⁻⁵³·|c|` of its value, so `rh + c` rounds once after an error below
 //! `0.12` ulp: ≤ 0.62 ulp.
 //! *cos:* `1 − zh/2 = w + we` exactly (FastTwoSum), `cos(r) = w + (we − (zl/2 + rh·rl) +
-//! z²·Q(z))` with `Q` the Taylor polynomial of `(cos √z − 1 + z/2)/z²` to `z⁷` (truncation
-//! below `2⁻⁶⁸`); the tail is below `0.016` of a result at least `0.7`: ≤ 0.52 ulp.
+//! z²·Q(z))` with `Q` a degree-5 fit of `(cos √z − 1 + z/2)/z²` (within `2⁻⁵⁹·⁶`); the tail is below `0.016` of a result at least `0.7`: ≤ 0.52 ulp.
 //! *Quadrant:* `sin x = ±sin r` or `±cos r` by `k mod 4`; `cos x` likewise with `k + 1`.
 //! *tan:* `tan x = s/c` (`k` even) or `−c/s` (`k` odd) with `s`, `c` the kernels as
 //! double-doubles (FastTwoSum of their last addition, within `2⁻⁵⁵·⁵` relative); the
@@ -136,28 +135,28 @@ const CW_LIMIT: f64 = 1073741824.0;
 /// Below this, `sin x = tan x = x`.
 const TINY: f64 = 7.450580596923828e-9;
 
-/// `(sin √z − √z)/√z³`: Taylor, `−1/3!, 1/5!, …, 1/17!`.
-const SIN: [f64; 8] = [
+/// `(sin √z − √z)/√z³` on `[0, (π/4 + 2⁻²⁰)²]`, degree 6 (Chebyshev interpolant, mpmath at
+/// 200 bits): `√z + √z³·P(z)` is within `2⁻⁵⁷·¹` of `sin √z` relative, the coefficients'
+/// rounding included (the fit alone: below `2⁻⁶⁰`).
+const SIN: [f64; 7] = [
     -0.16666666666666666,
-    0.008333333333333333,
-    -0.0001984126984126984,
-    2.7557319223985893e-06,
-    -2.505210838544172e-08,
-    1.6059043836821613e-10,
-    -7.647163731819816e-13,
-    2.8114572543455206e-15,
+    0.008333333333333331,
+    -0.00019841269841265065,
+    2.755731921933912e-06,
+    -2.505210623243192e-08,
+    1.6058531616504608e-10,
+    -7.586696971425154e-13,
 ];
 
-/// `(cos √z − 1 + z/2)/z²`: Taylor, `1/4!, −1/6!, …, −1/18!`.
-const COS: [f64; 8] = [
+/// `(cos √z − 1 + z/2)/z²` on `[0, (π/4 + 2⁻²⁰)²]`, degree 5 (Chebyshev interpolant, mpmath
+/// at 200 bits): `1 − z/2 + z²·Q(z)` is within `2⁻⁵⁹·⁶` of `cos √z` relative.
+const COS: [f64; 6] = [
     0.041666666666666664,
-    -0.001388888888888889,
-    2.48015873015873e-05,
-    -2.755731922398589e-07,
-    2.08767569878681e-09,
-    -1.1470745597729725e-11,
-    4.779477332387385e-14,
-    -1.5619206968586225e-16,
+    -0.0013888888888887398,
+    2.4801587298765662e-05,
+    -2.7557317271715595e-07,
+    2.087614626544433e-09,
+    -1.1382632212345609e-11,
 ];
 
 /// `x = k·π/2 + rh + rl`; `q` an integral float congruent to `k` mod 4, `|q| < 2³⁰`.
@@ -383,32 +382,26 @@ fn payne_hanek_table_free<E: MathEmitter>(e: &mut E, x: E::F) -> (E::F, E::F, E:
     (rh, rl, q)
 }
 
-/// `sin(rh + rl)` as a double-double, `|rh| ≤ 0.786`.
-fn sin_kernel<E: MathEmitter>(e: &mut E, rh: E::F, rl: E::F) -> (E::F, E::F) {
+/// `(sin(rh + rl), cos(rh + rl))` as double-doubles, `|rh| ≤ 0.786`.
+#[allow(clippy::type_complexity)]
+fn kernels<E: MathEmitter>(e: &mut E, rh: E::F, rl: E::F) -> ((E::F, E::F), (E::F, E::F)) {
     let z = e.mul(rh, rh);
     let nz = e.neg(z);
     let zl = e.fma(rh, rh, nz);
+    let mhalf = e.fconst(-0.5);
+    let mhz = e.mul(z, mhalf);
+    // sin: rh + (v·P + vl·S1 + rl·(1 − z/2)), rh³ = v + vl.
     let v = e.mul(rh, z);
     let nv = e.neg(v);
     let ve = e.fma(rh, z, nv);
     let vl = e.fma(rh, zl, ve);
     let p = horner(e, z, &SIN);
-    let mhalf = e.fconst(-0.5);
-    let mhz = e.mul(z, mhalf);
     let rl_term = e.fma(mhz, rl, rl);
     let s1 = e.fconst(SIN[0]);
     let inner = e.fma(vl, s1, rl_term);
     let c = e.fma(v, p, inner);
-    fast_two_sum(e, rh, c)
-}
-
-/// `cos(rh + rl)` as a double-double, `|rh| ≤ 0.786`.
-fn cos_kernel<E: MathEmitter>(e: &mut E, rh: E::F, rl: E::F) -> (E::F, E::F) {
-    let z = e.mul(rh, rh);
-    let nz = e.neg(z);
-    let zl = e.fma(rh, rh, nz);
-    let mhalf = e.fconst(-0.5);
-    let mhz = e.mul(z, mhalf);
+    let sin = fast_two_sum(e, rh, c);
+    // cos: (1 − z/2 exactly) + (z²·Q − zl/2 − rh·rl).
     let one = e.fconst(1.0);
     let (w, we) = fast_two_sum(e, one, mhz);
     let half = e.fconst(0.5);
@@ -418,7 +411,8 @@ fn cos_kernel<E: MathEmitter>(e: &mut E, rh: E::F, rl: E::F) -> (E::F, E::F) {
     let q = horner(e, z, &COS);
     let z2 = e.mul(z, z);
     let tail = e.fma(z2, q, tail);
-    fast_two_sum(e, w, tail)
+    let cos = fast_two_sum(e, w, tail);
+    (sin, cos)
 }
 
 /// The bits of `q + SHIFT`: `k mod 4` in the low two bits.
@@ -461,8 +455,7 @@ fn tiny_is_x<E: MathEmitter>(e: &mut E, x: E::F, y: E::F) -> E::F {
 /// `sin x`, within 1 ulp (see the module documentation).
 pub fn sin<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let Reduced { rh, rl, q } = reduce(e, x);
-    let (s, _) = sin_kernel(e, rh, rl);
-    let (c, _) = cos_kernel(e, rh, rl);
+    let ((s, _), (c, _)) = kernels(e, rh, rl);
     let kb = quadrant_bits(e, q);
     let y = pick(e, kb, s, c);
     tiny_is_x(e, x, y)
@@ -471,8 +464,7 @@ pub fn sin<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
 /// `cos x`, within 1 ulp (see the module documentation).
 pub fn cos<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let Reduced { rh, rl, q } = reduce(e, x);
-    let (s, _) = sin_kernel(e, rh, rl);
-    let (c, _) = cos_kernel(e, rh, rl);
+    let ((s, _), (c, _)) = kernels(e, rh, rl);
     let kb = quadrant_bits(e, q);
     let one = e.iconst(1);
     let kb = e.iadd(kb, one);
@@ -482,8 +474,7 @@ pub fn cos<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
 /// `tan x`, within 1 ulp (see the module documentation).
 pub fn tan<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let Reduced { rh, rl, q } = reduce(e, x);
-    let (sh, sl) = sin_kernel(e, rh, rl);
-    let (ch, cl) = cos_kernel(e, rh, rl);
+    let ((sh, sl), (ch, cl)) = kernels(e, rh, rl);
     let kb = quadrant_bits(e, q);
     let odd = is_odd(e, kb);
     let nch = e.neg(ch);
