@@ -8,9 +8,10 @@
 //! - batch: points/s of `call_batch` with scalar kernels (`batch_lanes = 1`) and two-point
 //!   kernels (`batch_lanes = 2`) on seed001, rosenbrock100, mlp and the VJP of rosenbrock100,
 //!   and `call_batch_parallel` on 1 and 2 threads;
-//! - math: points/s of `call_batch` on programs of 32 `exp`, `expm1`, `tanh`, `erf`, `log` or
-//!   `pow` each, with the math routines inline (`MathImpl::Inline`) or called from the C library
-//!   (`MathImpl::Libm`, the default), one and two lanes;
+//! - math: points/s of `call_batch` on programs of 32 calls each of one routine (`exp`,
+//!   `expm1`, `log`, `log1p`, `sin`, `cos`, `tan`, `sinh`, `cosh`, `tanh`, `asin`, `acos`, `atan`,
+//!   `erf`, `pow`), with the math routines inline (`MathImpl::Inline`) or called from the C
+//!   library (`MathImpl::Libm`, the default), one and two lanes;
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -321,6 +322,9 @@ fn math(c: &mut Criterion) {
         UnaryOp::Atan,
         UnaryOp::Asin,
         UnaryOp::Acos,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tan,
     ];
     for func in unary.map(math_program).into_iter().chain([pow_program()]) {
         for (imp, math) in [("inline", MathImpl::Inline), ("libm", MathImpl::Libm)] {

@@ -43,6 +43,7 @@ mod log;
 mod log1p;
 mod pow;
 mod tanh;
+mod trig;
 
 pub use asin::{acos, asin};
 pub use atan::{atan, atan2};
@@ -54,6 +55,7 @@ pub use log::log;
 pub use log1p::log1p;
 pub use pow::pow;
 pub use tanh::tanh;
+pub use trig::{cos, sin, tan};
 
 use crate::opcode::{BinaryOp, UnaryOp};
 
@@ -346,6 +348,9 @@ pub fn has_unary(op: UnaryOp) -> bool {
             | UnaryOp::Acos
             | UnaryOp::Atan
             | UnaryOp::Erf
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
     )
 }
 
@@ -368,6 +373,9 @@ pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
         UnaryOp::Acos => acos(e, x),
         UnaryOp::Atan => atan(e, x),
         UnaryOp::Erf => erf(e, x),
+        UnaryOp::Sin => sin(e, x),
+        UnaryOp::Cos => cos(e, x),
+        UnaryOp::Tan => tan(e, x),
         _ => return None,
     })
 }

@@ -12,6 +12,7 @@ mod dd;
 mod exp_log;
 mod more;
 mod pow;
+mod trig;
 
 use adjit_ir::random::Rng;
 use adjit_ir::{mathlib, UnaryOp};
@@ -60,6 +61,7 @@ pub const NAN: f64 = f64::NAN;
 fn routines() -> Vec<Routine> {
     let mut all = exp_log::routines();
     all.extend(more::routines());
+    all.extend(trig::routines());
     all
 }
 
