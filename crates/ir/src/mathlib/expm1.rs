@@ -1,7 +1,7 @@
 //! `expm1`: `eˣ − 1` without cancellation.
 //!
-//! **Table-driven form** (where the emitter has tables, [`MathEmitter::has_tables`]).
-//! Arguments are clamped to `[−40, 710]` as below; both forms are evaluated and one selected.
+//! Arguments are clamped to `[−40, 710]` (`expm1(−40)` rounds to −1, `expm1(710)`
+//! overflows); both forms below are evaluated and one selected; NaN propagates.
 //!
 //! *`|x| < 1/8`:* `expm1(x) = x + x²·Q(x)`, `Q` a degree-8 polynomial fitted on
 //! `[−1/8, 1/8]` (relative error below 2⁻⁵⁷ with its coefficients rounded). `x` is exact,
@@ -16,20 +16,9 @@
 //! (`S = 2·expm1(x)` for `K = 0`, `4·expm1(x)` for `K = −1`), so the errors before that
 //! rounding are below 2⁻⁵⁷ relative: ≤ 0.57 ulp. The product with `2ᴷ⁻¹` is exact (the
 //! results are normal) or infinity.
-//!
-//! **Table-free form** (object files). From [`super::exp::reduce`], `eˣ − 1 = (2ᵏ − 1) + 2ᵏ·qh + 2ᵏ·ql` with `qh + ql` within
-//! about 2⁻⁵⁷ relative of `exp(r) − 1`. `2ᵏ − 1` is a TwoSum (its rounding error, nonzero
-//! for `k > 53` or `k < −53`, joins the low part); the sum is formed by TwoSum so that only
-//! the last addition rounds. Where the terms
-//! cancel (`k = 1`, `qh < 0`: results in `[0.41, 1]`; `k = −1`), the double-double
-//! carries the lost bits, so the result is within 0.5 ulp + a few 2⁻⁵⁶ relative: < 0.6 ulp.
-//! For `k = 1024` (`x` just below the overflow threshold) the scale is taken as `2¹⁰²³`
-//! and the sum doubled at the end (exactly, or to infinity). Arguments are clamped to
-//! `[−40, 710]` (`expm1(−40)` rounds to −1, `expm1(710)` overflows); `expm1(−0) = −0`
-//! (the sum `0 + (−0)` is selected away by a sign copy for zero arguments) and NaN propagates.
 
-use super::exp::{reduce, table_exp, Reduced, TableExp};
-use super::{clamp_above, clamp_below, horner, pow2, two_sum, Cmp, MathEmitter};
+use super::exp::{table_exp, TableExp};
+use super::{clamp_above, clamp_below, horner, two_sum, Cmp, MathEmitter};
 
 /// `(expm1(x) − x)/x²` on `[−1/8, 1/8]`, degree 8 (Chebyshev interpolant, mpmath at 200
 /// bits).
@@ -49,9 +38,6 @@ const SMALL: [f64; 9] = [
 pub fn expm1<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let xc = clamp_above(e, x, 710.0);
     let xc = clamp_below(e, xc, -40.0);
-    if !e.has_tables() {
-        return expm1_table_free(e, x, xc);
-    }
     // |x| < 1/8, as −(−x − x²·Q) so that expm1(±0) = ±0 (rounding is symmetric, so
     // other arguments get the bits of x + x²·Q).
     let q = horner(e, xc, &SMALL);
@@ -87,32 +73,4 @@ pub fn expm1<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
     let edge = e.fconst(0.125);
     let is_small = e.cmp(Cmp::Lt, a, edge);
     e.select(is_small, small_form, large_form)
-}
-
-/// The table-free `eˣ − 1` of `x`, already clamped to `xc`.
-fn expm1_table_free<E: MathEmitter>(e: &mut E, x: E::F, xc: E::F) -> E::F {
-    let Reduced { k, qh, ql } = reduce(e, xc, None);
-    // k = 1024 → scale 2¹⁰²³, doubled at the end.
-    let max_k = e.fconst(1023.0);
-    let over = e.cmp(Cmp::Gt, k, max_k);
-    let kk = e.select(over, max_k, k);
-    let two = e.fconst(2.0);
-    let one = e.fconst(1.0);
-    let factor = e.select(over, two, one);
-    let half = e.fconst(0.5);
-    let unit = e.select(over, half, one);
-    let sc = pow2(e, kk);
-    let neg_unit = e.neg(unit);
-    let (a, ae) = two_sum(e, sc, neg_unit);
-    let b = e.mul(qh, sc);
-    let c = e.mul(ql, sc);
-    let (sh, sl) = two_sum(e, a, b);
-    let lo = e.add(sl, c);
-    let lo = e.add(lo, ae);
-    let m = e.add(sh, lo);
-    let m = e.mul(m, factor);
-    // expm1(±0) = ±0.
-    let zero = e.fconst(0.0);
-    let is_zero = e.cmp(Cmp::Eq, x, zero);
-    e.select(is_zero, x, m)
 }

@@ -14,18 +14,21 @@
 //!   integer in the low bits of the sum's pattern.
 //!
 //! Accuracy: every routine here is within 1 ulp of the exact result for every `f64` argument
-//! (the error analysis is at each routine; `crates/ir/tests/mathlib_accuracy.rs` measures it
+//! (the error analysis is at each routine; `crates/ir/tests/mathlib_accuracy/` measures it
 //! against a double-double or better reference). `f32` operations evaluate the `f64` routine
 //! on the (exact) promoted argument and round the result to `f32`: the `f64` result is within
 //! `2⁻⁵²` relative of the exact value, i.e. within `2⁻²⁹` of an `f32` ulp, so after the final
 //! rounding the `f32` result is within `0.5 + 2⁻²⁹ < 1` ulp (overflow, underflow and subnormal
 //! `f32` results included, as the `f64` range contains them).
 //!
-//! Tables: where the emitter has them ([`MathEmitter::has_tables`]: the `f64` emitter and JIT
-//! code, not object files), `exp`, `expm1`, `tanh`, `log` and `erf` are table-driven (a row
-//! of a `static` table picked by an index computed from the argument,
-//! [`MathEmitter::lookup_row`]); each keeps a table-free form for object files, and both
-//! forms are measured by the accuracy test.
+//! The routines: `exp`, `expm1`, `log`, `log1p`, `sin`, `cos`, `tan`, `sinh`, `cosh`, `tanh`,
+//! `asin`, `acos`, `atan`, `erf` (one file per family) and the binary `pow` and `atan2`: every
+//! transcendental operation of the IR.
+//!
+//! Tables: most routines are table-driven (a row of a `static` table picked by an index
+//! computed from the argument, [`MathEmitter::lookup_row`]). Every emitter has them: `Eval`
+//! reads the `static`s, and generated code reads them as read-only data of its module (JIT
+//! code and object files alike).
 //!
 //! The polynomial coefficients and table entries are decimal literals of the exactly rounded
 //! values of Taylor coefficients (`1/n!`, `2/(2k+1)`, …), of Chebyshev interpolants (`erf`,
@@ -114,13 +117,6 @@ pub trait MathEmitter {
         table: &'static [[f64; W]; N],
         i: Self::I,
     ) -> [Self::F; W];
-    /// Whether [`MathEmitter::lookup_row`] is available: in the `f64` emitter and in JIT code,
-    /// not in object files (which cannot address this process's tables). Routines with a
-    /// table-driven form fall back to their table-free one without it.
-    fn has_tables(&self) -> bool {
-        true
-    }
-
     fn cmp(&mut self, cmp: Cmp, a: Self::F, b: Self::F) -> Self::M;
     /// `if m { a } else { b }`.
     fn select(&mut self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
@@ -245,94 +241,6 @@ impl MathEmitter for Eval {
     }
 }
 
-/// Any emitter with its tables hidden ([`MathEmitter::has_tables`] false), so that the
-/// routines take their table-free forms, as in object files: for measuring those forms.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WithoutTables<E>(pub E);
-
-impl<E: MathEmitter> MathEmitter for WithoutTables<E> {
-    type F = E::F;
-    type I = E::I;
-    type M = E::M;
-
-    fn fconst(&mut self, c: f64) -> E::F {
-        self.0.fconst(c)
-    }
-    fn iconst(&mut self, c: u64) -> E::I {
-        self.0.iconst(c)
-    }
-    fn add(&mut self, a: E::F, b: E::F) -> E::F {
-        self.0.add(a, b)
-    }
-    fn sub(&mut self, a: E::F, b: E::F) -> E::F {
-        self.0.sub(a, b)
-    }
-    fn mul(&mut self, a: E::F, b: E::F) -> E::F {
-        self.0.mul(a, b)
-    }
-    fn div(&mut self, a: E::F, b: E::F) -> E::F {
-        self.0.div(a, b)
-    }
-    fn fma(&mut self, a: E::F, b: E::F, c: E::F) -> E::F {
-        self.0.fma(a, b, c)
-    }
-    fn neg(&mut self, a: E::F) -> E::F {
-        self.0.neg(a)
-    }
-    fn abs(&mut self, a: E::F) -> E::F {
-        self.0.abs(a)
-    }
-    fn sqrt(&mut self, a: E::F) -> E::F {
-        self.0.sqrt(a)
-    }
-    fn nearest(&mut self, a: E::F) -> E::F {
-        self.0.nearest(a)
-    }
-    fn floor(&mut self, a: E::F) -> E::F {
-        self.0.floor(a)
-    }
-    fn bits_of(&mut self, a: E::F) -> E::I {
-        self.0.bits_of(a)
-    }
-    fn float_of(&mut self, a: E::I) -> E::F {
-        self.0.float_of(a)
-    }
-    fn iadd(&mut self, a: E::I, b: E::I) -> E::I {
-        self.0.iadd(a, b)
-    }
-    fn isub(&mut self, a: E::I, b: E::I) -> E::I {
-        self.0.isub(a, b)
-    }
-    fn band(&mut self, a: E::I, b: E::I) -> E::I {
-        self.0.band(a, b)
-    }
-    fn bor(&mut self, a: E::I, b: E::I) -> E::I {
-        self.0.bor(a, b)
-    }
-    fn shl(&mut self, a: E::I, n: u32) -> E::I {
-        self.0.shl(a, n)
-    }
-    fn ushr(&mut self, a: E::I, n: u32) -> E::I {
-        self.0.ushr(a, n)
-    }
-    fn lookup_row<const W: usize, const N: usize>(
-        &mut self,
-        table: &'static [[f64; W]; N],
-        i: E::I,
-    ) -> [E::F; W] {
-        self.0.lookup_row(table, i)
-    }
-    fn has_tables(&self) -> bool {
-        false
-    }
-    fn cmp(&mut self, cmp: Cmp, a: E::F, b: E::F) -> E::M {
-        self.0.cmp(cmp, a, b)
-    }
-    fn select(&mut self, m: E::M, a: E::F, b: E::F) -> E::F {
-        self.0.select(m, a, b)
-    }
-}
-
 /// Whether `op` has a routine here (otherwise it is a C library call).
 pub fn has_unary(op: UnaryOp) -> bool {
     matches!(
@@ -397,12 +305,6 @@ pub fn unary_f64(op: UnaryOp, x: f64) -> Option<f64> {
 /// `op(a, b)` evaluated on `f64`, when the routine exists.
 pub fn binary_f64(op: BinaryOp, a: f64, b: f64) -> Option<f64> {
     binary(&mut Eval, op, a, b)
-}
-
-/// `op(x)` evaluated on `f64` by the routine's table-free form (the one object files
-/// contain), when the routine exists.
-pub fn unary_f64_table_free(op: UnaryOp, x: f64) -> Option<f64> {
-    unary(&mut WithoutTables(Eval), op, x)
 }
 
 // ---- building blocks shared by the routines ----

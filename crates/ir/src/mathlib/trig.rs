@@ -190,11 +190,7 @@ pub(crate) fn reduce<E: MathEmitter>(e: &mut E, x: E::F) -> Reduced<E::F> {
     let (ch, cl) = fast_two_sum(e, s, lo);
 
     // Payne–Hanek.
-    let (lh, ll, lq) = if e.has_tables() {
-        payne_hanek(e, x)
-    } else {
-        payne_hanek_table_free(e, x)
-    };
+    let (lh, ll, lq) = payne_hanek(e, x);
 
     let a = e.abs(x);
     let limit = e.fconst(CW_LIMIT);
@@ -293,96 +289,6 @@ fn times_pio2<E: MathEmitter>(e: &mut E, x: E::F, t: E::F, lo: E::F) -> (E::F, E
     let cross = e.fma(fh, pl, flp);
     let rl = e.add(rerr, cross);
     (rh, rl)
-}
-
-const fn build_table_free_rows() -> [[f64; 5]; 16] {
-    let mut t = [[0.0; 5]; 16];
-    let mut g = 0;
-    while g < 16 {
-        let e = 64 * g;
-        let mut i = 0;
-        while i < 5 {
-            let start = e - 53 + 53 * i;
-            let n = two_over_pi_bits(start, 53);
-            t[g as usize][i as usize] = n as f64 * pow2_const(e - (start + 52));
-            i += 1;
-        }
-        g += 1;
-    }
-    t
-}
-
-/// The table-free form's rows: for the exponents `e ∈ [64g, 64g + 64)`, the 265 bits of
-/// `2/π` from `j = 64g − 53` as five 53-bit chunks, scaled as the rows of [`TWO_OVER_PI`]
-/// for `e = 64g`.
-static TWO_OVER_PI_GROUPS: [[f64; 5]; 16] = build_table_free_rows();
-
-/// The table-free large-argument reduction (object files): as [`payne_hanek`], with the row
-/// of the group of 64 exponents `x` is in picked by a chain of selects, and `M' = M·2ᵈ`
-/// (`d = e mod 64`) as the multiplier. The chunks start `d` bits early and the window is
-/// 265 bits long: the bits before contribute multiples of 4, those after less than
-/// `2^(55 + 63 − 265)`. `M'·Tᵢ = hᵢ + lᵢ` exactly; `h0, l0, h1, l1, h2` (the pieces that
-/// may exceed `2⁻⁴¹`) are split into integer (reduced mod 4 into the quadrant) and fraction
-/// one by one, the fraction added to the running fraction `A` by TwoSum and `A` split again
-/// (`|A| ≤ 1/2`, exact); every TwoSum error (below `2⁻⁵⁴`) and `l2, h3` (below `2⁻⁴¹`) are
-/// summed as a double-double (error below `2⁻¹⁴⁰`), `l3 + M'·T4` (below `2⁻⁹³`) in `f64`.
-fn payne_hanek_table_free<E: MathEmitter>(e: &mut E, x: E::F) -> (E::F, E::F, E::F) {
-    let bits = e.bits_of(x);
-    let keep = e.iconst(SIGN | ((1u64 << 52) - 1));
-    let mant = e.band(bits, keep);
-    // d = (biased exponent − 1023) mod 64 = (biased exponent + 1) mod 64.
-    let be = e.ushr(bits, 52);
-    let one_i = e.iconst(1);
-    let d = e.iadd(be, one_i);
-    let m63 = e.iconst(63);
-    let d = e.band(d, m63);
-    let bias = e.iconst(1023);
-    let d = e.iadd(d, bias);
-    let d = e.shl(d, 52);
-    let mant = e.bor(mant, d);
-    let m = e.float_of(mant);
-    let a = e.abs(x);
-    let mut row: [E::F; 5] = std::array::from_fn(|i| e.fconst(TWO_OVER_PI_GROUPS[0][i]));
-    for (g, values) in TWO_OVER_PI_GROUPS.iter().enumerate().skip(1) {
-        let lim = e.fconst(pow2_const(64 * g as i64));
-        let above = e.cmp(Cmp::Ge, a, lim);
-        for (r, &v) in row.iter_mut().zip(values) {
-            let c = e.fconst(v);
-            *r = e.select(above, c, *r);
-        }
-    }
-    let [t0, t1, t2, t3, t4] = row;
-    let (h0, l0) = two_prod(e, m, t0);
-    let (h1, l1) = two_prod(e, m, t1);
-    let (h2, l2) = two_prod(e, m, t2);
-    let (h3, l3) = two_prod(e, m, t3);
-    let h4 = e.mul(m, t4);
-
-    let (n, mut acc) = split_int(e, h0);
-    let mut q = mod4(e, n);
-    let mut errs = Vec::with_capacity(4);
-    for v in [l0, h1, l1, h2] {
-        let (n, f) = split_int(e, v);
-        let nq = mod4(e, n);
-        q = e.add(q, nq);
-        let (s, err) = two_sum(e, acc, f);
-        let (n, f) = split_int(e, s);
-        q = e.add(q, n);
-        acc = f;
-        errs.push(err);
-    }
-    let (mut sh, mut sl) = two_sum(e, l2, h3);
-    for err in errs {
-        let (s, c) = two_sum(e, sh, err);
-        sh = s;
-        sl = e.add(sl, c);
-    }
-    let tail = e.add(l3, h4);
-    let sl = e.add(sl, tail);
-    let (t, te) = two_sum(e, acc, sh);
-    let lo = e.add(te, sl);
-    let (rh, rl) = times_pio2(e, x, t, lo);
-    (rh, rl, q)
 }
 
 /// `(sin(rh + rl), cos(rh + rl))` as double-doubles, `|rh| ≤ 0.786`.
@@ -500,39 +406,15 @@ pub fn tan<E: MathEmitter>(e: &mut E, x: E::F) -> E::F {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mathlib::{Eval, WithoutTables};
+    use crate::mathlib::Eval;
 
-    /// The two large-argument reductions agree (same quadrant, `r` to `2⁻¹⁰⁰` relative) on
-    /// random arguments of every exponent from 2³⁰ up, and give `|r| ≈ 2⁻⁶⁰·⁹` at the
-    /// classic worst case.
+    /// The reduction keeps its precision at the classic worst case of all `f64`
+    /// (`|r| ≈ 2⁻⁶⁰·⁹`).
     #[test]
-    fn table_and_table_free_reductions_agree() {
-        let mut rng = crate::random::Rng::new(7);
-        for i in 0..200_000u64 {
-            let e = 1053 + (i % 994);
-            let bits = (rng.next_u64() & ((1u64 << 52) - 1)) | (e << 52) | ((i & 1) << 63);
-            let x = f64::from_bits(bits);
-            let a = reduce(&mut Eval, x);
-            let b = reduce(&mut WithoutTables(Eval), x);
-            let qa = (a.q.rem_euclid(4.0)) as u32;
-            let qb = (b.q.rem_euclid(4.0)) as u32;
-            let d = ((a.rh - b.rh) + (a.rl - b.rl)).abs();
-            assert!(
-                qa == qb && d <= a.rh.abs() * 2f64.powi(-100),
-                "{x:e}: {} {} {qa} vs {} {} {qb}",
-                a.rh,
-                a.rl,
-                b.rh,
-                b.rl
-            );
-        }
+    fn reduction_at_the_worst_case() {
         let worst = 6381956970095103.0 * 2f64.powi(797);
-        for red in [
-            reduce(&mut Eval, worst),
-            reduce(&mut WithoutTables(Eval), worst),
-        ] {
-            let l = red.rh.abs().log2();
-            assert!((-61.0..-60.8).contains(&l), "log2|r| = {l}");
-        }
+        let red = reduce(&mut Eval, worst);
+        let l = red.rh.abs().log2();
+        assert!((-61.0..-60.8).contains(&l), "log2|r| = {l}");
     }
 }

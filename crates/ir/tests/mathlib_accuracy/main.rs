@@ -1,6 +1,5 @@
-//! Accuracy of adjit's math routines ([`adjit_ir::mathlib`], as the JIT emits them under
-//! `MathImpl::Inline`: the table-driven forms, and the table-free ones of object files)
-//! against a double-double reference written here, independent of the routines and of the C
+//! Accuracy of adjit's math routines ([`adjit_ir::mathlib`], as the JIT and object files emit
+//! them under `MathImpl::Inline`) against a double-double reference written here, independent of the routines and of the C
 //! library: every result within 1 ulp of the exact value, for
 //! `f64` and for the `f32` forms, on random bit patterns, dense samples of the interesting
 //! range and the special values.
@@ -18,26 +17,14 @@ use adjit_ir::random::Rng;
 use adjit_ir::{mathlib, UnaryOp};
 use dd::{ulp_error, Dd};
 
-/// Which form of the routines is measured: the table-driven one (JIT code, interpreter) or
-/// the table-free one (object files).
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Form {
-    Tables,
-    TableFree,
-}
-
 /// adjit's routine on `f64` (every routine tested here has one).
-fn unary_f64(form: Form, op: UnaryOp, x: f64) -> f64 {
-    match form {
-        Form::Tables => mathlib::unary_f64(op, x),
-        Form::TableFree => mathlib::unary_f64_table_free(op, x),
-    }
-    .unwrap_or(f64::NAN)
+fn unary_f64(op: UnaryOp, x: f64) -> f64 {
+    mathlib::unary_f64(op, x).unwrap_or(f64::NAN)
 }
 
 /// The `f32` form: the `f64` routine on the promoted argument, rounded (as the JIT emits it).
-fn unary_f32(form: Form, op: UnaryOp, x: f32) -> f32 {
-    unary_f64(form, op, f64::from(x)) as f32
+fn unary_f32(op: UnaryOp, x: f32) -> f32 {
+    unary_f64(op, f64::from(x)) as f32
 }
 
 /// A unary routine's reference and test points.
@@ -95,20 +82,18 @@ fn n_points() -> usize {
         .unwrap_or(100_000)
 }
 
-/// Every routine in `form` against the reference: the special values bitwise, the edges and
+/// Every routine against the reference: the special values bitwise, the edges and
 /// samples within 1 ulp; the failures, described.
-fn check(form: Form) -> Vec<String> {
+fn check() -> Vec<String> {
     let n = n_points();
     let mut failures = Vec::new();
     for (i, r) in routines().iter().enumerate() {
         let name = r.op.name();
         for &(x, want) in r.special {
-            let got = unary_f64(form, r.op, x);
+            let got = unary_f64(r.op, x);
             let same = (got.is_nan() && want.is_nan()) || got.to_bits() == want.to_bits();
             if !same {
-                failures.push(format!(
-                    "{name}({x:e}) = {got:e}, expected {want:e} ({form:?})"
-                ));
+                failures.push(format!("{name}({x:e}) = {got:e}, expected {want:e}"));
             }
         }
         let (mut worst, mut worst_at) = (0.0f64, 0.0);
@@ -116,7 +101,7 @@ fn check(form: Form) -> Vec<String> {
         let samples = points(r.ranges, n, 0x5eed + i as u64);
         for x in r.edges.iter().copied().chain(samples) {
             let exact = (r.reference)(x);
-            let err = ulp_error(unary_f64(form, r.op, x), exact, 53, -1022);
+            let err = ulp_error(unary_f64(r.op, x), exact, 53, -1022);
             if err.is_nan() || err > worst {
                 (worst, worst_at) = (err, x);
             }
@@ -129,21 +114,19 @@ fn check(form: Form) -> Vec<String> {
                 exact32
             };
             let exact32 = (exact32, 0);
-            let err32 = ulp_error(f64::from(unary_f32(form, r.op, x32)), exact32, 24, -126);
+            let err32 = ulp_error(f64::from(unary_f32(r.op, x32)), exact32, 24, -126);
             if err32.is_nan() || err32 > worst32 {
                 (worst32, worst32_at) = (err32, x32);
             }
         }
         println!(
-            "{name} ({form:?}): {n} points, max {worst:.3} ulp (at {worst_at:e}); f32 max {worst32:.3} ulp (at {worst32_at:e})"
+            "{name}: {n} points, max {worst:.3} ulp (at {worst_at:e}); f32 max {worst32:.3} ulp (at {worst32_at:e})"
         );
         if worst.is_nan() || worst >= 1.0 {
-            failures.push(format!("{name} ({form:?}): {worst} ulp at {worst_at:e}"));
+            failures.push(format!("{name}: {worst} ulp at {worst_at:e}"));
         }
         if worst32.is_nan() || worst32 >= 1.0 {
-            failures.push(format!(
-                "{name} ({form:?}, f32): {worst32} ulp at {worst32_at:e}"
-            ));
+            failures.push(format!("{name} (f32): {worst32} ulp at {worst32_at:e}"));
         }
     }
     failures
@@ -151,13 +134,6 @@ fn check(form: Form) -> Vec<String> {
 
 #[test]
 fn routines_are_within_one_ulp() {
-    let failures = check(Form::Tables);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-/// The forms object files contain (no tables).
-#[test]
-fn table_free_routines_are_within_one_ulp() {
-    let failures = check(Form::TableFree);
+    let failures = check();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
