@@ -521,8 +521,8 @@ pub fn compile_object_as(
 
 /// [`compile_object_as`] with code-generation options: `batch_lanes: 2` also exports the
 /// two-point (SIMD) kernels as `SYMBOL_x2` on interleaved buffers (see
-/// [`ObjectCode::pair_symbol`]); `math: MathImpl::Inline` emits adjit's own `exp`, `expm1`,
-/// `log`, `tanh` and `erf`, so the object imports no routine for them.
+/// [`ObjectCode::pair_symbol`]); `math: MathImpl::Inline` emits adjit's own math routines
+/// (every transcendental, `pow`, `atan2`), so the object imports no math routine.
 pub fn compile_object_with(
     func: &Function,
     mode: Mode,

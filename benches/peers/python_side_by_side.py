@@ -14,7 +14,7 @@ Per round, on ir/bench/PROGRAM.ir (default seed001, 8 operations):
   Rust) and JAX `jit(vmap(value_and_grad(f)))`;
 - the same batch with `lanes=2` (two-point SIMD kernels), beside JAX; MATH (`libm`, the
   default, or `inline`) is the `math=` of that transform (`inline`: adjit's own vectorised
-  exp, log, tanh, erf, … instead of one C library call per lane);
+  exp, log, sin, tanh, erf, pow, … instead of one C library call per lane);
 - compile time from Python (`adjit.value_and_grad(f)`, the first in a fresh process) against
   the Rust CLI's `compile_ms` (its first);
 - `import adjit` time beyond `import numpy`.

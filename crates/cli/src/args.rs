@@ -231,8 +231,8 @@ adjit dump f.ir --stage dot -o f.dot")]
         /// runs, 1 the scalar code.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
         lanes: u8,
-        /// For clif/asm: `libm` calls the C math library, `inline` emits adjit's own exp,
-        /// expm1, log, tanh and erf in the code.
+        /// For clif/asm: `libm` calls the C math library, `inline` emits adjit's own math
+        /// routines (every transcendental and `pow`) in the code.
         #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = math_parser())]
         math: adjit::jit::MathImpl,
         /// Write to this file instead of standard output.
@@ -288,7 +288,7 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         #[arg(long, value_name = "T", default_value_t = 1, requires = "batch")]
         threads: usize,
         /// With --batch: `libm` calls the C math library (once per lane; the default), `inline`
-        /// emits adjit's own exp, expm1, log, tanh and erf in the code (vectorised in two lanes).
+        /// emits adjit's own math routines in the code (vectorised in two lanes).
         #[arg(long, value_name = "IMPL", default_value = "libm", requires = "batch",
               value_parser = math_parser())]
         math: adjit::jit::MathImpl,
@@ -322,8 +322,8 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         /// points at once on interleaved buffers (the header says how); derived modes only.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
         lanes: u8,
-        /// `libm` imports the C math library's routines; `inline` emits adjit's own exp,
-        /// expm1, log, tanh and erf in the code (derived modes only).
+        /// `libm` imports the C math library's routines; `inline` emits adjit's own math
+        /// routines in the code, so the object needs no math library (derived modes only).
         #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = math_parser())]
         math: adjit::jit::MathImpl,
         /// Replace an existing header that adjit did not write.

@@ -9,8 +9,8 @@
 //!   the other operand and ties pick the first, as in `math.rs` (Cranelift's `fmin` differs).
 //! - `powi` is unrolled in exactly the multiplication order of [`adjit_ir::math::powi_f64`].
 //! - Transcendentals call imported routines ([`crate::abi`]), as do `pow` and `atan2`; under
-//!   [`MathImpl::Inline`] those with a routine in [`adjit_ir::mathlib`] (`exp`, `expm1`, `log`,
-//!   `tanh`, `erf`) are emitted inline instead ([`crate::inline_math`]).
+//!   [`MathImpl::Inline`] they are emitted inline instead, from [`adjit_ir::mathlib`]
+//!   ([`crate::inline_math`]).
 //! - Bools live in registers as `i8` 0/1 and in memory as one byte; at the boundary they are
 //!   `f64` 0.0/1.0 (nonzero reads as true). `f32` values cross the boundary as `f64`.
 //!

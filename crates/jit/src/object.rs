@@ -2,8 +2,8 @@
 //!
 //! The object exports one function, `void SYMBOL(const double *inputs, double *outputs,
 //! double *work)`, position-independent, importing math routines by their C library names
-//! (link with `-lm`). With `MathImpl::Inline`, `exp`, `expm1`, `log`, `tanh` and `erf` are
-//! inline code and import no routine of their own. x86-64 objects target the
+//! (link with `-lm`). With `MathImpl::Inline` every transcendental, `pow` and `atan2` is inline
+//! code (its tables local read-only data of the object), and the object imports no math routine. x86-64 objects target the
 //! baseline ISA (SSE2), so `fma` (also inside those routines), `floor` and `ceil` become calls
 //! to the correctly rounded libm routines; AArch64 has them natively.
 //! A program split into chunks gets local chunk functions that the exported entry calls in

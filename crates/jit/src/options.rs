@@ -44,12 +44,11 @@ pub enum MathImpl {
     /// are faster than the inline ones today (see `docs/performance.md`).
     #[default]
     Libm,
-    /// adjit's own routines ([`adjit_ir::mathlib`]: `exp`, `expm1`, `log`, `tanh`, `erf`)
-    /// emitted inline, in vector lanes too: no call, no spilled registers, ≤ 1 ulp everywhere,
+    /// adjit's own routines ([`adjit_ir::mathlib`]: every transcendental of the IR, `pow` and
+    /// `atan2`) emitted inline, in vector lanes too: no call, no spilled registers, ≤ 1 ulp everywhere,
     /// the same bits as [`adjit_ir::mathlib::unary_f64`] in every lane and on every target, and
-    /// object files that need no math library for them. Results differ from the interpreter
-    /// (which calls the platform library) by at most the two routines' errors (≤ 2 ulps).
-    /// Operations without a routine are called as with `Libm`.
+    /// object files that need no math library. Results differ from the interpreter (which
+    /// calls the platform library) by at most the two routines' errors (≤ 2 ulps).
     Inline,
 }
 
@@ -70,7 +69,7 @@ impl MathImpl {
         match self {
             MathImpl::Libm => "Call the C math library, as the interpreter does (once per lane)",
             MathImpl::Inline => {
-                "adjit's own exp, expm1, log, tanh and erf inline, vectorised in two lanes"
+                "adjit's own math routines inline (every transcendental, pow), vectorised in two lanes"
             }
         }
     }

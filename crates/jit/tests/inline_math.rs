@@ -173,6 +173,23 @@ fn check_inline(ty: Type) {
     }
 }
 
+/// `MathImpl::Inline` leaves no library call behind: every transcendental of the IR, `pow`
+/// and `atan2` have a routine.
+#[test]
+fn every_transcendental_has_a_routine() {
+    for &op in UnaryOp::ALL {
+        assert_eq!(
+            mathlib::has_unary(op),
+            op.is_transcendental(),
+            "{}",
+            op.name()
+        );
+    }
+    for op in [BinaryOp::Pow, BinaryOp::Atan2] {
+        assert!(mathlib::has_binary(op), "{}", op.name());
+    }
+}
+
 #[test]
 fn inline_f64_equals_mathlib_bitwise() {
     check_inline(Type::F64);
