@@ -30,6 +30,9 @@ pub enum Error {
     /// Tracing, deriving, compiling or running failed in adjit.
     #[error("adjit: {0}")]
     Adjit(#[from] adjit::Error),
+    /// A compiled kernel is not what the harness built it to be (a defect of this tool).
+    #[error("internal: {0}")]
+    Internal(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

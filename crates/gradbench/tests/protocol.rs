@@ -317,11 +317,13 @@ fn llsq_matches_its_definition_and_finite_differences() {
 
 #[test]
 fn lse_matches_its_definition_and_finite_differences() {
-    for n in [1, 3, 1024, 2500] {
+    // Chunks of 32 entries, 64 per batched call: one short chunk, a chunk and a tail, one
+    // whole call, several calls with a tail. Three runs each: the gradient vector is reused.
+    for n in [1, 3, 33, 1024, 2048, 2500] {
         let x: Vec<f64> = (0..n)
             .map(|i| ((i * 37 % 101) as f64 / 101.0) * 4.0 - 2.0)
             .collect();
-        let input = json!({"x": x});
+        let input = json!({"x": x, "min_runs": 3});
         let primal = output("lse", "primal", input.clone())
             .as_f64()
             .expect("a number");

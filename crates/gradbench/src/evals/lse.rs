@@ -1,38 +1,48 @@
 //! `lse`: log Σᵢ exp(xᵢ) by the max trick, A = maxᵢ xᵢ and log Σᵢ exp(xᵢ − A) + A.
 //!
 //! x is cut into chunks of [`CHUNK`] entries (the last one shorter). One kernel per chunk
-//! length, traced once: S(x_c; A) = Σ exp(xⱼ − A) with A a `data` input, whose adjit
-//! gradient gives S and ∂S/∂xⱼ = exp(xⱼ − A) in one call. The chunks' S add up (in chunk order,
-//! whatever the threads) to S = Σᵢ exp(xᵢ − A), and the chain rule through the outer
-//! log S + A, a scalar, gives ∂/∂xⱼ = (∂S/∂xⱼ)/S. A itself is not differentiated: it cancels
-//! (∂/∂A of log S(A) + A is 0), exactly as in the reference.
+//! length, traced once: S(x_c; A) = Σ exp(xⱼ − A) with A a `data` input. Its VJP with the seed 1
+//! gives S and ∂S/∂xⱼ = exp(xⱼ − A) in one call. The chunks' S add up (in chunk order, whatever
+//! the threads) to S = Σᵢ exp(xᵢ − A), and the chain rule through the outer log S + A, a
+//! scalar, gives ∂/∂xⱼ = (∂S/∂xⱼ)/S. A itself is not differentiated: it cancels (∂/∂A of
+//! log S(A) + A is 0), exactly as in the reference.
 //!
-//! Chunks keep the compiled code small and the same for every n, and let threads share x.
+//! The chunks are the points of a batch: [`GROUP`] chunks at a time go through one
+//! `call_batch` of kernels compiled with two lanes and adjit's own `exp` inline
+//! (`MathImpl::Inline`), so two chunks are computed at once, one per vector lane, with no
+//! library call. Short chunks keep the kernel's code in the instruction cache (a 1024-entry
+//! kernel with inline `exp` was 256 KB of code, and slower than library calls).
 
 use std::rc::Rc;
 
 use adjit::ir::trace::trace_with_data;
-use adjit::{Compiled, Gradient, Mode};
+use adjit::jit::{CompiledFunction, MathImpl};
+use adjit::{Compiled, Mode, Options};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{unknown_function, Cache, Config, Eval};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::input::Source;
-use crate::measure::{evaluate, Evaluation, Runs};
+use crate::measure::{evaluate, evaluate_into, Evaluation, Runs};
 
 /// Entries per chunk.
-const CHUNK: usize = 1024;
+const CHUNK: usize = 32;
+
+/// Chunks per batched call (their points and results stay in the first-level cache).
+const GROUP: usize = 64;
 
 #[derive(Deserialize)]
 struct Input {
     x: Vec<f64>,
 }
 
-/// S(x_c; A) = Σ exp(xⱼ − A) of one chunk length: its value and its gradient.
+/// S(x_c; A) = Σ exp(xⱼ − A) of one chunk length: its value, and its VJP (inputs x_c, A and the
+/// seed; outputs S and ∂S/∂x_c).
 struct ChunkKernel {
+    len: usize,
     primal: Compiled,
-    gradient: Gradient,
+    vjp: Compiled,
 }
 
 impl ChunkKernel {
@@ -41,10 +51,75 @@ impl ChunkKernel {
             let terms = x.iter().map(|&xj| (xj - a[0]).exp());
             terms.reduce(|s, t| s + t).unwrap_or_else(|| a[0] * 0.0)
         });
-        Ok(ChunkKernel {
-            primal: Compiled::new(&f, Mode::Primal)?,
-            gradient: Gradient::new(&f)?,
-        })
+        let mut opts = Options::default();
+        opts.jit.batch_lanes = 2;
+        opts.jit.math = MathImpl::Inline;
+        let kernel = ChunkKernel {
+            len,
+            primal: Compiled::with_options(&f, Mode::Primal, &opts)?,
+            vjp: Compiled::with_options(&f, Mode::Vjp, &opts)?,
+        };
+        // The batched calls below write points as (x_c, A[, seed]) and read (S[, ∂S/∂x_c]).
+        let shapes = [
+            (kernel.primal.n_inputs(), len + 1),
+            (kernel.vjp.n_inputs(), len + 2),
+            (kernel.vjp.n_outputs(), len + 1),
+        ];
+        if shapes.iter().any(|(got, want)| got != want) {
+            return Err(Error::Internal(format!(
+                "lse chunk kernel of {len}: layouts {} and {}",
+                kernel.primal.layout(),
+                kernel.vjp.layout()
+            )));
+        }
+        Ok(kernel)
+    }
+
+    /// The native code of a mode (the kernels are compiled on the JIT engine).
+    fn code(compiled: &Compiled) -> Result<&CompiledFunction> {
+        compiled
+            .code()
+            .ok_or_else(|| Error::Internal("lse: a chunk kernel without native code".into()))
+    }
+
+    /// The sums of consecutive chunks of this kernel's length (and, with `grad`, ∂S/∂xⱼ into
+    /// it), [`GROUP`] chunks per batched call; `points` and `results` are scratch.
+    fn sums(
+        &self,
+        x: &[f64],
+        a: f64,
+        mut grad: Option<&mut [f64]>,
+        sums: &mut Vec<f64>,
+        points: &mut Vec<f64>,
+        results: &mut Vec<f64>,
+    ) -> Result<()> {
+        let len = self.len;
+        let (code, extra, n_out) = match grad {
+            Some(_) => (Self::code(&self.vjp)?, 2, len + 1),
+            None => (Self::code(&self.primal)?, 1, 1),
+        };
+        for (g, group) in x.chunks(GROUP * len).enumerate() {
+            points.clear();
+            for chunk in group.chunks(len) {
+                points.extend_from_slice(chunk);
+                points.push(a);
+                if extra == 2 {
+                    points.push(1.0);
+                }
+            }
+            let n = group.len() / len;
+            results.resize(n * n_out, 0.0);
+            code.call_batch(points, results)
+                .map_err(adjit::Error::from)?;
+            for (c, out) in results.chunks(n_out).enumerate() {
+                sums.push(out[0]);
+                if let Some(grad) = grad.as_deref_mut() {
+                    let at = (g * GROUP + c) * len;
+                    grad[at..at + len].copy_from_slice(&out[1..]);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -74,7 +149,7 @@ impl Lse {
     }
 }
 
-/// The per-chunk sums S_c of x (and, with `grad`, ∂S_c/∂xⱼ into it), chunks spread over
+/// The per-chunk sums S_c of x (and, with `grad`, ∂S_c/∂xⱼ into it), whole chunks spread over
 /// threads; the sums come back in chunk order.
 fn chunk_sums(
     config: Config,
@@ -93,27 +168,21 @@ fn chunk_sums(
     };
     let work = |part: &[f64], grad: &mut Option<&mut [f64]>| -> Result<Vec<f64>> {
         let mut sums = Vec::with_capacity(part.len().div_ceil(CHUNK));
-        let mut buf = Vec::with_capacity(CHUNK + 1);
-        for (c, chunk) in part.chunks(CHUNK).enumerate() {
-            let kernel = if chunk.len() == CHUNK { full } else { tail };
-            let Some(kernel) = kernel else {
-                continue; // Unreachable: every chunk length has its kernel.
-            };
-            buf.clear();
-            buf.extend_from_slice(chunk);
-            buf.push(a);
-            let s = match grad {
-                Some(g) => {
-                    let g = &mut g[c * CHUNK..c * CHUNK + chunk.len()];
-                    kernel.gradient.call(&buf, g)?
-                }
-                None => {
-                    let mut s = [0.0];
-                    kernel.primal.call(&buf, &mut s)?;
-                    s[0]
-                }
-            };
-            sums.push(s);
+        let (mut points, mut results) = (Vec::new(), Vec::new());
+        let whole = part.len() / CHUNK * CHUNK;
+        let (head, rest) = part.split_at(whole);
+        let (grad_head, grad_rest) = match grad.as_deref_mut() {
+            Some(g) => {
+                let (h, r) = g.split_at_mut(whole);
+                (Some(h), Some(r))
+            }
+            None => (None, None),
+        };
+        if let (Some(kernel), false) = (full, head.is_empty()) {
+            kernel.sums(head, a, grad_head, &mut sums, &mut points, &mut results)?;
+        }
+        if let (Some(kernel), false) = (tail, rest.is_empty()) {
+            kernel.sums(rest, a, grad_rest, &mut sums, &mut points, &mut results)?;
         }
         Ok(sums)
     };
@@ -144,9 +213,19 @@ fn chunk_sums(
     Ok(sums)
 }
 
-/// A = max xᵢ (the first entry wins ties, as in the reference).
+/// A = max xᵢ, NaNs skipped as by `f64::max` (A is a shift that cancels, so which of equal
+/// values wins does not matter). Eight running maxima with a plain comparison let the
+/// compiler use vector `max` instructions, which `f64::max`'s NaN rule does not.
 fn max(x: &[f64]) -> f64 {
-    x.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    let mut m = [f64::NEG_INFINITY; 8];
+    let mut blocks = x.chunks_exact(8);
+    for block in &mut blocks {
+        for (m, &v) in m.iter_mut().zip(block) {
+            *m = if v > *m { v } else { *m };
+        }
+    }
+    let rest = blocks.remainder().iter().copied();
+    m.into_iter().chain(rest).fold(f64::NEG_INFINITY, f64::max)
 }
 
 impl Eval for Lse {
@@ -173,19 +252,20 @@ impl Eval for Lse {
                 },
                 |y| json!(y),
             ),
-            "gradient" => evaluate(
+            // One gradient vector for all runs, as `manual` resizes one output (every entry is
+            // written by every run).
+            "gradient" => evaluate_into(
                 runs,
                 || self.kernels(n),
-                |kernels| {
+                |kernels, grad: &mut Vec<f64>| {
                     let a = max(&x);
-                    let mut grad = vec![0.0; x.len()];
-                    let s: f64 = chunk_sums(config, kernels, &x, a, Some(&mut grad))?
-                        .iter()
-                        .sum();
-                    for g in &mut grad {
-                        *g /= s;
+                    grad.resize(n, 0.0);
+                    let s: f64 = chunk_sums(config, kernels, &x, a, Some(grad))?.iter().sum();
+                    let inv = 1.0 / s;
+                    for g in grad.iter_mut() {
+                        *g *= inv;
                     }
-                    Ok(grad)
+                    Ok(())
                 },
                 |g| json!(g),
             ),
