@@ -28,11 +28,11 @@ use transforms::{Settings, Transform, What};
 fn trace_function(
     py: Python<'_>,
     f: &Bound<'_, PyAny>,
-    n: usize,
-    data: usize,
+    n: i64,
+    data: i64,
     name: &str,
 ) -> PyResult<Function> {
-    trace::trace(py, f, n, data, name)
+    trace::trace(py, f, count("n", n)?, count("data", data)?, name)
 }
 
 /// `adjit.parse(text, name=None, file="<string>")`.
@@ -62,10 +62,11 @@ fn transform(
     mode: &str,
     strict: bool,
     nonfinite: &str,
-    threads: usize,
-    lanes: usize,
+    threads: i64,
+    lanes: i64,
     math: &str,
 ) -> PyResult<Transform> {
+    let (threads, lanes) = (count("threads", threads)?, count("lanes", lanes)?);
     let what = match what {
         "jit" => What::Eval,
         "value_and_grad" => What::ValueAndGrad,
@@ -102,18 +103,31 @@ fn transform(
 #[pyo3(name = "map", signature = (kernel, threads=0, block_rows=1024, lanes=1))]
 fn map_kernel(
     kernel: &Function,
-    threads: usize,
-    block_rows: usize,
-    lanes: usize,
+    threads: i64,
+    block_rows: i64,
+    lanes: i64,
 ) -> PyResult<drivers::Map> {
-    drivers::Map::new(kernel, threads, block_rows, lanes)
+    let threads = count("threads", threads)?;
+    let block_rows = count("block_rows", block_rows)?;
+    drivers::Map::new(kernel, threads, block_rows, count("lanes", lanes)?)
+}
+
+/// A count from Python (`threads`, `lanes`, `block_rows`): an `adjit.Error` naming it when
+/// negative, rather than Python's bare `OverflowError` from the conversion.
+fn count(name: &str, v: i64) -> PyResult<usize> {
+    usize::try_from(v).map_err(|_| {
+        errors::error(
+            errors::Kind::Other,
+            format!("{name} must be 0 or more, not {v}"),
+        )
+    })
 }
 
 /// `adjit.steps(step, n, strategy="tape")`.
 #[pyfunction]
 #[pyo3(signature = (step, n, strategy="tape"))]
-fn steps(step: &Function, n: usize, strategy: &str) -> PyResult<drivers::Steps> {
-    drivers::Steps::new(step, n, strategy)
+fn steps(step: &Function, n: i64, strategy: &str) -> PyResult<drivers::Steps> {
+    drivers::Steps::new(step, count("n", n)?, strategy)
 }
 
 /// `adjit.where(c, a, b)`.

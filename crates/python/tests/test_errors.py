@@ -88,6 +88,23 @@ def test_derive_errors():
         adjit.value_and_grad(F, strategy="nonsense")
 
 
+def test_negative_counts_are_adjit_errors():
+    g = adjit.trace(lambda x: x[0] * x[1], 2)
+    with pytest.raises(adjit.Error, match="threads must be 0 or more, not -1"):
+        adjit.value_and_grad(g, threads=-1)
+    with pytest.raises(adjit.Error, match="lanes must be 0 or more, not -2"):
+        adjit.jit(g, lanes=-2)
+    with pytest.raises(adjit.Error, match="n must be 0 or more"):
+        adjit.trace(lambda x: x, -1)
+    with pytest.raises(adjit.Error, match="data must be 0 or more"):
+        adjit.trace(lambda x, d: x[0], 1, data=-1)
+    k = adjit.trace(lambda p, d: p[0] * d[0], 1, data=1)
+    with pytest.raises(adjit.Error, match="block_rows must be 0 or more"):
+        adjit.map(k, block_rows=-5)
+    with pytest.raises(adjit.Error, match="n must be 0 or more"):
+        adjit.steps(adjit.trace(lambda x: x[0] * 0.5, 1), -3)
+
+
 def test_tracing_mistakes():
     with pytest.raises(adjit.TraceError, match="adjit.where"):
         adjit.trace(lambda x: x[0] if x[0] > 0 else -x[0], 1)
