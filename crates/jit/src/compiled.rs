@@ -31,10 +31,10 @@ pub(crate) type KernelFn = unsafe extern "C" fn(*const f64, *mut f64, *mut f64);
 
 /// Below this much machine code run by a batch (points × bytes of the scalar kernels),
 /// [`CompiledFunction::call_batch_parallel`] with `threads: 0` runs on the caller's thread
-/// alone. On a 2-core VM, starting and joining threads cost 80–90 µs (a 4-point batch took
-/// 60× and a 4096-point Rosenbrock gradient 4.5× its one-thread time), and straight-line code
-/// runs about 17 bytes a nanosecond, so two threads pay from about 3 MB of code run (180 µs).
-pub const PARALLEL_CODE_BYTES: usize = 3_000_000;
+/// alone. On a 2-core VM, handing a batch to the pool's threads and waiting for them costs
+/// about 20 µs (a 4-point batch took 20× its one-thread time), and straight-line code runs
+/// about 17 bytes a nanosecond, so two threads pay from about 1 MB of code run (60 µs).
+pub const PARALLEL_CODE_BYTES: usize = 1_000_000;
 
 /// Workspaces up to this many `f64` slots live on the stack of `call`.
 const STACK_SLOTS: usize = 256;
@@ -508,10 +508,12 @@ impl CompiledFunction {
         );
     }
 
-    /// [`CompiledFunction::call_batch`] split over `threads` threads. `0` picks: every
-    /// available core, or the caller's thread alone for a batch too short to pay for starting
-    /// threads (below [`PARALLEL_CODE_BYTES`] of machine code run, points × scalar code
-    /// bytes). Results are identical to the sequential batch whatever the threads.
+    /// [`CompiledFunction::call_batch`] split into `threads` parts run on rayon's global
+    /// thread pool (started once per process; as many threads as cores unless the program
+    /// configures it). `0` picks: a part per available core, or the caller's thread alone for
+    /// a batch too short to pay for handing work out (below [`PARALLEL_CODE_BYTES`] of machine
+    /// code run, points × scalar code bytes). Results are identical to the sequential batch
+    /// whatever the threads.
     pub fn call_batch_parallel(
         &self,
         inputs: &[f64],
@@ -577,17 +579,15 @@ impl CompiledFunction {
             // Whole pairs per thread, so only the last point of the batch runs alone.
             per_thread += per_thread % 2;
         }
-        std::thread::scope(|scope| {
-            let in_chunks = inputs.chunks(per_thread * self.n_inputs.max(1));
-            let out_chunks = outputs.chunks_mut(per_thread * self.n_outputs.max(1));
-            let handles: Vec<_> = in_chunks
-                .zip(out_chunks)
-                .map(|(x, y)| scope.spawn(move || self.batch_into(x, y)))
-                .collect();
-            handles
-                .into_iter()
-                .try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-        })
+        // Rayon's pool: its threads start once per process, where spawning threads per call
+        // cost 80–90 µs on a 2-core VM. More parts than pool threads queue and run in turn.
+        use rayon::prelude::*;
+        let in_chunks = inputs.par_chunks(per_thread * self.n_inputs.max(1));
+        let out_chunks = outputs.par_chunks_mut(per_thread * self.n_outputs.max(1));
+        in_chunks
+            .zip(out_chunks)
+            .with_max_len(1)
+            .try_for_each(|(x, y)| self.batch_into(x, y))
     }
 
     /// The threads a batch of `n_points` runs on when `threads` are asked for (see
