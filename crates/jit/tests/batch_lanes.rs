@@ -247,6 +247,34 @@ fn large_workspaces_use_the_thread_local_buffer() {
     assert!(code.workspace_bytes() / 8 > 128, "{code:?}");
 }
 
+/// A batch whose outputs reach `STREAM_BYTES` writes them with non-temporal stores: still the
+/// bits of `call` at every point (odd count: the last point runs alone), on one and two threads
+/// (two halves, each its own streaming batch).
+#[test]
+fn batches_with_streamed_outputs_match_scalar_calls() {
+    let func = parse(
+        "func @wide(%x: f64, %y: f64) -> (f64, f64, f64, f64, f64, f64, f64, f64) {
+            %a = mul %x, %y
+            %b = sub %x, %y
+            %c = div %a, %b
+            %d = sqrt %a
+            %e = add %c, 1.5
+            %f = mul %d, %e
+            %g = neg %f
+            %h = fma %x, %y, %g
+            ret %a, %b, %c, %d, %e, %f, %g, %h
+        }",
+    )
+    .expect("parses")
+    .remove(0);
+    let n_points = 2 * adjit_jit::STREAM_BYTES / (8 * 8) + 1;
+    check(
+        &func,
+        &JitOptions::default(),
+        &random_points(11, 2 * n_points),
+    );
+}
+
 /// Every function of the example corpus (`ir/examples`, and the small `ir/bench` programs)
 /// at random points.
 #[test]
