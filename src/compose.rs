@@ -128,8 +128,9 @@ pub enum Reverse {
 /// How a [`ComposedKernel`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ComposeOptions {
-    /// Worker threads (0 = every available core, or the caller's thread alone for a call too
-    /// short to pay for handing work out). Results do not depend on it.
+    /// Worker threads (0 = every thread of rayon's pool, one per core unless configured, or the
+    /// caller's thread alone for a call too short to pay for handing work out). Results do not
+    /// depend on it.
     pub threads: usize,
     /// Rows per block of a sum (0 is read as 1). Results depend on it: it fixes the order.
     pub block_rows: usize,
@@ -626,10 +627,9 @@ impl ComposedKernel {
 
     /// Threads for `items` pieces of work over `rows` rows (as [`crate::map`] decides).
     fn threads(&self, items: usize, rows: usize, progs: &Programs<'_>) -> usize {
-        static CORES: OnceLock<usize> = OnceLock::new();
         let t = match self.compose.threads {
             0 if rows.saturating_mul(progs.cost) < PARALLEL_WORK => 1,
-            0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            0 => rayon::current_num_threads(),
             t => t,
         };
         t.min(items).max(1)

@@ -33,8 +33,9 @@ use crate::{Error, Options, Result};
 /// How a [`MappedKernel`] splits its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MapOptions {
-    /// Worker threads (0 = every available core, or only the caller's thread for a call too
-    /// short to pay for handing work out). Results do not depend on it.
+    /// Worker threads (0 = every thread of rayon's pool, one per core unless configured, or only
+    /// the caller's thread for a call too short to pay for handing work out). Results do not
+    /// depend on it.
     pub threads: usize,
     /// Rows per block of a sum (at least 1; 0 is read as 1). Results *do* depend on it: it
     /// fixes the summation order.
@@ -441,11 +442,9 @@ impl MappedKernel {
     /// caller's thread alone: handing work to the pool costs microseconds, which a short call
     /// would pay several times over.
     fn threads(&self, work_items: usize, rows: usize, program: &Program) -> usize {
-        // `available_parallelism` reads cgroup files on Linux (tens of µs): ask once.
-        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let t = match self.map.threads {
             0 if rows.saturating_mul(program.cost) < PARALLEL_WORK => 1,
-            0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            0 => rayon::current_num_threads(),
             t => t,
         };
         t.min(work_items).max(1)

@@ -284,8 +284,8 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         #[arg(long, value_name = "L", default_value_t = 1, requires = "batch",
               value_parser = clap::value_parser!(u8).range(1..=2))]
         lanes: u8,
-        /// With --batch: threads (0 = every core, or one for a batch too short to pay for starting
-        /// threads).
+        /// With --batch: threads (0 = every core, or one for a batch too short to pay for handing
+        /// work to threads).
         #[arg(long, value_name = "T", default_value_t = 1, requires = "batch")]
         threads: usize,
         /// With --batch: `libm` calls the C math library (once per lane; the default), `inline`

@@ -569,7 +569,7 @@ impl CompiledFunction {
 
     /// [`CompiledFunction::call_batch`] split into `threads` parts run on rayon's global
     /// thread pool (started once per process; as many threads as cores unless the program
-    /// configures it). `0` picks: a part per available core, or the caller's thread alone for
+    /// configures it). `0` picks: a part per pool thread, or the caller's thread alone for
     /// a batch too short to pay for handing work out (below [`PARALLEL_CODE_BYTES`] of machine
     /// code run, points × scalar code bytes). Results are identical to the sequential batch
     /// whatever the threads.
@@ -652,11 +652,10 @@ impl CompiledFunction {
     /// The threads a batch of `n_points` runs on when `threads` are asked for (see
     /// [`CompiledFunction::call_batch_parallel`]).
     pub(crate) fn batch_threads(&self, n_points: usize, threads: usize) -> usize {
-        // `available_parallelism` reads cgroup files on Linux (tens of µs): ask once.
-        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         match threads {
             0 if n_points.saturating_mul(self.point_bytes) < PARALLEL_CODE_BYTES => 1,
-            0 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            // The pool's threads: as many as cores unless the program configured the pool.
+            0 => rayon::current_num_threads(),
             t => t,
         }
         .min(n_points.max(1))
@@ -709,7 +708,7 @@ mod tests {
     fn automatic_threads_wait_for_enough_work() {
         let f = adjit_ir::trace::trace(2, |x| x[0] * x[1] + 1.0);
         let code = crate::compile(&f, &Default::default()).expect("compiles");
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = rayon::current_num_threads();
         assert!(code.point_bytes > 0);
         // The last batch below the threshold stays on the caller's thread, the next is shared.
         let short = (PARALLEL_CODE_BYTES - 1) / code.point_bytes;
