@@ -10,6 +10,7 @@ pub mod compose;
 pub mod inverse;
 mod jacobian;
 pub mod map;
+pub mod memory;
 mod runner;
 mod scratch;
 pub mod sparse;
@@ -135,6 +136,17 @@ pub enum Error {
     /// not fit; the message names it (`θ`, `the data`, `the output x̄`, …).
     #[error("@{func}: {message}")]
     Driver { func: String, message: String },
+    /// An array sized from the inputs that this machine cannot hold, refused before it is
+    /// allocated ([`memory`]); `alternative` says what to use instead.
+    #[error("@{func}: {what} needs {}, more than this machine can hold ({} available); {alternative}", memory::human_bytes(*bytes), memory::human_bytes(*available))]
+    Memory {
+        func: String,
+        /// The array, e.g. `the dense Jacobian (100000 × 100000)`.
+        what: String,
+        bytes: u128,
+        available: u128,
+        alternative: String,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

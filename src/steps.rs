@@ -893,7 +893,7 @@ fn slot_buffer(it: &IteratedStep) -> Result<Vec<f64>> {
         Schedule::Uniform { segment } => uniform_slots(it.n_steps, segment),
     };
     let bytes = slots as u128 * it.n_state as u128 * 8;
-    let limit = available_memory().map_or(MAX_SLOT_BYTES, |m| m.min(MAX_SLOT_BYTES));
+    let limit = crate::memory::available_memory().map_or(MAX_SLOT_BYTES, |m| m.min(MAX_SLOT_BYTES));
     let len = slots.checked_mul(it.n_state).filter(|_| bytes <= limit);
     let mut buffer = Vec::new();
     match len.map(|len| buffer.try_reserve_exact(len).map(|_| len)) {
@@ -905,44 +905,19 @@ fn slot_buffer(it: &IteratedStep) -> Result<Vec<f64>> {
     }
 }
 
-/// The memory the system says is available (Linux `MemAvailable`), in bytes; `None` elsewhere.
-/// Read per sweep only when stored states are needed: a check against what is there, since
-/// an allocation that overcommits would be killed when its pages are touched.
-fn available_memory() -> Option<u128> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// Snapshots that cannot be stored: say how many bytes they need and what fits instead.
 fn too_many_slots(func: &str, n_steps: usize, slots: usize, n_state: usize) -> Error {
-    let bytes = (slots as u128) * (n_state as u128) * 8;
-    Error::Driver {
+    Error::Memory {
         func: func.to_string(),
-        message: format!(
-            "{n_steps} steps need {slots} stored states of {n_state} number{} ({}), more than \
-             this machine can hold; use checkpoint:S (S states, e.g. checkpoint:20) or bytes:B \
-             (a memory budget), which recompute instead of storing",
-            if n_state == 1 { "" } else { "s" },
-            human_bytes(bytes)
+        what: format!(
+            "{n_steps} steps' {slots} stored states of {n_state} number{}",
+            if n_state == 1 { "" } else { "s" }
         ),
-    }
-}
-
-/// `8 TB`, `512 MB`, `96 B`.
-fn human_bytes(bytes: u128) -> String {
-    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < UNITS.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.3} {}", UNITS[unit]).replace(".000 ", " ")
+        bytes: (slots as u128) * (n_state as u128) * 8,
+        available: crate::memory::limit(),
+        alternative: "use checkpoint:S (S states, e.g. checkpoint:20) or bytes:B (a memory \
+                      budget), which recompute instead of storing"
+            .to_string(),
     }
 }
 
