@@ -170,6 +170,58 @@ impl Simulation<'_> {
     }
 }
 
+/// Roughly how many Cranelift instructions `inst` becomes: 1, or the size of an inline math
+/// routine (85–276 instructions, measured with `clif_text`; `weights_follow_the_emitted_code`
+/// checks each within a factor of two).
+fn weight(inst: &InstData, opts: &JitOptions) -> usize {
+    match *inst {
+        InstData::Unary { op, .. } if opts.math.inlines_unary(op) => match op {
+            UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan => 270,
+            UnaryOp::Asin | UnaryOp::Acos | UnaryOp::Sinh => 160,
+            UnaryOp::Expm1 | UnaryOp::Cosh | UnaryOp::Tanh => 135,
+            _ => 100,
+        },
+        InstData::Binary { op, .. } if opts.math.inlines_binary(op) => match op {
+            BinaryOp::Pow => 250,
+            _ => 170,
+        },
+        _ => 1,
+    }
+}
+
+/// The chunk functions' instruction ranges: balanced by [`weight`], at most about
+/// `chunk_insts` Cranelift instructions each, so that inline math routines (a hundred
+/// instructions or more each) do not make one chunk's frame and compile time grow without
+/// bound. With unit weights, sizes differ by at most one instruction.
+fn chunks(func: &Function, opts: &JitOptions) -> Vec<Range<usize>> {
+    let first_inst = func.n_params;
+    let n_values = func.n_values();
+    let n_insts = n_values - first_inst;
+    // prefix[k]: the weight of the first k instructions.
+    let mut prefix = Vec::with_capacity(n_insts + 1);
+    prefix.push(0usize);
+    for v in first_inst..n_values {
+        let w = func
+            .inst(Value::new(v))
+            .map_or(1, |inst| weight(inst, opts));
+        prefix.push(prefix[prefix.len() - 1] + w);
+    }
+    let total = prefix[n_insts];
+    let n_chunks = total
+        .div_ceil(opts.chunk_insts.max(1))
+        .clamp(1, n_insts.max(1));
+    // Chunk c starts at the first instruction whose prefix reaches c·total/n_chunks.
+    let starts: Vec<usize> = (0..n_chunks)
+        .map(|c| prefix.partition_point(|&p| p < c * total / n_chunks))
+        .chain([n_insts])
+        .collect();
+    starts
+        .windows(2)
+        .filter(|w| w[0] < w[1] || n_insts == 0)
+        .map(|w| first_inst + w[0]..first_inst + w[1])
+        .collect()
+}
+
 /// Plan `func` (verified) under `opts`.
 pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
     let n_values = func.n_values();
@@ -177,12 +229,7 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
     let n_insts = n_values - first_inst;
     let registers = opts.registers.max(4);
 
-    let chunk_insts = opts.chunk_insts.max(1);
-    let n_chunks = n_insts.div_ceil(chunk_insts).max(1);
-    // Balanced chunks: sizes differ by at most one instruction.
-    let chunks: Vec<Range<usize>> = (0..n_chunks)
-        .map(|c| first_inst + c * n_insts / n_chunks..first_inst + (c + 1) * n_insts / n_chunks)
-        .collect();
+    let chunks = chunks(func, opts);
 
     let mut live = vec![false; n_values];
     for r in &func.rets {
@@ -327,7 +374,83 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::MathImpl;
     use adjit_ir::random::{random_function, RandomOptions};
+    use adjit_ir::{Builder, Type};
+
+    /// Each inline routine's weight is within a factor of two of the Cranelift instructions it
+    /// becomes, so chunks stay near `chunk_insts` instructions whatever the math.
+    #[test]
+    fn weights_follow_the_emitted_code() {
+        let opts = JitOptions {
+            math: MathImpl::Inline,
+            ..JitOptions::default()
+        };
+        let lines = |f: &Function| {
+            crate::clif_text(f, &opts)
+                .expect("compiles")
+                .lines()
+                .count()
+        };
+        let program = |op: Option<InstData>| {
+            let mut b = Builder::new("f");
+            let x = b.param(Type::F64, "x");
+            let y = match op {
+                Some(InstData::Unary { op, .. }) => b.unary(op, x),
+                Some(InstData::Binary { op, .. }) => b.binary(op, x, x),
+                _ => b.unary(UnaryOp::Sqrt, x),
+            };
+            b.finish(&[y])
+        };
+        let base = lines(&program(None));
+        let x = Value::new(0);
+        let unary = UnaryOp::ALL
+            .iter()
+            .filter(|&&op| adjit_ir::mathlib::has_unary(op))
+            .map(|&op| InstData::Unary { op, arg: x });
+        let binary = [BinaryOp::Pow, BinaryOp::Atan2].map(|op| InstData::Binary {
+            op,
+            args: [x.into(), x.into()],
+        });
+        for inst in unary.chain(binary) {
+            let emitted = lines(&program(Some(inst.clone()))) - base;
+            let w = weight(&inst, &opts);
+            assert!(
+                emitted <= 2 * w && w <= 2 * emitted,
+                "{inst:?}: weight {w}, {emitted} instructions emitted"
+            );
+        }
+    }
+
+    /// A program of inline routines splits into chunks of about `chunk_insts` instructions
+    /// (by weight), where counting IR instructions would put all of it in one.
+    #[test]
+    fn inline_math_makes_more_chunks() {
+        let mut b = Builder::new("f");
+        let x = b.param(Type::F64, "x");
+        let mut acc = x;
+        for _ in 0..1000 {
+            let t = b.unary(UnaryOp::Tanh, acc);
+            acc = b.add(acc, t);
+        }
+        let func = b.finish(&[acc]);
+        let libm = JitOptions {
+            math: MathImpl::Libm,
+            ..JitOptions::default()
+        };
+        let inline = JitOptions {
+            math: MathImpl::Inline,
+            ..JitOptions::default()
+        };
+        assert_eq!(chunks(&func, &libm).len(), 1);
+        let split = chunks(&func, &inline);
+        assert_eq!(split.len(), (1000 * 136usize).div_ceil(10_000));
+        assert_eq!(split.first().map(|r| r.start), Some(1));
+        assert_eq!(split.last().map(|r| r.end), Some(func.n_values()));
+        assert!(split
+            .windows(2)
+            .all(|w| w[0].end == w[1].start && !w[0].is_empty()));
+    }
 
     /// Replay the plan the way the lowering does and check its promises: a reloaded value
     /// has a home whose slot still holds it, and no more than `registers` planned values
@@ -431,9 +554,11 @@ mod tests {
                 ..RandomOptions::default()
             },
         );
+        // Library calls: every instruction weighs one, so 3000 instructions make 5 chunks.
         let opts = JitOptions {
             registers: 6,
             chunk_insts: 700,
+            math: MathImpl::Libm,
             ..JitOptions::default()
         };
         let plan = plan(&func, &opts);
