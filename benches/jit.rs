@@ -10,8 +10,9 @@
 //!   and `call_batch_parallel` on 1 and 2 threads;
 //! - math: points/s of `call_batch` on programs of 32 calls each of one routine (`exp`,
 //!   `expm1`, `log`, `log1p`, `sin`, `cos`, `tan`, `sinh`, `cosh`, `tanh`, `asin`, `acos`, `atan`,
-//!   `erf`, `pow`), with the math routines inline (`MathImpl::Inline`) or called from the C
-//!   library (`MathImpl::Libm`, the default), one and two lanes;
+//!   `erf`, `pow`, `atan2`), with the math routines inline (`MathImpl::Inline`) or called from
+//!   the C library (`MathImpl::Libm`), one and two lanes: the figures behind the default
+//!   (`MathImpl::Auto`, per routine the faster of the two within 1 ulp);
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -288,10 +289,10 @@ fn math_program(op: UnaryOp) -> Function {
     b.finish(&[acc.expect("32 terms")])
 }
 
-/// `Σᵢ pow(xᵢ mod 4 · (0.3 + 0.02 i) + 1.2, x₍ᵢ₊₁₎ mod 4 · 2.5 + 0.1 i)`, i < 32: 32 calls of
-/// `pow` on bases in [0.26, 2.14] and exponents in [−2.5, 5.6].
-fn pow_program() -> Function {
-    let mut b = Builder::new("pow32");
+/// `Σᵢ op(xᵢ mod 4 · (0.3 + 0.02 i) + 1.2, x₍ᵢ₊₁₎ mod 4 · 2.5 + 0.1 i)`, i < 32: 32 calls of
+/// `pow` on bases in [0.26, 2.14] and exponents in [−2.5, 5.6] (`atan2`: the same pairs).
+fn binary_program(op: BinaryOp) -> Function {
+    let mut b = Builder::new(format!("{}32", op.name()));
     let xs: Vec<_> = (0..4)
         .map(|i| b.param(Type::F64, &format!("x{i}")))
         .collect();
@@ -299,7 +300,7 @@ fn pow_program() -> Function {
     for i in 0..32 {
         let t = b.fma(xs[i % 4], 0.3 + 0.02 * i as f64, 1.2);
         let e = b.fma(xs[(i + 1) % 4], 2.5, 0.1 * i as f64);
-        let y = b.binary(BinaryOp::Pow, t, e);
+        let y = b.binary(op, t, e);
         acc = Some(match acc {
             None => y,
             Some(a) => b.add(a, y),
@@ -326,7 +327,11 @@ fn math(c: &mut Criterion) {
         UnaryOp::Cos,
         UnaryOp::Tan,
     ];
-    for func in unary.map(math_program).into_iter().chain([pow_program()]) {
+    for func in unary
+        .map(math_program)
+        .into_iter()
+        .chain([BinaryOp::Pow, BinaryOp::Atan2].map(binary_program))
+    {
         for (imp, math) in [("inline", MathImpl::Inline), ("libm", MathImpl::Libm)] {
             for lanes in [1, 2] {
                 let opts = JitOptions {

@@ -233,7 +233,7 @@ adjit dump f.ir --stage dot -o f.dot")]
         lanes: u8,
         /// For clif/asm: `libm` calls the C math library, `inline` emits adjit's own math
         /// routines (every transcendental and `pow`) in the code.
-        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = math_parser())]
+        #[arg(long, value_name = "IMPL", default_value = "auto", value_parser = math_parser())]
         math: adjit::jit::MathImpl,
         /// Write to this file instead of standard output.
         #[arg(short, long, value_name = "OUT")]
@@ -290,7 +290,7 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         threads: usize,
         /// With --batch: `libm` calls the C math library (once per lane; the default), `inline`
         /// emits adjit's own math routines in the code (vectorised in two lanes).
-        #[arg(long, value_name = "IMPL", default_value = "libm", requires = "batch",
+        #[arg(long, value_name = "IMPL", default_value = "auto", requires = "batch",
               value_parser = math_parser())]
         math: adjit::jit::MathImpl,
     },
@@ -325,7 +325,7 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         lanes: u8,
         /// `libm` imports the C math library's routines; `inline` emits adjit's own math
         /// routines in the code, so the object needs no math library (derived modes only).
-        #[arg(long, value_name = "IMPL", default_value = "libm", value_parser = math_parser())]
+        #[arg(long, value_name = "IMPL", default_value = "auto", value_parser = math_parser())]
         math: adjit::jit::MathImpl,
         /// Replace an existing header that adjit did not write.
         #[arg(long)]

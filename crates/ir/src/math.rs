@@ -3,10 +3,12 @@
 //!
 //! - Arithmetic (`add sub mul div neg abs sqrt fma floor ceil`, comparisons, `select`,
 //!   conversions) is IEEE 754 with round-to-nearest-even, computed in the value's own type.
-//! - Transcendentals call the platform math library through Rust `std` (`sin`, `exp`, `pow`, …;
-//!   the `f32` forms call the `f32` routines), and `erf` is the C math library's `erf`/`erff`
-//!   (Rust's `std` has none; every platform `std` supports links a C99 `libm`). A backend
-//!   should call the same routines; results then agree exactly, and within 1 ulp when it cannot.
+//! - Transcendentals are, per routine, adjit's own ([`mathlib`], where
+//!   [`mathlib::default_unary`] says so: per routine the faster of the two among those within
+//!   1 ulp, e.g. `tanh`, where glibc's is 2 ulp away) or the platform math
+//!   library's through Rust `std` (`sin`, `exp`, `pow`, …; the `f32` forms call the `f32`
+//!   routines). A backend computes the same routines (the JIT's default `MathImpl::Auto`
+//!   inlines adjit's and calls the library's); results then agree exactly.
 //! - `min`/`max` return the other operand when exactly one is NaN (IEEE minNum/maxNum, like
 //!   Rust's `f64::min`), NaN when both are, and **the first operand on a tie**, so
 //!   `min(-0.0, +0.0) = -0.0` and `min(+0.0, -0.0) = +0.0`. Formally
@@ -16,6 +18,7 @@
 //! - `fcmp` predicates are ordered (false on NaN) except `ne`, which is true on NaN.
 
 use crate::function::InstData;
+use crate::mathlib;
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
 
@@ -52,6 +55,16 @@ pub fn unary(op: UnaryOp, ty: Type, x: f64) -> f64 {
 
 #[inline]
 pub fn unary_f64(op: UnaryOp, x: f64) -> f64 {
+    if let Some(y) = mathlib::default_unary_f64(op, x) {
+        return y;
+    }
+    unary_f64_libm(op, x)
+}
+
+/// `op(x)` with every transcendental from the platform math library (what the JIT calls under
+/// `MathImpl::Libm`).
+#[inline]
+pub fn unary_f64_libm(op: UnaryOp, x: f64) -> f64 {
     match op {
         UnaryOp::Neg => -x,
         UnaryOp::Abs => x.abs(),
@@ -77,6 +90,17 @@ pub fn unary_f64(op: UnaryOp, x: f64) -> f64 {
 
 #[inline]
 pub fn unary_f32(op: UnaryOp, x: f32) -> f32 {
+    // adjit's routines round their `f64` result once (see `mathlib`).
+    if let Some(y) = mathlib::default_unary_f64(op, f64::from(x)) {
+        return y as f32;
+    }
+    unary_f32_libm(op, x)
+}
+
+/// `op(x)` with every transcendental from the platform math library (what the JIT calls under
+/// `MathImpl::Libm`).
+#[inline]
+pub fn unary_f32_libm(op: UnaryOp, x: f32) -> f32 {
     match op {
         UnaryOp::Neg => -x,
         UnaryOp::Abs => x.abs(),
@@ -110,6 +134,16 @@ pub fn binary(op: BinaryOp, ty: Type, a: f64, b: f64) -> f64 {
 
 #[inline]
 pub fn binary_f64(op: BinaryOp, a: f64, b: f64) -> f64 {
+    if let Some(y) = mathlib::default_binary_f64(op, a, b) {
+        return y;
+    }
+    binary_f64_libm(op, a, b)
+}
+
+/// `op(a, b)` with `pow` and `atan2` from the platform math library (what the JIT calls under
+/// `MathImpl::Libm`).
+#[inline]
+pub fn binary_f64_libm(op: BinaryOp, a: f64, b: f64) -> f64 {
     match op {
         BinaryOp::Add => a + b,
         BinaryOp::Sub => a - b,
@@ -136,6 +170,16 @@ pub fn binary_f64(op: BinaryOp, a: f64, b: f64) -> f64 {
 
 #[inline]
 pub fn binary_f32(op: BinaryOp, a: f32, b: f32) -> f32 {
+    if let Some(y) = mathlib::default_binary_f64(op, f64::from(a), f64::from(b)) {
+        return y as f32;
+    }
+    binary_f32_libm(op, a, b)
+}
+
+/// `op(a, b)` with `pow` and `atan2` from the platform math library (what the JIT calls under
+/// `MathImpl::Libm`).
+#[inline]
+pub fn binary_f32_libm(op: BinaryOp, a: f32, b: f32) -> f32 {
     match op {
         BinaryOp::Add => a + b,
         BinaryOp::Sub => a - b,

@@ -20,6 +20,10 @@ struct R(f64);
 #[derive(Clone, Copy, Debug)]
 struct RBool(bool);
 
+fn math(op: UnaryOp, x: f64) -> f64 {
+    adjit_ir::math::unary_f64(op, x)
+}
+
 impl From<f64> for R {
     fn from(x: f64) -> R {
         R(x)
@@ -44,13 +48,17 @@ macro_rules! r_unary {
 
 #[allow(clippy::should_implement_trait)]
 impl R {
+    // Transcendentals as adjit defines them (`adjit_ir::math`: per routine adjit's or the C
+    // library's), so a traced method must record exactly its operation.
     r_unary! {
-        abs => f64::abs, sqrt => f64::sqrt, exp => f64::exp, ln => f64::ln,
-        log1p => f64::ln_1p, exp_m1 => f64::exp_m1, sin => f64::sin, cos => f64::cos,
-        tan => f64::tan, asin => f64::asin, acos => f64::acos, atan => f64::atan,
-        sinh => f64::sinh, cosh => f64::cosh, tanh => f64::tanh,
-        erf => |x| adjit_ir::math::unary_f64(UnaryOp::Erf, x),
-        floor => f64::floor, ceil => f64::ceil,
+        abs => f64::abs, sqrt => f64::sqrt, floor => f64::floor, ceil => f64::ceil,
+        exp => |x| math(UnaryOp::Exp, x), ln => |x| math(UnaryOp::Log, x),
+        log1p => |x| math(UnaryOp::Log1p, x), exp_m1 => |x| math(UnaryOp::Expm1, x),
+        sin => |x| math(UnaryOp::Sin, x), cos => |x| math(UnaryOp::Cos, x),
+        tan => |x| math(UnaryOp::Tan, x), asin => |x| math(UnaryOp::Asin, x),
+        acos => |x| math(UnaryOp::Acos, x), atan => |x| math(UnaryOp::Atan, x),
+        sinh => |x| math(UnaryOp::Sinh, x), cosh => |x| math(UnaryOp::Cosh, x),
+        tanh => |x| math(UnaryOp::Tanh, x), erf => |x| math(UnaryOp::Erf, x),
     }
     fn square(self) -> R {
         R(self.0 * self.0)
@@ -59,10 +67,18 @@ impl R {
         R(adjit_ir::math::powi_f64(self.0, k))
     }
     fn powf(self, e: impl Into<R>) -> R {
-        R(self.0.powf(e.into().0))
+        R(adjit_ir::math::binary_f64(
+            BinaryOp::Pow,
+            self.0,
+            e.into().0,
+        ))
     }
     fn atan2(self, x: impl Into<R>) -> R {
-        R(self.0.atan2(x.into().0))
+        R(adjit_ir::math::binary_f64(
+            BinaryOp::Atan2,
+            self.0,
+            x.into().0,
+        ))
     }
     fn min(self, o: impl Into<R>) -> R {
         R(adjit_ir::math::binary_f64(

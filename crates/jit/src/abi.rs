@@ -108,10 +108,10 @@ macro_rules! unary_wrappers {
     ($($op:ident => $f64:ident, $f32:ident;)*) => {
         $(
             extern "C" fn $f64(x: f64) -> f64 {
-                math::unary_f64(UnaryOp::$op, x)
+                math::unary_f64_libm(UnaryOp::$op, x)
             }
             extern "C" fn $f32(x: f32) -> f32 {
-                math::unary_f32(UnaryOp::$op, x)
+                math::unary_f32_libm(UnaryOp::$op, x)
             }
         )*
         /// Every unary wrapper: (operation, f64 routine, f32 routine).
@@ -142,16 +142,16 @@ unary_wrappers! {
 }
 
 extern "C" fn pow_f64(a: f64, b: f64) -> f64 {
-    math::binary_f64(BinaryOp::Pow, a, b)
+    math::binary_f64_libm(BinaryOp::Pow, a, b)
 }
 extern "C" fn pow_f32(a: f32, b: f32) -> f32 {
-    math::binary_f32(BinaryOp::Pow, a, b)
+    math::binary_f32_libm(BinaryOp::Pow, a, b)
 }
 extern "C" fn atan2_f64(a: f64, b: f64) -> f64 {
-    math::binary_f64(BinaryOp::Atan2, a, b)
+    math::binary_f64_libm(BinaryOp::Atan2, a, b)
 }
 extern "C" fn atan2_f32(a: f32, b: f32) -> f32 {
-    math::binary_f32(BinaryOp::Atan2, a, b)
+    math::binary_f32_libm(BinaryOp::Atan2, a, b)
 }
 
 /// Every `(symbol, address)` pair the JIT registers for [`MathNames::Wrappers`].

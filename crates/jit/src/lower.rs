@@ -631,9 +631,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     UnaryOp::Sqrt => ins.sqrt(x),
                     UnaryOp::Floor => ins.floor(x),
                     UnaryOp::Ceil => ins.ceil(x),
-                    _ if self.input.math == MathImpl::Inline && mathlib::has_unary(op) => {
-                        self.inline_unary(op, ty, x)?
-                    }
+                    _ if self.input.math.inlines_unary(op) => self.inline_unary(op, ty, x)?,
                     _ => self.call(MathCall::Unary(op, ty), &[x])?,
                 }
             }
@@ -645,9 +643,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     BinaryOp::Sub => self.b.ins().fsub(a, c),
                     BinaryOp::Mul => self.b.ins().fmul(a, c),
                     BinaryOp::Div => self.b.ins().fdiv(a, c),
-                    BinaryOp::Pow | BinaryOp::Atan2
-                        if self.input.math == MathImpl::Inline && mathlib::has_binary(op) =>
-                    {
+                    BinaryOp::Pow | BinaryOp::Atan2 if self.input.math.inlines_binary(op) => {
                         self.inline_binary(op, ty, a, c)?
                     }
                     BinaryOp::Pow | BinaryOp::Atan2 => {

@@ -38,27 +38,35 @@ pub enum RegAlloc {
 /// How the generated code computes transcendentals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum MathImpl {
-    /// Call the platform math library, exactly as the interpreter does ([`adjit_ir::math`]):
-    /// JIT and interpreter agree bit for bit; object files import the C library's names. In
-    /// two-lane code each call runs once per lane. The default: glibc's table-driven routines
-    /// are faster than the inline ones today (see `docs/performance.md`).
+    /// Per routine, the faster of adjit's inline routine and the C library among those within
+    /// 1 ulp of the correctly rounded value ([`adjit_ir::mathlib::default_unary`]: `tanh`,
+    /// `sinh`, `cosh`, `cos`, `tan`, `erf`, `atan` and `log1p` inline, the rest called): exactly
+    /// what the interpreter
+    /// computes ([`adjit_ir::math`]), so JIT and interpreter agree bit for bit. The default.
     #[default]
+    Auto,
+    /// Call the platform math library for every routine. In two-lane code each call runs once
+    /// per lane; object files import the C library's names. Agrees with the interpreter except
+    /// on the routines [`MathImpl::Auto`] inlines (by at most the two routines' errors: glibc's
+    /// `tanh` is 2 ulp, its `tan` up to 14 ulp from the correctly rounded value).
     Libm,
     /// adjit's own routines ([`adjit_ir::mathlib`]: every transcendental of the IR, `pow` and
     /// `atan2`) emitted inline, in vector lanes too: no call, no spilled registers, ≤ 1 ulp everywhere,
     /// the same bits as [`adjit_ir::mathlib::unary_f64`] in every lane and on every target, and
-    /// object files that need no math library. Results differ from the interpreter (which
-    /// calls the platform library) by at most the two routines' errors (≤ 2 ulps).
+    /// object files that need no math library. Results differ from the interpreter on the
+    /// routines the default calls from the C library by at most the two routines' errors
+    /// (≤ 2 ulps).
     Inline,
 }
 
 impl MathImpl {
     /// Every choice, in order.
-    pub const ALL: &'static [MathImpl] = &[MathImpl::Libm, MathImpl::Inline];
+    pub const ALL: &'static [MathImpl] = &[MathImpl::Auto, MathImpl::Libm, MathImpl::Inline];
 
     /// The spelling on the command line and in Python (`math="inline"`).
     pub fn name(self) -> &'static str {
         match self {
+            MathImpl::Auto => "auto",
             MathImpl::Libm => "libm",
             MathImpl::Inline => "inline",
         }
@@ -67,7 +75,11 @@ impl MathImpl {
     /// One line saying what the choice is (command-line help).
     pub fn help(self) -> &'static str {
         match self {
-            MathImpl::Libm => "Call the C math library, as the interpreter does (once per lane)",
+            MathImpl::Auto => {
+                "Per routine the faster of adjit's inline routine and the C library within 1 ulp \
+                 (tanh, sinh, cosh, cos, tan, erf, atan, log1p inline), as the interpreter computes"
+            }
+            MathImpl::Libm => "Call the C math library for every routine (once per lane)",
             MathImpl::Inline => {
                 "adjit's own math routines inline (every transcendental, pow), vectorised in two lanes"
             }
@@ -77,6 +89,26 @@ impl MathImpl {
     /// The choice spelled `name` ([`MathImpl::name`]).
     pub fn from_name(name: &str) -> Option<MathImpl> {
         MathImpl::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
+    /// Whether unary `op` is emitted inline (from [`adjit_ir::mathlib`]) rather than called.
+    pub fn inlines_unary(self, op: adjit_ir::UnaryOp) -> bool {
+        use adjit_ir::mathlib;
+        match self {
+            MathImpl::Auto => mathlib::default_unary(op),
+            MathImpl::Libm => false,
+            MathImpl::Inline => mathlib::has_unary(op),
+        }
+    }
+
+    /// Whether binary `op` (`pow`, `atan2`) is emitted inline rather than called.
+    pub fn inlines_binary(self, op: adjit_ir::BinaryOp) -> bool {
+        use adjit_ir::mathlib;
+        match self {
+            MathImpl::Auto => mathlib::default_binary(op),
+            MathImpl::Libm => false,
+            MathImpl::Inline => mathlib::has_binary(op),
+        }
     }
 }
 
@@ -140,7 +172,7 @@ impl Default for JitOptions {
             const_table_above: 0,
             verify_clif: false,
             batch_lanes: 1,
-            math: MathImpl::Libm,
+            math: MathImpl::Auto,
         }
     }
 }

@@ -51,7 +51,7 @@ fn load(path: std::path::PathBuf, name: Option<&str>) -> PyResult<Function> {
 
 /// One compiled transform (the public functions of `adjit/__init__.py` call this).
 #[pyfunction]
-#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1, math="libm"))]
+#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1, math="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn transform(
     f: &Function,

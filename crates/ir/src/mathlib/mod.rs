@@ -267,6 +267,57 @@ pub fn has_binary(op: BinaryOp) -> bool {
     matches!(op, BinaryOp::Pow | BinaryOp::Atan2)
 }
 
+/// Whether the default math (`MathImpl::Auto` in the JIT, and [`crate::math`], so the
+/// interpreter) computes `op` by the routine here rather than by the C library: per routine,
+/// the faster of the two among those within 1 ulp of the correctly rounded value, measured
+/// on x86-64 with glibc (the figures are in `docs/performance.md`; the accuracy test
+/// `the_default_math_is_within_one_ulp` fails if a default is not within 1 ulp).
+/// - adjit's: `tanh`, `sinh`, `cosh` (glibc 2.1, 1.8 and 1.8 ulp), `cos` and `tan` (glibc 8
+///   and 14 ulp near zeros and poles of huge arguments), and `erf`, `atan`, `log1p`, where
+///   both are within 1 ulp and adjit's is faster;
+/// - the C library's: `exp`, `expm1`, `log`, `sin`, `asin`, `acos` (within 0.52–0.80 ulp,
+///   and as fast or faster than the branch-free inline forms).
+pub fn default_unary(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Tanh
+            | UnaryOp::Sinh
+            | UnaryOp::Cosh
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Erf
+            | UnaryOp::Atan
+            | UnaryOp::Log1p
+    )
+}
+
+/// [`default_unary`] for the binary routines: none (glibc's `pow` and `atan2` are within 0.51
+/// ulp and faster).
+pub fn default_binary(op: BinaryOp) -> bool {
+    let _ = op;
+    false
+}
+
+/// `op(x)` by the routine here when it is the default ([`default_unary`]), else `None`.
+#[inline]
+pub fn default_unary_f64(op: UnaryOp, x: f64) -> Option<f64> {
+    if default_unary(op) {
+        unary_f64(op, x)
+    } else {
+        None
+    }
+}
+
+/// `op(a, b)` by the routine here when it is the default ([`default_binary`]), else `None`.
+#[inline]
+pub fn default_binary_f64(op: BinaryOp, a: f64, b: f64) -> Option<f64> {
+    if default_binary(op) {
+        binary_f64(op, a, b)
+    } else {
+        None
+    }
+}
+
 /// The routine for `op` applied to `x`, or `None` when [`has_unary`] is false.
 pub fn unary<E: MathEmitter>(e: &mut E, op: UnaryOp, x: E::F) -> Option<E::F> {
     Some(match op {

@@ -137,3 +137,49 @@ fn routines_are_within_one_ulp() {
     let failures = check();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The default math ([`adjit_ir::math`], what the interpreter and the JIT's default compute:
+/// per routine adjit's or the C library's, [`mathlib::default_unary`]) is within 1 ulp for
+/// every routine, so choosing the faster of the two never costs accuracy; with
+/// `--nocapture` the C library's own error is printed beside it (glibc's `tanh` is 2 ulp
+/// away, which is why the default is adjit's there).
+#[test]
+fn the_default_math_is_within_one_ulp() {
+    let n = n_points() / 8;
+    let mut failures = Vec::new();
+    for (i, r) in routines().iter().enumerate() {
+        let name = r.op.name();
+        let (mut default_worst, mut default_at) = (0.0f64, 0.0);
+        let mut libm_worst = 0.0f64;
+        for x in r
+            .edges
+            .iter()
+            .copied()
+            .chain(points(r.ranges, n, 0xd3f + i as u64))
+        {
+            let exact = (r.reference)(x);
+            let err = ulp_error(adjit_ir::math::unary_f64(r.op, x), exact, 53, -1022);
+            if err.is_nan() || err > default_worst {
+                (default_worst, default_at) = (err, x);
+            }
+            let libm = ulp_error(adjit_ir::math::unary_f64_libm(r.op, x), exact, 53, -1022);
+            if libm.is_nan() || libm > libm_worst {
+                libm_worst = libm;
+            }
+        }
+        let by = if mathlib::default_unary(r.op) {
+            "adjit"
+        } else {
+            "libm"
+        };
+        println!(
+            "{name}: default ({by}) max {default_worst:.3} ulp; C library {libm_worst:.3} ulp ({n} points)"
+        );
+        if default_worst.is_nan() || default_worst >= 1.0 {
+            failures.push(format!(
+                "{name}: the default ({by}) is {default_worst} ulp away at {default_at:e}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

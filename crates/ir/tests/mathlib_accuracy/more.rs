@@ -659,3 +659,41 @@ fn derivatives_match_finite_differences() {
         );
     }
 }
+
+/// The default `atan2` ([`adjit_ir::math`]: adjit's or the C library's, by
+/// [`mathlib::default_binary`]) is within 1 ulp; the C library's error is printed beside it.
+#[test]
+fn the_default_atan2_is_within_one_ulp() {
+    let (mut worst, mut at, mut libm) = (0.0f64, (0.0, 0.0), 0.0f64);
+    for (y, x) in pairs(n_points() / 4, 0xda7a2) {
+        let exact = atan2_ref(y, x);
+        let err = ulp_error(
+            adjit_ir::math::binary_f64(BinaryOp::Atan2, y, x),
+            exact,
+            53,
+            -1022,
+        );
+        if err.is_nan() || err > worst {
+            (worst, at) = (err, (y, x));
+        }
+        let e = ulp_error(
+            adjit_ir::math::binary_f64_libm(BinaryOp::Atan2, y, x),
+            exact,
+            53,
+            -1022,
+        );
+        if e.is_nan() || e > libm {
+            libm = e;
+        }
+    }
+    let by = if mathlib::default_binary(BinaryOp::Atan2) {
+        "adjit"
+    } else {
+        "libm"
+    };
+    println!("atan2: default ({by}) max {worst:.3} ulp; C library {libm:.3} ulp");
+    assert!(
+        worst < 1.0,
+        "atan2: the default ({by}) is {worst} ulp away at {at:?}"
+    );
+}

@@ -396,3 +396,41 @@ fn pow_agrees_with_its_partial_derivatives() {
         }
     }
 }
+
+/// The default `pow` ([`adjit_ir::math`]: adjit's or the C library's, by
+/// [`mathlib::default_binary`]) is within 1 ulp; the C library's error is printed beside it.
+#[test]
+fn the_default_pow_is_within_one_ulp() {
+    let (mut worst, mut at, mut libm) = (0.0f64, (0.0, 0.0), 0.0f64);
+    for (x, y) in pairs(F64, n_points() / 4, 0xd90e) {
+        let exact = pow_ref(x, y);
+        let err = ulp_error(
+            adjit_ir::math::binary_f64(BinaryOp::Pow, x, y),
+            exact,
+            53,
+            -1022,
+        );
+        if err.is_nan() || err > worst {
+            (worst, at) = (err, (x, y));
+        }
+        let e = ulp_error(
+            adjit_ir::math::binary_f64_libm(BinaryOp::Pow, x, y),
+            exact,
+            53,
+            -1022,
+        );
+        if e.is_nan() || e > libm {
+            libm = e;
+        }
+    }
+    let by = if mathlib::default_binary(BinaryOp::Pow) {
+        "adjit"
+    } else {
+        "libm"
+    };
+    println!("pow: default ({by}) max {worst:.3} ulp; C library {libm:.3} ulp");
+    assert!(
+        worst < 1.0,
+        "pow: the default ({by}) is {worst} ulp away at pow{at:?}"
+    );
+}

@@ -104,7 +104,7 @@ def _transform(f: Any, what: str, **options: Any) -> Transform:
 
 def jit(f: Function, *, engine: str = "jit", strict: bool = False,
         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "libm") -> Transform:
+        math: str = "auto") -> Transform:
     """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
     array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
     return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
@@ -114,7 +114,7 @@ def jit(f: Function, *, engine: str = "jit", strict: bool = False,
 def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
                    strict: bool = False, nonfinite: str = "raise",
                    threads: int = 0, lanes: int = 1,
-                   math: str = "libm") -> Transform:
+                   math: str = "auto") -> Transform:
     """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
 
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
@@ -129,7 +129,7 @@ def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
 
 def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
          nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-         math: str = "libm") -> Transform:
+         math: str = "auto") -> Transform:
     """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
     return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
@@ -137,7 +137,7 @@ def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bo
 
 def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "libm") -> Transform:
+        math: str = "auto") -> Transform:
     """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
     return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
@@ -145,7 +145,7 @@ def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: st
 
 def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "libm") -> Transform:
+        math: str = "auto") -> Transform:
     """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
     return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
@@ -153,7 +153,7 @@ def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: boo
 
 def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "libm") -> Transform:
+        math: str = "auto") -> Transform:
     """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
     return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
@@ -161,7 +161,7 @@ def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: st
 
 def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
              nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-             math: str = "libm") -> Transform:
+             math: str = "auto") -> Transform:
     """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
     of the structural nonzeros computed by one colored program."""
     return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
@@ -170,7 +170,7 @@ def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: 
 
 def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "libm") -> Transform:
+            math: str = "auto") -> Transform:
     """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
     ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
     return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
@@ -179,7 +179,7 @@ def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: b
 
 def inverse(f: Function, *, mode: str = "reverse", engine: str = "jit", strict: bool = False,
             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "libm") -> Transform:
+            math: str = "auto") -> Transform:
     """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
     ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
     ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""
