@@ -338,10 +338,9 @@ fn check_finite(
     match s.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
         Some(i) => {
-            let at = if row_len == 0 {
-                format!("{i}")
-            } else {
-                format!("{}, {}", first_row + i / row_len, i % row_len)
+            let at = match i.checked_div(row_len) {
+                None => format!("{i}"),
+                Some(r) => format!("{}, {}", first_row.saturating_add(r), i % row_len),
             };
             Err(error(
                 Kind::NonFinite,

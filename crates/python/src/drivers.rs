@@ -52,7 +52,7 @@ impl Map {
 
     /// A memory-checked zeroed array of `rows × width` results.
     fn zeros(&self, what: &str, rows: usize, width: usize) -> PyResult<Vec<f64>> {
-        let count = rows.checked_mul(width).unwrap_or(usize::MAX);
+        let count = rows.saturating_mul(width);
         adjit::memory::zeros(
             &self.name,
             &format!("{what} ({rows} × {width})"),
@@ -314,7 +314,7 @@ impl Steps {
         let mut states = adjit::memory::zeros(
             &self.name,
             &format!("the trajectory ({n} × {s})"),
-            n.checked_mul(s).unwrap_or(usize::MAX),
+            n.saturating_mul(s),
             "use eval (the last state) or fewer steps",
         )
         .py_err()?;

@@ -9,7 +9,7 @@ use adjit::{
     Compiled, Engine, Gradient, Hessian, InverseMode, Jacobian, Mode, Options, Part, SparseHessian,
     SparseJacobian, Strategy,
 };
-use numpy::{PyArrayMethods, PyUntypedArrayMethods};
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyTuple};
 use rayon::prelude::*;
