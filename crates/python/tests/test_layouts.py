@@ -59,6 +59,8 @@ TRANSFORMS = [
 OUT_TAKERS = {"value_and_grad", "value_and_grad-2lanes", "value_and_grad-checkpoint", "grad",
               "hvp", "jacobian", "hessian", "inverse", "inverse-dense", "value_and_grad-data"}
 MAP = adjit.map(KERNEL, block_rows=16)
+STEP = adjit.trace(lambda s: (s[0] + 0.1 * s[1], s[1] - 0.1 * adjit.sin(s[0])), 2)
+STEPS = adjit.steps(STEP, 7, strategy="checkpoint:2")
 
 DTYPES = ["<f8", ">f8", "<f4", "list"]
 ORDERS = ["C", "F", "neg", "strided"]
@@ -155,9 +157,11 @@ def point_shape(name, t, batch):
 
 def run_case(rng):
     """One random case; returns a description when the layout changed the result."""
-    kind = rng.integers(10)
+    kind = rng.integers(12)
     if kind == 0:
         return map_case(rng)
+    if kind == 1:
+        return function_and_steps_case(rng)
     name, t, vlen = TRANSFORMS[rng.integers(len(TRANSFORMS))]
     batch = None if rng.integers(3) == 0 else int(rng.choice([1, 2, 5, 17, 70]))
     shape = (3,) if batch is None else (batch, 3)
@@ -220,6 +224,34 @@ def map_case(rng):
     got = outcome(lambda: call(*laid))
     if not same(expected, got):
         return f"map.{method} layouts={lay}: {got!r:.300} != {expected!r:.300}"
+    return None
+
+
+def function_and_steps_case(rng):
+    """``Function.__call__`` (with data=) and ``adjit.steps``' methods."""
+    lay = [random_layout(rng) for _ in range(2)]
+    method = ["call", "call-data", "eval", "jvp", "vjp", "trajectory"][rng.integers(6)]
+    if method.startswith("call"):
+        args = [rng.uniform(0.2, 1.5, size=3)]
+        f = FIT if method == "call-data" else SQUARE
+        if method == "call-data":
+            args.append(rng.uniform(0.0, 1.0, size=2))
+
+        def call(*a):
+            return f(a[0], data=a[1]) if len(a) == 2 else f(a[0])
+    else:
+        args = [rng.uniform(-1.0, 1.0, size=2)]
+        if method in ("jvp", "vjp"):
+            args.append(rng.normal(size=2))
+
+        def call(*a):
+            return getattr(STEPS, method)(*a)
+    laid = [make(a, *l) for a, l in zip(args, lay)]
+    refs = [reference(a) for a in laid]
+    expected = outcome(lambda: call(*refs))
+    got = outcome(lambda: call(*laid))
+    if not same(expected, got):
+        return f"{method} layouts={lay[:len(args)]}: {got!r:.300} != {expected!r:.300}"
     return None
 
 
