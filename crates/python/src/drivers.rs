@@ -39,13 +39,27 @@ impl Map {
         a.vector("theta", self.kernel.n_theta(), self.policy)
     }
 
-    fn rows<'a>(&self, a: &'a Arg<'_>) -> PyResult<(usize, &'a [f64])> {
+    /// The rows; `first_row` is the index of `rows[0]` in the caller's whole array (a Dask
+    /// block's offset), so that messages name the caller's row.
+    fn rows<'a>(&self, a: &'a Arg<'_>, first_row: usize) -> PyResult<(usize, &'a [f64])> {
         let r = self.kernel.row_len();
-        a.rows("rows", r, self.policy)
+        a.rows("rows", r, first_row, self.policy)
     }
 
     fn m(&self) -> usize {
         self.kernel.n_outputs()
+    }
+
+    /// A memory-checked zeroed array of `rows × width` results.
+    fn zeros(&self, what: &str, rows: usize, width: usize) -> PyResult<Vec<f64>> {
+        let count = rows.saturating_mul(width);
+        adjit::memory::zeros(
+            &self.name,
+            &format!("{what} ({rows} × {width})"),
+            count,
+            "pass fewer rows per call (or use eval_sum / value_and_grad, which sum)",
+        )
+        .py_err()
     }
 }
 
@@ -60,19 +74,21 @@ fn scalar_or_array(py: Python<'_>, v: Vec<f64>) -> Py<PyAny> {
 #[pymethods]
 impl Map {
     /// Per row: `k(θ, rowᵢ)`, shape `(R,)` for one output, else `(R, m)`.
+    #[pyo3(signature = (theta, rows, *, row_offset=0))]
     fn eval(
         &self,
         py: Python<'_>,
         theta: &Bound<'_, PyAny>,
         rows: &Bound<'_, PyAny>,
+        row_offset: usize,
     ) -> PyResult<Py<PyAny>> {
         let (ta, ra) = (
             Arg::read(theta, "theta", self.policy)?,
             Arg::read(rows, "rows", self.policy)?,
         );
-        let (t, (r, d)) = (self.theta(&ta)?, self.rows(&ra)?);
+        let (t, (r, d)) = (self.theta(&ta)?, self.rows(&ra, row_offset)?);
         let m = self.m();
-        let mut y = vec![0.0; r * m];
+        let mut y = self.zeros("the per-row values", r, m)?;
         py.detach(|| self.kernel.eval(t, d, &mut y)).py_err()?;
         if m == 1 {
             return Ok(arrays::vector(py, y).into_any().unbind());
@@ -81,34 +97,38 @@ impl Map {
     }
 
     /// `Σᵢ k(θ, rowᵢ)`: a float for one output, else an array.
+    #[pyo3(signature = (theta, rows, *, row_offset=0))]
     fn eval_sum(
         &self,
         py: Python<'_>,
         theta: &Bound<'_, PyAny>,
         rows: &Bound<'_, PyAny>,
+        row_offset: usize,
     ) -> PyResult<Py<PyAny>> {
         let (ta, ra) = (
             Arg::read(theta, "theta", self.policy)?,
             Arg::read(rows, "rows", self.policy)?,
         );
-        let (t, (_, d)) = (self.theta(&ta)?, self.rows(&ra)?);
+        let (t, (_, d)) = (self.theta(&ta)?, self.rows(&ra, row_offset)?);
         let mut y = vec![0.0; self.m()];
         py.detach(|| self.kernel.eval_sum(t, d, &mut y)).py_err()?;
         Ok(scalar_or_array(py, y))
     }
 
     /// `(Σᵢ k(θ, rowᵢ), ∇θ Σᵢ k(θ, rowᵢ))` for a kernel with one float output.
+    #[pyo3(signature = (theta, rows, *, row_offset=0))]
     fn value_and_grad<'py>(
         &self,
         py: Python<'py>,
         theta: &Bound<'py, PyAny>,
         rows: &Bound<'py, PyAny>,
+        row_offset: usize,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (ta, ra) = (
             Arg::read(theta, "theta", self.policy)?,
             Arg::read(rows, "rows", self.policy)?,
         );
-        let (t, (_, d)) = (self.theta(&ta)?, self.rows(&ra)?);
+        let (t, (_, d)) = (self.theta(&ta)?, self.rows(&ra, row_offset)?);
         let mut g = vec![0.0; self.kernel.n_theta()];
         let y = py.detach(|| self.kernel.gradient(t, d, &mut g)).py_err()?;
         PyTuple::new(
@@ -122,19 +142,20 @@ impl Map {
 
     /// Per row: `(k(θ, rowᵢ), (∂k/∂θ)ᵀ·w)`, shapes `(R,)` or `(R, m)` and `(R, n_theta)`;
     /// `w` defaults to ones (the per-row gradients of a one-output kernel).
-    #[pyo3(signature = (theta, rows, w=None))]
+    #[pyo3(signature = (theta, rows, w=None, *, row_offset=0))]
     fn vjp<'py>(
         &self,
         py: Python<'py>,
         theta: &Bound<'py, PyAny>,
         rows: &Bound<'py, PyAny>,
         w: Option<&Bound<'py, PyAny>>,
+        row_offset: usize,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (ta, ra) = (
             Arg::read(theta, "theta", self.policy)?,
             Arg::read(rows, "rows", self.policy)?,
         );
-        let (t, (r, d)) = (self.theta(&ta)?, self.rows(&ra)?);
+        let (t, (r, d)) = (self.theta(&ta)?, self.rows(&ra, row_offset)?);
         let mf = self.kernel.n_float_outputs();
         let wa = w.map(|w| Arg::read(w, "w", self.policy)).transpose()?;
         let ones = vec![1.0; mf];
@@ -143,7 +164,8 @@ impl Map {
             None => &ones,
         };
         let (m, n) = (self.m(), self.kernel.n_theta());
-        let (mut y, mut g) = (vec![0.0; r * m], vec![0.0; r * n]);
+        let mut y = self.zeros("the per-row values", r, m)?;
+        let mut g = self.zeros("the per-row gradients", r, n)?;
         py.detach(|| self.kernel.vjp(t, d, w, &mut y, &mut g))
             .py_err()?;
         let y = if m == 1 {
@@ -155,19 +177,21 @@ impl Map {
     }
 
     /// `Σᵢ ∇²θ k(θ, rowᵢ)·v` for a kernel with one float output.
+    #[pyo3(signature = (theta, rows, v, *, row_offset=0))]
     fn hvp<'py>(
         &self,
         py: Python<'py>,
         theta: &Bound<'py, PyAny>,
         rows: &Bound<'py, PyAny>,
         v: &Bound<'py, PyAny>,
+        row_offset: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (ta, ra) = (
             Arg::read(theta, "theta", self.policy)?,
             Arg::read(rows, "rows", self.policy)?,
         );
         let va = Arg::read(v, "v", self.policy)?;
-        let (t, (_, d)) = (self.theta(&ta)?, self.rows(&ra)?);
+        let (t, (_, d)) = (self.theta(&ta)?, self.rows(&ra, row_offset)?);
         let n = self.kernel.n_theta();
         let v = va.vector("v", n, self.policy)?;
         let (mut g, mut hv) = (vec![0.0; n], vec![0.0; n]);
@@ -203,6 +227,7 @@ impl Map {
 pub struct Steps {
     it: IteratedStep,
     policy: Policy,
+    name: String,
 }
 
 impl Steps {
@@ -213,6 +238,7 @@ impl Steps {
         Ok(Steps {
             it: IteratedStep::new(&f.func, n, strategy).py_err()?,
             policy: Policy::default(),
+            name: f.func.name.clone(),
         })
     }
 
@@ -285,10 +311,13 @@ impl Steps {
         let xa = Arg::read(x, "x", self.policy)?;
         let x = xa.vector("x", self.len(Part::Inputs, true), self.policy)?;
         let (n, s) = (self.it.n_steps(), self.it.n_state());
-        let total = n
-            .checked_mul(s)
-            .ok_or_else(|| error(Kind::Other, "too many states"))?;
-        let mut states = vec![0.0; total];
+        let mut states = adjit::memory::zeros(
+            &self.name,
+            &format!("the trajectory ({n} × {s})"),
+            n.saturating_mul(s),
+            "use eval (the last state) or fewer steps",
+        )
+        .py_err()?;
         py.detach(|| self.it.trajectory(x, &mut states)).py_err()?;
         arrays::array(py, states, &[n, s])
     }

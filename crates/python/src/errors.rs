@@ -25,7 +25,10 @@ pub enum Kind {
     Derive,
     /// A numerically singular Jacobian in an inverse mode.
     Singular,
-    /// Anything else the library reports (memory budgets, …).
+    /// An array sized from the arguments that this machine cannot hold (refused before it is
+    /// allocated).
+    Memory,
+    /// Anything else the library reports.
     Other,
 }
 
@@ -39,6 +42,7 @@ impl Kind {
             Kind::NonFinite => "NonFiniteError",
             Kind::Derive => "DeriveError",
             Kind::Singular => "SingularError",
+            Kind::Memory => "MemoryError",
             Kind::Other => "Error",
         }
     }
@@ -79,6 +83,7 @@ pub fn from_adjit(e: adjit::Error) -> PyErr {
         | E::Jit(adjit::jit::JitError::OutputLength { .. })
         | E::Jit(adjit::jit::JitError::BatchLength { .. }) => Kind::Shape,
         E::Driver { .. } => Kind::Shape,
+        E::Memory { .. } => Kind::Memory,
         _ => Kind::Other,
     };
     error(kind, e.to_string())

@@ -165,9 +165,84 @@ pub fn parse(text: &str, name: Option<&str>, file: &str) -> PyResult<Function> {
     pick(adjit::load_str(text, file).py_err()?, name, file)
 }
 
-/// `adjit.load(path, name=None)`.
-pub fn load(path: &str, name: Option<&str>) -> PyResult<Function> {
-    pick(adjit::load(Path::new(path)).py_err()?, name, path)
+/// The largest IR file `adjit.load` reads (1 GiB): far beyond any program the JIT compiles in
+/// reasonable time, and a bound on what a mistaken path can make it read.
+const MAX_LOAD_BYTES: u64 = 1 << 30;
+
+/// What kind of thing a non-regular file is, for messages.
+#[cfg(unix)]
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+/// What kind of thing a non-regular file is, for messages.
+#[cfg(not(unix))]
+fn file_kind(t: std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
+}
+
+/// Read the IR text at `path`: a regular file of at most [`MAX_LOAD_BYTES`], checked before it
+/// is opened (opening a FIFO would wait for a writer) and again once open.
+fn read_ir(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = path.display();
+    let check = |meta: std::fs::Metadata| -> Result<(), String> {
+        if !meta.is_file() {
+            return Err(format!(
+                "{file}: is {}, not a regular file; adjit.load reads .ir text files",
+                file_kind(meta.file_type())
+            ));
+        }
+        if meta.len() > MAX_LOAD_BYTES {
+            return Err(format!(
+                "{file}: {} is larger than the {} an IR file may have; is this the right file?",
+                adjit::memory::human_bytes(u128::from(meta.len())),
+                adjit::memory::human_bytes(u128::from(MAX_LOAD_BYTES))
+            ));
+        }
+        Ok(())
+    };
+    check(std::fs::metadata(path).map_err(|e| format!("{file}: {e}"))?)?;
+    let f = std::fs::File::open(path).map_err(|e| format!("{file}: {e}"))?;
+    check(f.metadata().map_err(|e| format!("{file}: {e}"))?)?;
+    let mut bytes = Vec::new();
+    f.take(MAX_LOAD_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{file}: {e}"))?;
+    if bytes.len() as u64 > MAX_LOAD_BYTES {
+        return Err(format!(
+            "{file}: grew beyond the 1 GiB an IR file may have while read"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// `adjit.load(path, name=None)`: read and parse with the GIL released.
+pub fn load(py: Python<'_>, path: &Path, name: Option<&str>) -> PyResult<Function> {
+    let file = path.display().to_string();
+    let parsed = py.detach(|| -> Result<Vec<adjit::Function>, String> {
+        let bytes = read_ir(path)?;
+        let text = adjit::ir::text::decode_source(&bytes).map_err(|e| format!("{file}:{e}"))?;
+        adjit::load_str(text, &file).map_err(|e| e.to_string())
+    });
+    pick(parsed.map_err(|m| error(Kind::Parse, m))?, name, &file)
 }
 
 #[pymethods]

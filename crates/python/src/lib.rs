@@ -32,7 +32,32 @@ fn trace_function(
     data: i64,
     name: &str,
 ) -> PyResult<Function> {
+    check_name(name)?;
     trace::trace(py, f, count("n", n)?, count("data", data)?, name)
+}
+
+/// A function name must be one the IR text can spell (`@name`: letters, digits, `_`, `.`),
+/// or the Function would not parse back from its text when pickled (Dask workers).
+fn check_name(name: &str) -> PyResult<()> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    if !name.is_empty() && name.chars().all(ok) {
+        return Ok(());
+    }
+    Err(errors::error(
+        errors::Kind::Trace,
+        format!(
+            "name={name:?}: a function name is letters, digits, '_' and '.' (ASCII, at least \
+             one), as the IR writes @name; e.g. name={:?}",
+            {
+                let fixed: String = name.chars().map(|c| if ok(c) { c } else { '_' }).collect();
+                if fixed.is_empty() {
+                    "traced".to_string()
+                } else {
+                    fixed
+                }
+            }
+        ),
+    ))
 }
 
 /// `adjit.parse(text, name=None, file="<string>")`.
@@ -45,8 +70,8 @@ fn parse(text: &str, name: Option<&str>, file: &str) -> PyResult<Function> {
 /// `adjit.load(path, name=None)`.
 #[pyfunction]
 #[pyo3(signature = (path, name=None))]
-fn load(path: std::path::PathBuf, name: Option<&str>) -> PyResult<Function> {
-    function::load(&path.to_string_lossy(), name)
+fn load(py: Python<'_>, path: std::path::PathBuf, name: Option<&str>) -> PyResult<Function> {
+    function::load(py, &path, name)
 }
 
 /// One compiled transform (the public functions of `adjit/__init__.py` call this).

@@ -9,7 +9,7 @@ use adjit::{
     Compiled, Engine, Gradient, Hessian, InverseMode, Jacobian, Mode, Options, Part, SparseHessian,
     SparseJacobian, Strategy,
 };
-use numpy::{PyArrayMethods, PyReadwriteArrayDyn, PyUntypedArrayMethods};
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyTuple};
 use rayon::prelude::*;
@@ -85,6 +85,8 @@ pub struct Transform {
     value_at: usize,
     policy: Policy,
     threads: usize,
+    /// The function's name, for messages.
+    name: String,
     repr: String,
 }
 
@@ -228,6 +230,7 @@ impl Transform {
                 nonfinite: NonFinite::parse(s.nonfinite)?,
             },
             threads: s.threads,
+            name: func.name.clone(),
             repr: format!(
                 "<adjit.{} of @{} ({} inputs{}, strategy {}, engine {})>",
                 what.name(),
@@ -646,7 +649,16 @@ impl Transform {
             ));
         }
         let n = self.params.n_x;
-        let xa = Arg::read(&args.get_item(0)?, "x", policy)?;
+        let x_obj = args.get_item(0)?;
+        if out.is_none() {
+            // A batch's results are checked before anything is read or copied.
+            if let Ok(a) = x_obj.cast::<numpy::PyUntypedArray>() {
+                if let [b, _] = a.shape() {
+                    self.check_result(*b, self.point_len())?;
+                }
+            }
+        }
+        let xa = Arg::read(&x_obj, "x", policy)?;
         let va = match self.what.vector_name() {
             Some(name) => Some(Arg::read(&args.get_item(1)?, name, policy)?),
             None => None,
@@ -686,10 +698,10 @@ impl Transform {
                         "sparse matrices are computed one point at a time: x must be 1-D",
                     ));
                 }
-                let (b, x) = xa.rows("x", n, policy)?;
+                let (b, x) = xa.rows("x", n, 0, policy)?;
                 let v: (&[f64], bool) = match (&va, self.what.vector_name()) {
                     (Some(a), Some(name)) if a.ndim() == 2 => {
-                        let (bv, v) = a.rows(name, vl, policy)?;
+                        let (bv, v) = a.rows(name, vl, 0, policy)?;
                         if bv != b {
                             return Err(arrays::shape_error(
                                 name,
@@ -704,38 +716,18 @@ impl Transform {
                 };
                 let len = self.point_len();
                 if let Some(out) = out {
-                    // The caller's (B, point) array: no allocation.
-                    let arr = out
-                        .cast::<numpy::PyArrayDyn<f64>>()
-                        .map_err(|_| error(Kind::DType, "out= must be a float64 NumPy array"))?;
-                    {
-                        let mut w = arr
-                            .try_readwrite()
-                            .map_err(|e| error(Kind::DType, format!("out: {e}")))?;
-                        let shape = w.shape().to_vec();
-                        if shape != [b, len] {
-                            return Err(arrays::shape_error(
-                                "out",
-                                &format!("({b}, {len})"),
-                                &shape,
-                            ));
-                        }
-                        let dst = w
-                            .as_slice_mut()
-                            .map_err(|_| error(Kind::DType, "out= must be C-contiguous"))?;
-                        if b >= 64 {
-                            py.detach(|| self.batch(b, x, d, v, Some(dst))).py_err()?;
-                        } else {
-                            self.batch(b, x, d, v, Some(dst)).py_err()?;
-                        }
-                    }
+                    // The caller's (B, point) array: no result allocated (a scratch array
+                    // only when the batch takes several blocks, see `run_batch`).
+                    let mut w = arrays::out_array(out, &[b, len])?;
+                    let dst = w.as_slice_mut().map_err(|_| {
+                        error(Kind::DType, "out= is no longer aligned and C-contiguous")
+                    })?;
+                    self.run_batch(py, b, x, d, v, dst, true)?;
+                    drop(w);
                     return self.shape_batch(py, b, out.clone());
                 }
-                let flat = if b >= 64 {
-                    py.detach(|| self.batch(b, x, d, v, None)).py_err()?
-                } else {
-                    self.batch(b, x, d, v, None).py_err()?
-                };
+                let mut flat = self.result_vec(b, len)?;
+                self.run_batch(py, b, x, d, v, &mut flat, false)?;
                 self.shape_batch(py, b, arrays::array(py, flat, &[b, len])?)
             }
             _ => Err(arrays::shape_error(
@@ -753,16 +745,13 @@ impl Transform {
 
 impl Transform {
     /// `out=`: the gradient (or the transform's array result) written into the caller's
-    /// float64 C-contiguous array.
+    /// array, which must have the result's exact shape ([`arrays::out_array`]).
     fn write_out(
         &self,
         py: Python<'_>,
         out: &Bound<'_, PyAny>,
         flat: Vec<f64>,
     ) -> PyResult<Py<PyAny>> {
-        let Ok(arr) = out.cast::<numpy::PyArrayDyn<f64>>() else {
-            return Err(error(Kind::DType, "out= must be a float64 NumPy array"));
-        };
         let (value, rest) = match self.what {
             What::ValueAndGrad => (Some(flat[0]), &flat[1..]),
             What::Grad | What::Hvp | What::Inverse | What::Jacobian | What::Hessian => {
@@ -775,21 +764,16 @@ impl Transform {
                 ))
             }
         };
+        let shape: Vec<usize> = match self.what {
+            What::Jacobian => vec![self.m, self.params.n_x],
+            What::Hessian => vec![self.params.n_x, self.params.n_x],
+            _ => vec![rest.len()],
+        };
         {
-            let mut w: PyReadwriteArrayDyn<'_, f64> = arr
-                .try_readwrite()
-                .map_err(|e| error(Kind::DType, format!("out: {e}")))?;
-            let shape = w.shape().to_vec();
+            let mut w = arrays::out_array(out, &shape)?;
             let s = w
                 .as_slice_mut()
-                .map_err(|_| error(Kind::DType, "out= must be C-contiguous"))?;
-            if s.len() != rest.len() {
-                return Err(arrays::shape_error(
-                    "out",
-                    &format!("{} numbers", rest.len()),
-                    &shape,
-                ));
-            }
+                .map_err(|_| error(Kind::DType, "out= is no longer aligned and C-contiguous"))?;
             s.copy_from_slice(rest);
         }
         Ok(match value {
@@ -798,5 +782,109 @@ impl Transform {
                 .unbind(),
             None => out.clone().unbind(),
         })
+    }
+}
+
+/// Numbers computed per block of a batch between two looks for Ctrl-C: the work of a block is
+/// bounded, so an interrupt is seen within one block's time.
+const BLOCK_NUMBERS: usize = 1 << 18;
+
+impl Transform {
+    fn func_name(&self) -> &str {
+        &self.name
+    }
+
+    /// Refuse a batch result this machine cannot hold, before anything is allocated.
+    fn check_result(&self, b: usize, len: usize) -> PyResult<()> {
+        adjit::memory::check_f64s(
+            self.func_name(),
+            &format!(
+                "the batch result of {} ({b} × {len} numbers)",
+                self.what.name()
+            ),
+            (b as u128).saturating_mul(len as u128),
+            "pass fewer points per call",
+        )
+        .py_err()
+    }
+
+    /// A zeroed, memory-checked vector for a batch's `b × len` results.
+    fn result_vec(&self, b: usize, len: usize) -> PyResult<Vec<f64>> {
+        self.check_result(b, len)?;
+        adjit::memory::zeros(
+            self.func_name(),
+            &format!("the batch result of {}", self.what.name()),
+            b * len,
+            "pass fewer points per call",
+        )
+        .py_err()
+    }
+
+    /// Points per block: enough to keep the threads busy, few enough that a block's work is
+    /// bounded ([`BLOCK_NUMBERS`] inputs and results).
+    fn block_points(&self) -> usize {
+        let per_point = self.params.n_x + self.vector_len() + self.point_len();
+        (BLOCK_NUMBERS / per_point.max(1)).max(64)
+    }
+
+    /// A batch into `dst` (`b × point_len()`), in blocks of [`Self::block_points`] points with
+    /// a look for signals (Ctrl-C) between two blocks, the GIL released while a block runs.
+    /// When `dst` is the caller's (`out=`) and the batch takes several blocks, it is computed
+    /// into a scratch array and copied into `dst` at the end, so an interrupted call leaves
+    /// `out=` untouched.
+    #[allow(clippy::too_many_arguments)]
+    fn run_batch(
+        &self,
+        py: Python<'_>,
+        b: usize,
+        x: &[f64],
+        d: &[f64],
+        v: (&[f64], bool),
+        dst: &mut [f64],
+        callers: bool,
+    ) -> PyResult<()> {
+        let block = self.block_points();
+        if b <= block {
+            if b >= 64 {
+                py.detach(|| self.batch(b, x, d, v, Some(dst))).py_err()?;
+            } else {
+                self.batch(b, x, d, v, Some(dst)).py_err()?;
+            }
+            return Ok(());
+        }
+        let (n, len, vl) = (self.params.n_x, self.point_len(), self.vector_len());
+        let mut scratch = if callers {
+            self.result_vec(b, len)?
+        } else {
+            Vec::new()
+        };
+        let target: &mut [f64] = if callers { &mut scratch } else { &mut *dst };
+        py.detach(|| -> PyResult<()> {
+            let mut start = 0;
+            while start < b {
+                let end = (start + block).min(b);
+                let vb = match v {
+                    (all, true) => (&all[start * vl..end * vl], true),
+                    one => one,
+                };
+                self.batch(
+                    end - start,
+                    &x[start * n..end * n],
+                    d,
+                    vb,
+                    Some(&mut target[start * len..end * len]),
+                )
+                .py_err()?;
+                start = end;
+                if start < b {
+                    Python::attach(|py| py.check_signals())?;
+                }
+            }
+            Ok(())
+        })?;
+        if callers {
+            dst.copy_from_slice(&scratch);
+        }
+        Ok(())
     }
 }

@@ -58,3 +58,23 @@ def test_per_row_variants_are_lazy_dask_arrays():
     assert abs(s - local.sum()) <= 1e-12 * abs(s)
     with pytest.raises(adjit.ShapeError):
         adjit.dask.eval(KERNEL, THETA, da.ones((10, 3)))
+
+
+def test_process_workers_equal_map_bit_for_bit():
+    # Blocks unpickled on worker processes often sit at unaligned addresses; they were read as
+    # empty, and the sum came back as a fraction of the true one. With every chunk block_rows
+    # rows long, the ordered sum of the partials is the map's own sum, bit for bit.
+    block = 333
+    rows = np.ascontiguousarray(DATA[:7_001])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            chunked = da.from_array(rows, chunks=(block, -1))
+            y, g = adjit.dask.value_and_grad(KERNEL, THETA, chunked, block_rows=block)
+            per_row = adjit.dask.eval(KERNEL, THETA, chunked).compute()
+            grads = adjit.dask.vjp(KERNEL, THETA, chunked).compute()
+    m = adjit.map(KERNEL, block_rows=block)
+    y_map, g_map = m.value_and_grad(THETA, rows)
+    assert y == y_map and np.array_equal(g, g_map), (y, y_map)
+    assert np.array_equal(per_row, m.eval(THETA, rows))
+    assert np.array_equal(grads, m.vjp(THETA, rows)[1])

@@ -15,13 +15,17 @@ compiler), call them millions of times on NumPy arrays::
 
 Every transform returns a callable. A 1-D ``x`` is one point; a 2-D ``x`` of shape ``(B, n)``
 is a batch over the leading axis, run natively over threads with the GIL released.
-C-contiguous float64 arrays are read in place; other numeric inputs are converted once
-(``strict=True`` refuses them instead). NaN or infinite inputs raise ``NonFiniteError`` unless
+Aligned C-contiguous float64 arrays are read in place; other numeric inputs (any order, stride,
+alignment, byte order, float32, lists) are copied once (``strict=True`` refuses them
+instead). ``out=`` must be a writeable, aligned, C-contiguous float64 array of the result's
+shape. Ctrl-C stops a long batch between blocks (``out=`` is then left untouched). NaN or infinite inputs raise ``NonFiniteError`` unless
 ``nonfinite="propagate"``. ``lanes=2`` also compiles two-point (SIMD) kernels for batches
 (bitwise the same results). ``math="inline"`` emits adjit's own ``exp``, ``expm1``, ``log``,
 ``tanh`` and ``erf`` (≤ 1 ulp) in the code instead of calling the C library, vectorised in
 two-lane kernels; results may then differ from the default by the routines' rounding.
-Every error is an ``adjit.Error``.
+Every error is an ``adjit.Error``; a result too large for the machine is an
+``adjit.MemoryError``, raised before anything is allocated. ``adjit.dask`` (loaded on first
+use) runs mapped kernels over Dask arrays.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ from ._errors import (  # noqa: F401
     DeriveError,
     DTypeError,
     Error,
+    MemoryError,
     NonFiniteError,
     ParseError,
     ShapeError,
@@ -79,12 +84,21 @@ from ._errors import (  # noqa: F401
 
 __all__ = [
     "Error", "ParseError", "TraceError", "ShapeError", "DTypeError", "NonFiniteError",
-    "DeriveError", "SingularError", "Function", "Transform", "Map", "Steps", "Var", "Bool",
+    "DeriveError", "SingularError", "MemoryError", "Function", "Transform", "Map", "Steps", "Var", "Bool",
     "trace", "parse", "load", "jit", "value_and_grad", "grad", "jvp", "vjp", "hvp",
     "jacobian", "hessian", "inverse", "map", "steps", "where", "sin", "cos", "tan", "exp",
     "log", "sqrt", "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "log1p", "expm1",
-    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum",
+    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum", "dask",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `adjit.dask` on first use, so that `import adjit` does not import Dask.
+    if name == "dask":
+        import importlib
+
+        return importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _function(f: Any, what: str) -> Function:

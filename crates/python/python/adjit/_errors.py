@@ -37,3 +37,9 @@ class DeriveError(Error, ValueError):
 
 class SingularError(Error, ArithmeticError):
     """An inverse mode met a numerically singular Jacobian."""
+
+
+class MemoryError(Error, MemoryError):  # noqa: A001  (adjit.MemoryError is also a MemoryError)
+    """An array sized from the arguments (a batch's results, a dense Jacobian or Hessian, a
+    float64 copy of an input) that this machine cannot hold, refused before it is allocated;
+    the message names the array, its size and what to do instead."""

@@ -12,7 +12,10 @@ back and are reduced in a fixed order.
 - ``eval`` and ``vjp`` are per row and stay lazy (``dask.array`` results).
 
 Needs ``dask[distributed]`` (``pip install adjit[dask]``); without a ``distributed.Client``
-Dask's default scheduler runs the blocks on local threads.
+Dask's default scheduler runs the blocks on local threads. ``import adjit`` does not import
+Dask: ``adjit.dask`` is loaded on first use. Blocks that arrive unaligned or read-only (as
+unpickled buffers on process workers do) are read as their numbers (one copy where needed),
+and a NaN is reported by its row in the whole array.
 """
 
 from __future__ import annotations
@@ -61,6 +64,15 @@ def _rows(rows: Any, kernel: Function) -> Any:
     return rows.rechunk({1: -1}).astype(np.float64)
 
 
+def _first_row(block_info: Any) -> int:
+    """The index of a block's first row in the whole array (for messages: a NaN is named by
+    its row in the caller's array, not in the block)."""
+    try:
+        return int(block_info[0]["array-location"][0][0])
+    except (TypeError, KeyError, IndexError):
+        return 0
+
+
 def _partials(kernel: Function, theta: Any, rows: Any, block_rows: int, lanes: int,
               what: str) -> np.ndarray:
     """Per block of rows, one row of partial results; computed, in block order."""
@@ -72,12 +84,14 @@ def _partials(kernel: Function, theta: Any, rows: Any, block_rows: int, lanes: i
     rows = _rows(rows, kernel)
     width = 1 + kernel.n_inputs if what == "value_and_grad" else kernel.n_outputs
 
-    def block(x: np.ndarray) -> np.ndarray:
+    def block(x: np.ndarray, block_info: Any = None) -> np.ndarray:
         m = _compiled(text, block_rows, lanes)
+        first = _first_row(block_info)
         if what == "value_and_grad":
-            y, g = m.value_and_grad(theta, x)
+            y, g = m.value_and_grad(theta, x, row_offset=first)
             return np.concatenate(([y], g))[None, :]
-        return np.atleast_1d(np.asarray(m.eval_sum(theta, x), dtype=np.float64))[None, :]
+        s = m.eval_sum(theta, x, row_offset=first)
+        return np.atleast_1d(np.asarray(s, dtype=np.float64))[None, :]
 
     parts = rows.map_blocks(
         block,
@@ -120,8 +134,9 @@ def eval(kernel: Function, theta: Any, rows: Any, *, lanes: int = 1) -> Any:  # 
     rows = _rows(rows, kernel)
     m = kernel.n_outputs
 
-    def block(x: np.ndarray) -> np.ndarray:
-        return np.asarray(_compiled(text, 1024, lanes).eval(theta, x))
+    def block(x: np.ndarray, block_info: Any = None) -> np.ndarray:
+        return np.asarray(_compiled(text, 1024, lanes).eval(theta, x,
+                                                            row_offset=_first_row(block_info)))
 
     if m == 1:
         return rows.map_blocks(block, drop_axis=1, dtype=np.float64)
@@ -137,8 +152,8 @@ def vjp(kernel: Function, theta: Any, rows: Any, w: Any = None, *, lanes: int = 
     rows = _rows(rows, kernel)
     n = kernel.n_inputs
 
-    def block(x: np.ndarray) -> np.ndarray:
-        _, g = _compiled(text, 1024, lanes).vjp(theta, x, w)
+    def block(x: np.ndarray, block_info: Any = None) -> np.ndarray:
+        _, g = _compiled(text, 1024, lanes).vjp(theta, x, w, row_offset=_first_row(block_info))
         return np.asarray(g)
 
     return rows.map_blocks(block, chunks=(rows.chunks[0], (n,)), dtype=np.float64)
