@@ -519,9 +519,11 @@ pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Resu
     compile_object_as(func, mode, target, None)
 }
 
-/// [`compile_object`] exported as `symbol` (`None`: the derived program's name made a C
-/// identifier, e.g. `rosen_vjp`). A symbol that is a C or C++ keyword, a reserved identifier
-/// or a C library name (`floor`, `memcpy`, `main`) is refused with [`adjit_jit::JitError::Symbol`].
+/// [`compile_object`] exported as `symbol` (`None`: `adjit_` and the derived program's name
+/// made a C identifier, e.g. `adjit_rosen_vjp`). A symbol that is a C or C++ keyword, a
+/// reserved identifier, a symbol of the C runtime libraries (`floor`, `dlopen`, `main`) or a
+/// name the C standard or POSIX headers define (`NULL`, `size_t`) is refused with
+/// [`adjit_jit::JitError::Symbol`].
 pub fn compile_object_as(
     func: &Function,
     mode: Mode,
@@ -577,7 +579,7 @@ pub(crate) fn object_for(
     opts: &JitOptions,
 ) -> Result<ObjectCode> {
     let host = target_lexicon::Triple::host().to_string();
-    let symbol = symbol.map_or_else(|| adjit_jit::c_symbol(&program.name), str::to_string);
+    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(&program.name), str::to_string);
     Ok(adjit_jit::compile_object_as(
         program,
         target.unwrap_or(&host),
