@@ -94,6 +94,14 @@ pub fn hessian(
     finish(&result, args, json, true)
 }
 
+/// The files `--mtx` and `--spy` write, for [`crate::paths::check_files`].
+pub fn outputs(args: &SparseArgs) -> Vec<crate::paths::Named<'_>> {
+    [("--mtx", &args.mtx), ("--spy", &args.spy)]
+        .into_iter()
+        .filter_map(|(option, path)| Some(crate::paths::Named::new(option, path.as_deref()?)))
+        .collect()
+}
+
 fn finish(
     result: &SparseResult<'_>,
     args: &SparseArgs,
