@@ -68,14 +68,16 @@ pub enum Error {
     #[error(transparent)]
     Inverse(#[from] adjit_diff::inverse::InverseError),
     /// A numerically singular pivot at run time.
-    #[error("{mode} of @{func}: {lump} has a numerically singular pivot: smallest |pivot| relative to its row's largest entry {pivot:e} ≤ {threshold:e} (pivot_tol), condition estimate ≥ {:e}; J is singular or too ill-conditioned there; {}", condition_estimate(*pivot, *threshold, *pivot_tol), advice(*mode))]
+    #[error("{mode} of @{func}: {lump} has a numerically singular pivot: |pivot| relative to the largest entry of its row of J is {}, not above {threshold:e} (pivot_tol), condition estimate ≥ {:e}; J is singular or too ill-conditioned there; {}", pivot_ratio(*pivot), condition_estimate(*pivot, *threshold, *pivot_tol), advice(*mode))]
     Singular {
         mode: InverseMode,
         func: String,
         /// The lump, as `lump 2 (%a..%b, l = 3)`, or `the dense Jacobian`.
         lump: String,
-        /// The smallest pivot magnitude of the lump relative to the largest entry of its row
-        /// (pivots are judged on the row-equilibrated lump, so scaling J changes nothing).
+        /// The ratio that failed the pivot test, as compared: a pivot's magnitude relative to
+        /// the largest entry of its row of J (pivots are judged on the row-equilibrated lump,
+        /// so scaling J changes nothing); NaN when that row is zero at the point (`0 / 0`).
+        /// The dense mode reports its smallest pivot.
         pivot: f64,
         /// The threshold it was judged against: `pivot_tol`.
         threshold: f64,
@@ -166,6 +168,15 @@ fn advice(mode: InverseMode) -> &'static str {
 
 /// One over the smallest relative pivot: a lower bound on the equilibrated lump's condition
 /// number.
+/// The failing pivot ratio as the message prints it: NaN says why it failed.
+fn pivot_ratio(pivot: f64) -> String {
+    if pivot.is_nan() {
+        "NaN (0/0: its row of J is zero at this point)".into()
+    } else {
+        format!("{pivot:e}")
+    }
+}
+
 fn condition_estimate(pivot: f64, threshold: f64, pivot_tol: f64) -> f64 {
     let scale = threshold / pivot_tol;
     if pivot > 0.0 {

@@ -156,7 +156,9 @@ fn render_human(r: &SparseResult<'_>) -> String {
         c.n_colors,
         c.kind.name(),
         c.ordering,
-        c.densest
+        // The pattern's, as `adjit dump --stage sparsity` prints it (the colouring's `densest`
+        // is the densest column when it colours rows).
+        p.max_row_len()
     );
     for ((i, j), &v) in p.entries().zip(r.values).take(HUMAN_ENTRIES) {
         let _ = writeln!(out, "  ({i}, {j})  {}", human_number(v));

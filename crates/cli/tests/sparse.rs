@@ -255,3 +255,37 @@ fn sparse_errors_are_clear() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("--at"), "{}", run.stderr);
 }
+
+/// The header's "densest row" is the pattern's, as `adjit dump --stage sparsity` says: a
+/// product of four inputs has one dense row (4 entries) and is coloured by rows, whose bound,
+/// the densest column (1), was once printed as the densest row.
+#[test]
+fn densest_row_agrees_with_the_dump() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("prod4.ir");
+    std::fs::write(
+        &file,
+        "func @prod(%a: f64, %b: f64, %c: f64, %d: f64) -> f64 {\n    %p = mul %a, %b\n    \
+         %q = mul %p, %c\n    %r = mul %q, %d\n    ret %r\n}\n",
+    )
+    .unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let densest = |text: &str| -> usize {
+        let at = text.find("densest row ").expect("a densest row") + "densest row ".len();
+        text[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("a number")
+    };
+    let jacobian = ok(&["jacobian", &file, "--at", "1,2,3,4", "--sparse"]);
+    assert!(jacobian.contains("(rows, "), "{jacobian}");
+    let dump = ok(&["dump", &file, "--stage", "sparsity"]);
+    assert_eq!(densest(&jacobian), densest(&dump), "{jacobian}\n{dump}");
+    assert_eq!(densest(&jacobian), 4);
+    // The Hessian's header against the dump's Hessian section.
+    let hessian = ok(&["hessian", &file, "--at", "1,2,3,4", "--sparse"]);
+    let hessian_dump = &dump[dump.find("; Hessian").expect("a Hessian section")..];
+    assert_eq!(densest(&hessian), densest(hessian_dump), "{hessian}\n{dump}");
+}
