@@ -52,21 +52,40 @@ fn symbols_that_clash_or_do_not_compile_are_refused() {
     let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let header = std::fs::read_to_string(object.with_extension("h")).unwrap();
-    assert!(header.contains("void adjit_floor(const double *inputs"), "{header}");
+    assert!(
+        header.contains("void adjit_floor(const double *inputs"),
+        "{header}"
+    );
     std::fs::remove_file(&object).unwrap();
     // Every named trap: C runtime symbols (the program's own `dlopen` would call the kernel)
     // and C header names (the header would not compile beside them), with the reason and a
     // name to use instead.
     for bad in [
-        "floor", "dlopen", "dlsym", "mprotect", "pthread_create", "sigaction", "syscall",
-        "environ", "NULL", "size_t", "INFINITY", "I", "errno", "stdin", "main",
+        "floor",
+        "dlopen",
+        "dlsym",
+        "mprotect",
+        "pthread_create",
+        "sigaction",
+        "syscall",
+        "environ",
+        "NULL",
+        "size_t",
+        "INFINITY",
+        "I",
+        "errno",
+        "stdin",
+        "main",
     ] {
         let run = adjit(&["compile", &s(&file), "-o", &s(&object), "--symbol", bad]);
         assert_eq!(run.code, 1, "--symbol {bad}");
         let why = run.stderr.contains("the C runtime libraries")
-            || run.stderr.contains("the C standard or POSIX headers define");
+            || run
+                .stderr
+                .contains("the C standard or POSIX headers define");
         assert!(
-            run.stderr.contains(&format!("cannot export the symbol `{bad}`"))
+            run.stderr
+                .contains(&format!("cannot export the symbol `{bad}`"))
                 && why
                 && run.stderr.contains(&format!("`adjit_{bad}`"))
                 && run.stderr.contains("--symbol NAME"),
@@ -181,19 +200,129 @@ fn no_output_overwrites_an_input_or_another_output() {
     let soft = scratch("io_soft.svg", None);
     let _ = std::fs::remove_file(&soft);
     std::os::unix::fs::symlink(&file, &soft).unwrap();
-    let dotted = file.parent().unwrap().join("..").join("cli-hardening").join("io.ir");
+    let dotted = file
+        .parent()
+        .unwrap()
+        .join("..")
+        .join("cli-hardening")
+        .join("io.ir");
     let fresh = s(&scratch("io_fresh.mtx", None));
     let cases: Vec<(Vec<String>, &str, &str)> = vec![
-        (vec!["jacobian".into(), f.clone(), "--at".into(), "1,2".into(), "--sparse".into(), "--mtx".into(), f.clone()], "--mtx", "FILE"),
-        (vec!["hessian".into(), f.clone(), "--at".into(), "1,2".into(), "--sparse".into(), "--spy".into(), s(&dotted)], "--spy", "FILE"),
-        (vec!["jacobian".into(), f.clone(), "--at".into(), "1,2".into(), "--sparse".into(), "--spy".into(), s(&soft)], "--spy", "FILE"),
-        (vec!["jacobian".into(), f.clone(), "--at".into(), at_file.clone(), "--sparse".into(), "--mtx".into(), s(&point)], "--mtx", "--at"),
-        (vec!["jacobian".into(), f.clone(), "--at".into(), "1,2".into(), "--sparse".into(), "--mtx".into(), fresh.clone(), "--spy".into(), fresh.clone()], "--spy", "--mtx"),
-        (vec!["dump".into(), f.clone(), "--stage".into(), "vjp".into(), "-o".into(), f.clone()], "-o", "FILE"),
-        (vec!["dump".into(), f.clone(), "--stage".into(), "vjp".into(), "-o".into(), s(&hard)], "-o", "FILE"),
-        (vec!["bench".into(), f.clone(), "--at".into(), "1,2".into(), "--modes".into(), "primal".into(), "--plot".into(), f.clone()], "--plot", "FILE"),
-        (vec!["compile".into(), f.clone(), "-o".into(), s(&hard)], "-o", "FILE"),
-        (vec!["compile".into(), f.clone(), "-o".into(), f.clone()], "-o", "FILE"),
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--mtx".into(),
+                f.clone(),
+            ],
+            "--mtx",
+            "FILE",
+        ),
+        (
+            vec![
+                "hessian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--spy".into(),
+                s(&dotted),
+            ],
+            "--spy",
+            "FILE",
+        ),
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--spy".into(),
+                s(&soft),
+            ],
+            "--spy",
+            "FILE",
+        ),
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                at_file.clone(),
+                "--sparse".into(),
+                "--mtx".into(),
+                s(&point),
+            ],
+            "--mtx",
+            "--at",
+        ),
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--mtx".into(),
+                fresh.clone(),
+                "--spy".into(),
+                fresh.clone(),
+            ],
+            "--spy",
+            "--mtx",
+        ),
+        (
+            vec![
+                "dump".into(),
+                f.clone(),
+                "--stage".into(),
+                "vjp".into(),
+                "-o".into(),
+                f.clone(),
+            ],
+            "-o",
+            "FILE",
+        ),
+        (
+            vec![
+                "dump".into(),
+                f.clone(),
+                "--stage".into(),
+                "vjp".into(),
+                "-o".into(),
+                s(&hard),
+            ],
+            "-o",
+            "FILE",
+        ),
+        (
+            vec![
+                "bench".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--modes".into(),
+                "primal".into(),
+                "--plot".into(),
+                f.clone(),
+            ],
+            "--plot",
+            "FILE",
+        ),
+        (
+            vec!["compile".into(), f.clone(), "-o".into(), s(&hard)],
+            "-o",
+            "FILE",
+        ),
+        (
+            vec!["compile".into(), f.clone(), "-o".into(), f.clone()],
+            "-o",
+            "FILE",
+        ),
     ];
     for (args, output, input) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -205,15 +334,31 @@ fn no_output_overwrites_an_input_or_another_output() {
             run.stderr
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), program, "{args:?}");
-        assert_eq!(std::fs::read_to_string(&point).unwrap(), "1, 2\n", "{args:?}");
+        assert_eq!(
+            std::fs::read_to_string(&point).unwrap(),
+            "1, 2\n",
+            "{args:?}"
+        );
         assert!(!Path::new(&fresh).exists(), "{args:?}");
     }
     // Distinct files are fine, and /dev/null may take more than one output.
     let mtx = s(&scratch("io_out.mtx", None));
     let spy = s(&scratch("io_out.svg", None));
-    let run = adjit(&["jacobian", &f, "--at", "1,2", "--sparse", "--mtx", &mtx, "--spy", &spy]);
+    let run = adjit(&[
+        "jacobian", &f, "--at", "1,2", "--sparse", "--mtx", &mtx, "--spy", &spy,
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let run = adjit(&["jacobian", &f, "--at", "1,2", "--sparse", "--mtx", "/dev/null", "--spy", "/dev/null"]);
+    let run = adjit(&[
+        "jacobian",
+        &f,
+        "--at",
+        "1,2",
+        "--sparse",
+        "--mtx",
+        "/dev/null",
+        "--spy",
+        "/dev/null",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 

@@ -287,5 +287,9 @@ fn densest_row_agrees_with_the_dump() {
     // The Hessian's header against the dump's Hessian section.
     let hessian = ok(&["hessian", &file, "--at", "1,2,3,4", "--sparse"]);
     let hessian_dump = &dump[dump.find("; Hessian").expect("a Hessian section")..];
-    assert_eq!(densest(&hessian), densest(hessian_dump), "{hessian}\n{dump}");
+    assert_eq!(
+        densest(&hessian),
+        densest(hessian_dump),
+        "{hessian}\n{dump}"
+    );
 }

@@ -117,7 +117,12 @@ fn defined_names(symbol: &str, pairs: bool) -> Vec<String> {
     if pairs {
         names.push(format!("{symbol}_x2"));
     }
-    names.extend([macros.n_inputs, macros.n_outputs, macros.work_len, macros.guard]);
+    names.extend([
+        macros.n_inputs,
+        macros.n_outputs,
+        macros.work_len,
+        macros.guard,
+    ]);
     names
 }
 

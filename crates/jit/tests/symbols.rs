@@ -37,7 +37,11 @@ fn shipped_lists_hold_what_this_machine_defines() {
     let fresh = std::env::temp_dir().join(format!("adjit_symbol_lists_{}", std::process::id()));
     std::fs::create_dir_all(&fresh).unwrap();
     let script = data_dir().join("regenerate.sh");
-    let run = Command::new("bash").arg(&script).arg(&fresh).output().unwrap();
+    let run = Command::new("bash")
+        .arg(&script)
+        .arg(&fresh)
+        .output()
+        .unwrap();
     assert!(
         run.status.success(),
         "{}",
@@ -61,7 +65,10 @@ fn shipped_lists_hold_what_this_machine_defines() {
         // Sorted bytewise and free of duplicates, as `regenerate.sh` writes them.
         let text = std::fs::read_to_string(data_dir().join(list)).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines.windows(2).all(|w| w[0] < w[1]), "{list} is not sorted");
+        assert!(
+            lines.windows(2).all(|w| w[0] < w[1]),
+            "{list} is not sorted"
+        );
     }
     let _ = std::fs::remove_dir_all(&fresh);
 }
@@ -96,8 +103,7 @@ fn named_traps_are_refused_with_the_reason_and_a_way_out() {
         "main",
     ] {
         for triple in ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"] {
-            let e = compile_object_as(&func, triple, &JitOptions::default(), bad)
-                .expect_err(bad);
+            let e = compile_object_as(&func, triple, &JitOptions::default(), bad).expect_err(bad);
             assert!(matches!(e, JitError::Symbol { .. }), "{bad}: {e}");
             let text = e.to_string();
             let why = text.contains("the C runtime libraries")
