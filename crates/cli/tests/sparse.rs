@@ -198,21 +198,21 @@ fn dump_bench_and_compile_know_the_sparse_modes() {
     ]);
     let header = std::fs::read_to_string(object.with_extension("h")).expect("the header");
     assert!(
-        header.contains("#define BRATU3_SPARSE_JACOBIAN_NNZ 33"),
+        header.contains("#define ADJIT_BRATU3_SPARSE_JACOBIAN_NNZ 33"),
         "{header}"
     );
-    assert!(header.contains("bratu3_sparse_jacobian_indptr[9 + 1] = {0, 3, 7,"));
+    assert!(header.contains("adjit_bratu3_sparse_jacobian_indptr[9 + 1] = {0, 3, 7,"));
     if Command::new("cc").arg("--version").output().is_err() {
         return;
     }
     // A C program that includes the header, calls the object and prints every nonzero.
     let driver = "#include <stdio.h>\n#include \"bratu3_sj.h\"\nint main(void) {\n\
         double in[9] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};\n\
-        double out[BRATU3_SPARSE_JACOBIAN_NNZ], work[BRATU3_SPARSE_JACOBIAN_WORK_LEN + 1];\n\
-        bratu3_sparse_jacobian(in, out, work);\n\
-        for (unsigned long i = 0; i < BRATU3_SPARSE_JACOBIAN_ROWS; i++)\n\
-          for (unsigned long k = bratu3_sparse_jacobian_indptr[i]; \
-        k < bratu3_sparse_jacobian_indptr[i + 1]; k++)\n\
+        double out[ADJIT_BRATU3_SPARSE_JACOBIAN_NNZ], work[ADJIT_BRATU3_SPARSE_JACOBIAN_WORK_LEN + 1];\n\
+        adjit_bratu3_sparse_jacobian(in, out, work);\n\
+        for (unsigned long i = 0; i < ADJIT_BRATU3_SPARSE_JACOBIAN_ROWS; i++)\n\
+          for (unsigned long k = adjit_bratu3_sparse_jacobian_indptr[i]; \
+        k < adjit_bratu3_sparse_jacobian_indptr[i + 1]; k++)\n\
             printf(\"%.17g\\n\", out[k]);\n\
         return 0;\n}\n";
     let c_file = scratch("bratu3_sj_main.c");
