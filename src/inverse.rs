@@ -355,13 +355,52 @@ mod tests {
             assert!(e.contains(expected) && e.contains("singular pivot"), "{e}");
             // The pivot and the condition estimate are reported; the advice fits the mode.
             assert!(
-                e.contains("smallest |pivot| relative to its row's largest entry 0e0")
+                e.contains("|pivot| relative to the largest entry of its row of J is ")
+                    && e.contains(", not above 1e-12 (pivot_tol)")
                     && e.contains("condition estimate ≥ inf"),
                 "{e}"
             );
             assert_eq!(
                 e.contains("try the dense mode"),
                 mode != InverseMode::Dense,
+                "{e}"
+            );
+        }
+    }
+
+    /// The ratio printed is the one that failed: at (0, 0) the row of `a·c` is zero, so its
+    /// pivot is 0/0 = NaN, while the other row's pivot (1 against 3) passes. The message once
+    /// printed that passing 3.3e-1 as "≤ 1e-12".
+    #[test]
+    fn singular_pivot_message_prints_the_ratio_that_failed() {
+        let mut b = Builder::new("g");
+        let a = b.param(Type::F64, "a");
+        let c = b.param(Type::F64, "c");
+        let y0 = b.mul(a, c);
+        let t = b.mul(c, 3.0);
+        let y1 = b.add(a, t);
+        let f = b.finish(&[y0, y1]);
+        for mode in MODES {
+            for engine in [Engine::Interp, Engine::Jit] {
+                let Err(Error::Singular {
+                    pivot, threshold, ..
+                }) = crate::inverse(&f, engine, mode, &[0.0, 0.0], &[1.0, 1.0])
+                else {
+                    panic!("{mode:?} {engine:?}: expected a singular pivot");
+                };
+                // Whatever is printed fails the test it was judged by: not above the threshold.
+                assert!(
+                    pivot.partial_cmp(&threshold) != Some(std::cmp::Ordering::Greater),
+                    "{mode:?} {engine:?}: {pivot} vs {threshold}"
+                );
+                assert_eq!(threshold, 1e-12);
+            }
+            let e = crate::inverse(&f, Engine::Jit, mode, &[0.0, 0.0], &[1.0, 1.0])
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains("3.333333333333333e-1"), "{e}");
+            assert!(
+                e.contains("NaN (0/0: its row of J is zero at this point)") || e.contains("is 0e0"),
                 "{e}"
             );
         }

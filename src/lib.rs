@@ -68,14 +68,16 @@ pub enum Error {
     #[error(transparent)]
     Inverse(#[from] adjit_diff::inverse::InverseError),
     /// A numerically singular pivot at run time.
-    #[error("{mode} of @{func}: {lump} has a numerically singular pivot: smallest |pivot| relative to its row's largest entry {pivot:e} ≤ {threshold:e} (pivot_tol), condition estimate ≥ {:e}; J is singular or too ill-conditioned there; {}", condition_estimate(*pivot, *threshold, *pivot_tol), advice(*mode))]
+    #[error("{mode} of @{func}: {lump} has a numerically singular pivot: |pivot| relative to the largest entry of its row of J is {}, not above {threshold:e} (pivot_tol), condition estimate ≥ {:e}; J is singular or too ill-conditioned there; {}", pivot_ratio(*pivot), condition_estimate(*pivot, *threshold, *pivot_tol), advice(*mode))]
     Singular {
         mode: InverseMode,
         func: String,
         /// The lump, as `lump 2 (%a..%b, l = 3)`, or `the dense Jacobian`.
         lump: String,
-        /// The smallest pivot magnitude of the lump relative to the largest entry of its row
-        /// (pivots are judged on the row-equilibrated lump, so scaling J changes nothing).
+        /// The ratio that failed the pivot test, as compared: a pivot's magnitude relative to
+        /// the largest entry of its row of J (pivots are judged on the row-equilibrated lump,
+        /// so scaling J changes nothing); NaN when that row is zero at the point (`0 / 0`).
+        /// The dense mode reports its smallest pivot.
         pivot: f64,
         /// The threshold it was judged against: `pivot_tol`.
         threshold: f64,
@@ -166,6 +168,15 @@ fn advice(mode: InverseMode) -> &'static str {
 
 /// One over the smallest relative pivot: a lower bound on the equilibrated lump's condition
 /// number.
+/// The failing pivot ratio as the message prints it: NaN says why it failed.
+fn pivot_ratio(pivot: f64) -> String {
+    if pivot.is_nan() {
+        "NaN (0/0: its row of J is zero at this point)".into()
+    } else {
+        format!("{pivot:e}")
+    }
+}
+
 fn condition_estimate(pivot: f64, threshold: f64, pivot_tol: f64) -> f64 {
     let scale = threshold / pivot_tol;
     if pivot > 0.0 {
@@ -519,9 +530,11 @@ pub fn compile_object(func: &Function, mode: Mode, target: Option<&str>) -> Resu
     compile_object_as(func, mode, target, None)
 }
 
-/// [`compile_object`] exported as `symbol` (`None`: the derived program's name made a C
-/// identifier, e.g. `rosen_vjp`). A symbol that is a C or C++ keyword, a reserved identifier
-/// or a C library name (`floor`, `memcpy`, `main`) is refused with [`adjit_jit::JitError::Symbol`].
+/// [`compile_object`] exported as `symbol` (`None`: `adjit_` and the derived program's name
+/// made a C identifier, e.g. `adjit_rosen_vjp`). A symbol that is a C or C++ keyword, a
+/// reserved identifier, a symbol of the C runtime libraries (`floor`, `dlopen`, `main`) or a
+/// name the C standard or POSIX headers define (`NULL`, `size_t`) is refused with
+/// [`adjit_jit::JitError::Symbol`].
 pub fn compile_object_as(
     func: &Function,
     mode: Mode,
@@ -577,7 +590,7 @@ pub(crate) fn object_for(
     opts: &JitOptions,
 ) -> Result<ObjectCode> {
     let host = target_lexicon::Triple::host().to_string();
-    let symbol = symbol.map_or_else(|| adjit_jit::c_symbol(&program.name), str::to_string);
+    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(&program.name), str::to_string);
     Ok(adjit_jit::compile_object_as(
         program,
         target.unwrap_or(&host),

@@ -558,7 +558,7 @@ fn spy(out: &mut String, pattern: &SparsityPattern) {
 }
 
 /// Compile the sparse matrix of `kind` of `func` to an object for `target` (`None`: the host),
-/// exported as `symbol` (`None`: `NAME_sparse_jacobian` or `NAME_sparse_hessian`; see
+/// exported as `symbol` (`None`: `adjit_NAME_sparse_jacobian` or `adjit_NAME_sparse_hessian`; see
 /// [`crate::compile_object_as`]); the C header also holds the pattern as static arrays
 /// (`SYMBOL_ROWS`, `SYMBOL_COLS`, `SYMBOL_NNZ`, `symbol_indptr`, `symbol_indices`).
 pub fn compile_object(

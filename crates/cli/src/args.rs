@@ -314,9 +314,10 @@ adjit compile rosen.ir --target aarch64-unknown-linux-gnu -o rosen.o")]
         /// The object file to write; the header goes next to it with extension `.h`.
         #[arg(short, long, value_name = "OUT.o")]
         output: PathBuf,
-        /// The exported C symbol (default: the derived program's name, e.g. `rosen_vjp`).
-        /// C/C++ keywords, reserved identifiers and C library names (`floor`, `memcpy`,
-        /// `main`) are refused.
+        /// The exported C symbol (default: `adjit_` and the derived program's name, e.g.
+        /// `adjit_rosen_vjp`). C/C++ keywords, reserved identifiers, symbols of the C runtime
+        /// libraries (`floor`, `dlopen`, `main`) and names the C standard or POSIX headers
+        /// define (`NULL`, `size_t`) are refused.
         #[arg(long, value_name = "NAME")]
         symbol: Option<String>,
         /// 2 also exports the two-point (SIMD) kernels as `SYMBOL_x2`, which evaluate two

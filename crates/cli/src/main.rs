@@ -13,6 +13,7 @@ mod commands;
 mod drivers;
 mod measure;
 mod output;
+mod paths;
 mod plot;
 mod sparse;
 mod vectors;

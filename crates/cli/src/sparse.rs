@@ -94,6 +94,14 @@ pub fn hessian(
     finish(&result, args, json, true)
 }
 
+/// The files `--mtx` and `--spy` write, for [`crate::paths::check_files`].
+pub fn outputs(args: &SparseArgs) -> Vec<crate::paths::Named<'_>> {
+    [("--mtx", &args.mtx), ("--spy", &args.spy)]
+        .into_iter()
+        .filter_map(|(option, path)| Some(crate::paths::Named::new(option, path.as_deref()?)))
+        .collect()
+}
+
 fn finish(
     result: &SparseResult<'_>,
     args: &SparseArgs,
@@ -148,7 +156,9 @@ fn render_human(r: &SparseResult<'_>) -> String {
         c.n_colors,
         c.kind.name(),
         c.ordering,
-        c.densest
+        // The pattern's, as `adjit dump --stage sparsity` prints it (the colouring's `densest`
+        // is the densest column when it colours rows).
+        p.max_row_len()
     );
     for ((i, j), &v) in p.entries().zip(r.values).take(HUMAN_ENTRIES) {
         let _ = writeln!(out, "  ({i}, {j})  {}", human_number(v));

@@ -1846,7 +1846,7 @@ fn compile_writes_vector_jvp_and_inverse_objects_that_run() {
         let driver = format!(
             "#include <stdio.h>\n#include \"{symbol}.h\"\nint main(void) {{\n\
              double in[] = {{{}}}; double out[{n_out}]; double work[64];\n\
-             {symbol}(in, out, work);\n\
+             adjit_{symbol}(in, out, work);\n\
              for (int i = 0; i < {n_out}; i++) printf(\"%.17g\\n\", out[i]);\n\
              return 0;\n}}\n",
             inputs

@@ -47,18 +47,54 @@ fn symbols_that_clash_or_do_not_compile_are_refused() {
     let file = scratch("floor.ir", Some(FLOOR));
     let object = scratch("floor_out.o", None);
     let _ = std::fs::remove_file(&object);
+    // By default the symbol is prefixed: `@floor` exports `adjit_floor`, which clashes with
+    // nothing.
     let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
-    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let header = std::fs::read_to_string(object.with_extension("h")).unwrap();
     assert!(
-        run.stderr.contains("cannot export the symbol `floor`")
-            && run.stderr.contains("--symbol NAME"),
-        "{}",
-        run.stderr
+        header.contains("void adjit_floor(const double *inputs"),
+        "{header}"
     );
-    assert!(!object.exists(), "nothing is written on refusal");
+    std::fs::remove_file(&object).unwrap();
+    // Every named trap: C runtime symbols (the program's own `dlopen` would call the kernel)
+    // and C header names (the header would not compile beside them), with the reason and a
+    // name to use instead.
     for bad in [
-        "int", "return", "memcpy", "main", "_start", "__x", "sinf", "a-b",
+        "floor",
+        "dlopen",
+        "dlsym",
+        "mprotect",
+        "pthread_create",
+        "sigaction",
+        "syscall",
+        "environ",
+        "NULL",
+        "size_t",
+        "INFINITY",
+        "I",
+        "errno",
+        "stdin",
+        "main",
     ] {
+        let run = adjit(&["compile", &s(&file), "-o", &s(&object), "--symbol", bad]);
+        assert_eq!(run.code, 1, "--symbol {bad}");
+        let why = run.stderr.contains("the C runtime libraries")
+            || run
+                .stderr
+                .contains("the C standard or POSIX headers define");
+        assert!(
+            run.stderr
+                .contains(&format!("cannot export the symbol `{bad}`"))
+                && why
+                && run.stderr.contains(&format!("`adjit_{bad}`"))
+                && run.stderr.contains("--symbol NAME"),
+            "{}",
+            run.stderr
+        );
+        assert!(!object.exists(), "nothing is written on refusal");
+    }
+    for bad in ["int", "return", "memcpy", "_start", "__x", "sinf", "a-b"] {
         let run = adjit(&["compile", &s(&file), "-o", &s(&object), "--symbol", bad]);
         assert_eq!(run.code, 1, "--symbol {bad}");
         assert!(
@@ -115,7 +151,7 @@ fn compile_never_destroys_a_file() {
     let run = adjit(&["compile", &s(&file), "-o", &s(&file)]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr.contains("would overwrite the input file"),
+        run.stderr.contains("writing it would destroy the input"),
         "{}",
         run.stderr
     );
@@ -145,6 +181,184 @@ fn compile_never_destroys_a_file() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Its own header is replaced without asking.
     let run = adjit(&["compile", &s(&file), "-o", &s(&object)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// Every output option, checked against the inputs and the other outputs: the file is left as
+/// it was and the message names both options.
+#[test]
+fn no_output_overwrites_an_input_or_another_output() {
+    let program = "func @f(%x: f64, %y: f64) -> f64 {\n    %p = mul %x, %y\n    %q = mul %p, %x\n    ret %q\n}\n";
+    let file = scratch("io.ir", Some(program));
+    let point = scratch("io_at.txt", Some("1, 2\n"));
+    let f = s(&file);
+    let at_file = format!("@{}", s(&point));
+    // A hard link and a symbolic link to the input, and the input spelled with `..`.
+    let hard = scratch("io_hard.ir", None);
+    let _ = std::fs::remove_file(&hard);
+    std::fs::hard_link(&file, &hard).unwrap();
+    let soft = scratch("io_soft.svg", None);
+    let _ = std::fs::remove_file(&soft);
+    std::os::unix::fs::symlink(&file, &soft).unwrap();
+    let dotted = file
+        .parent()
+        .unwrap()
+        .join("..")
+        .join("cli-hardening")
+        .join("io.ir");
+    let fresh = s(&scratch("io_fresh.mtx", None));
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--mtx".into(),
+                f.clone(),
+            ],
+            "--mtx",
+            "FILE",
+        ),
+        (
+            vec![
+                "hessian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--spy".into(),
+                s(&dotted),
+            ],
+            "--spy",
+            "FILE",
+        ),
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--spy".into(),
+                s(&soft),
+            ],
+            "--spy",
+            "FILE",
+        ),
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                at_file.clone(),
+                "--sparse".into(),
+                "--mtx".into(),
+                s(&point),
+            ],
+            "--mtx",
+            "--at",
+        ),
+        (
+            vec![
+                "jacobian".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--sparse".into(),
+                "--mtx".into(),
+                fresh.clone(),
+                "--spy".into(),
+                fresh.clone(),
+            ],
+            "--spy",
+            "--mtx",
+        ),
+        (
+            vec![
+                "dump".into(),
+                f.clone(),
+                "--stage".into(),
+                "vjp".into(),
+                "-o".into(),
+                f.clone(),
+            ],
+            "-o",
+            "FILE",
+        ),
+        (
+            vec![
+                "dump".into(),
+                f.clone(),
+                "--stage".into(),
+                "vjp".into(),
+                "-o".into(),
+                s(&hard),
+            ],
+            "-o",
+            "FILE",
+        ),
+        (
+            vec![
+                "bench".into(),
+                f.clone(),
+                "--at".into(),
+                "1,2".into(),
+                "--modes".into(),
+                "primal".into(),
+                "--plot".into(),
+                f.clone(),
+            ],
+            "--plot",
+            "FILE",
+        ),
+        (
+            vec!["compile".into(), f.clone(), "-o".into(), s(&hard)],
+            "-o",
+            "FILE",
+        ),
+        (
+            vec!["compile".into(), f.clone(), "-o".into(), f.clone()],
+            "-o",
+            "FILE",
+        ),
+    ];
+    for (args, output, input) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let run = adjit(&args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stdout);
+        assert!(
+            run.stderr.contains(&format!("{output} ")) && run.stderr.contains(&format!("{input} ")),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), program, "{args:?}");
+        assert_eq!(
+            std::fs::read_to_string(&point).unwrap(),
+            "1, 2\n",
+            "{args:?}"
+        );
+        assert!(!Path::new(&fresh).exists(), "{args:?}");
+    }
+    // Distinct files are fine, and /dev/null may take more than one output.
+    let mtx = s(&scratch("io_out.mtx", None));
+    let spy = s(&scratch("io_out.svg", None));
+    let run = adjit(&[
+        "jacobian", &f, "--at", "1,2", "--sparse", "--mtx", &mtx, "--spy", &spy,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = adjit(&[
+        "jacobian",
+        &f,
+        "--at",
+        "1,2",
+        "--sparse",
+        "--mtx",
+        "/dev/null",
+        "--spy",
+        "/dev/null",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 

@@ -198,21 +198,21 @@ fn dump_bench_and_compile_know_the_sparse_modes() {
     ]);
     let header = std::fs::read_to_string(object.with_extension("h")).expect("the header");
     assert!(
-        header.contains("#define BRATU3_SPARSE_JACOBIAN_NNZ 33"),
+        header.contains("#define ADJIT_BRATU3_SPARSE_JACOBIAN_NNZ 33"),
         "{header}"
     );
-    assert!(header.contains("bratu3_sparse_jacobian_indptr[9 + 1] = {0, 3, 7,"));
+    assert!(header.contains("adjit_bratu3_sparse_jacobian_indptr[9 + 1] = {0, 3, 7,"));
     if Command::new("cc").arg("--version").output().is_err() {
         return;
     }
     // A C program that includes the header, calls the object and prints every nonzero.
     let driver = "#include <stdio.h>\n#include \"bratu3_sj.h\"\nint main(void) {\n\
         double in[9] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};\n\
-        double out[BRATU3_SPARSE_JACOBIAN_NNZ], work[BRATU3_SPARSE_JACOBIAN_WORK_LEN + 1];\n\
-        bratu3_sparse_jacobian(in, out, work);\n\
-        for (unsigned long i = 0; i < BRATU3_SPARSE_JACOBIAN_ROWS; i++)\n\
-          for (unsigned long k = bratu3_sparse_jacobian_indptr[i]; \
-        k < bratu3_sparse_jacobian_indptr[i + 1]; k++)\n\
+        double out[ADJIT_BRATU3_SPARSE_JACOBIAN_NNZ], work[ADJIT_BRATU3_SPARSE_JACOBIAN_WORK_LEN + 1];\n\
+        adjit_bratu3_sparse_jacobian(in, out, work);\n\
+        for (unsigned long i = 0; i < ADJIT_BRATU3_SPARSE_JACOBIAN_ROWS; i++)\n\
+          for (unsigned long k = adjit_bratu3_sparse_jacobian_indptr[i]; \
+        k < adjit_bratu3_sparse_jacobian_indptr[i + 1]; k++)\n\
             printf(\"%.17g\\n\", out[k]);\n\
         return 0;\n}\n";
     let c_file = scratch("bratu3_sj_main.c");
@@ -254,4 +254,42 @@ fn sparse_errors_are_clear() {
     let run = adjit(&["jacobian", &polar, "--at", "1", "--sparse"]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("--at"), "{}", run.stderr);
+}
+
+/// The header's "densest row" is the pattern's, as `adjit dump --stage sparsity` says: a
+/// product of four inputs has one dense row (4 entries) and is coloured by rows, whose bound,
+/// the densest column (1), was once printed as the densest row.
+#[test]
+fn densest_row_agrees_with_the_dump() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("prod4.ir");
+    std::fs::write(
+        &file,
+        "func @prod(%a: f64, %b: f64, %c: f64, %d: f64) -> f64 {\n    %p = mul %a, %b\n    \
+         %q = mul %p, %c\n    %r = mul %q, %d\n    ret %r\n}\n",
+    )
+    .unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let densest = |text: &str| -> usize {
+        let at = text.find("densest row ").expect("a densest row") + "densest row ".len();
+        text[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("a number")
+    };
+    let jacobian = ok(&["jacobian", &file, "--at", "1,2,3,4", "--sparse"]);
+    assert!(jacobian.contains("(rows, "), "{jacobian}");
+    let dump = ok(&["dump", &file, "--stage", "sparsity"]);
+    assert_eq!(densest(&jacobian), densest(&dump), "{jacobian}\n{dump}");
+    assert_eq!(densest(&jacobian), 4);
+    // The Hessian's header against the dump's Hessian section.
+    let hessian = ok(&["hessian", &file, "--at", "1,2,3,4", "--sparse"]);
+    let hessian_dump = &dump[dump.find("; Hessian").expect("a Hessian section")..];
+    assert_eq!(
+        densest(&hessian),
+        densest(hessian_dump),
+        "{hessian}\n{dump}"
+    );
 }

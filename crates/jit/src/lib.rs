@@ -35,7 +35,7 @@ mod symbols;
 pub use compiled::{CompiledFunction, RawEntry, PARALLEL_CODE_BYTES, STREAM_BYTES};
 pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile};
-pub use object::{c_symbol, compile_object, compile_object_as, ObjectCode};
+pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
 pub use options::{JitOptions, MathImpl, OptLevel, RegAlloc};
 pub use schedule::schedule;
 pub use symbols::symbol_problem;

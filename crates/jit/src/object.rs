@@ -92,15 +92,63 @@ fn target_isa(
         .map_err(|e| JitError::cranelift(format!("building the {triple} ISA"), e))
 }
 
+/// The symbol an object of the program `name` exports unless told otherwise: `adjit_` and the
+/// name made a C identifier (`adjit_rosen_vjp`), so that no program name (`@dlopen`, `@sin`,
+/// `@main`) can clash with the C runtime or the C headers.
+pub fn default_symbol(name: &str) -> String {
+    format!("adjit_{}", c_symbol(name).trim_start_matches('_'))
+}
+
 /// Compile `func` to an object file for `triple` (`x86_64-unknown-linux-gnu` or
-/// `aarch64-unknown-linux-gnu`), exported as the function name made a C identifier
-/// ([`c_symbol`]).
+/// `aarch64-unknown-linux-gnu`), exported as [`default_symbol`] of its name.
 pub fn compile_object(
     func: &Function,
     triple: &str,
     opts: &JitOptions,
 ) -> Result<ObjectCode, JitError> {
-    compile_object_as(func, triple, opts, &c_symbol(&func.name))
+    compile_object_as(func, triple, opts, &default_symbol(&func.name))
+}
+
+/// Every name an object exported as `symbol` defines, for the linker or in its header: the
+/// entry, `SYMBOL_x2` with two lanes, and the header's macros.
+fn defined_names(symbol: &str, pairs: bool) -> Vec<String> {
+    let macros = HeaderMacros::of(symbol);
+    let mut names = vec![symbol.to_string()];
+    if pairs {
+        names.push(format!("{symbol}_x2"));
+    }
+    names.extend([
+        macros.n_inputs,
+        macros.n_outputs,
+        macros.work_len,
+        macros.guard,
+    ]);
+    names
+}
+
+/// The macros of the header of `symbol`.
+struct HeaderMacros {
+    n_inputs: String,
+    n_outputs: String,
+    work_len: String,
+    guard: String,
+}
+
+impl HeaderMacros {
+    fn of(symbol: &str) -> HeaderMacros {
+        let upper = symbol.to_ascii_uppercase();
+        let guard = if upper.starts_with("ADJIT_") {
+            format!("{upper}_H")
+        } else {
+            format!("ADJIT_{upper}_H")
+        };
+        HeaderMacros {
+            n_inputs: format!("{upper}_N_INPUTS"),
+            n_outputs: format!("{upper}_N_OUTPUTS"),
+            work_len: format!("{upper}_WORK_LEN"),
+            guard,
+        }
+    }
 }
 
 /// [`compile_object`] exported as `symbol`, which must be a C identifier that is no C or C++
@@ -114,11 +162,18 @@ pub fn compile_object_as(
     symbol: &str,
 ) -> Result<ObjectCode, JitError> {
     verify(func)?;
-    if let Some(reason) = crate::symbols::symbol_problem(symbol) {
-        return Err(JitError::Symbol {
-            symbol: symbol.to_string(),
-            reason,
-        });
+    for name in defined_names(symbol, opts.batch_lanes >= 2) {
+        if let Some(reason) = crate::symbols::symbol_problem(&name) {
+            let reason = if name == symbol {
+                reason
+            } else {
+                format!("it also defines `{name}`, and {reason}")
+            };
+            return Err(JitError::Symbol {
+                symbol: symbol.to_string(),
+                reason,
+            });
+        }
     }
     let isa = target_isa(func, triple, opts)?;
     let symbol = symbol.to_string();
@@ -222,7 +277,12 @@ fn define_entry(
 
 /// The C header for `func` compiled as `symbol`.
 fn c_header(func: &Function, symbol: &str, work_len: usize, pairs: bool) -> String {
-    let upper = symbol.to_ascii_uppercase();
+    let HeaderMacros {
+        n_inputs,
+        n_outputs,
+        work_len: work_len_macro,
+        guard,
+    } = HeaderMacros::of(symbol);
     let params: Vec<String> = func
         .params()
         .map(|v| {
@@ -240,16 +300,16 @@ fn c_header(func: &Function, symbol: &str, work_len: usize, pairs: bool) -> Stri
          * ABI: {symbol}(inputs, outputs, work) reads {n_in} doubles from `inputs` (one per\n\
          * parameter, in order; f32 parameters are rounded to float, bool parameters read\n\
          * nonzero as true) and writes {n_out} doubles to `outputs` (bools as 0.0/1.0).\n\
-         * `work` is scratch memory of {upper}_WORK_LEN doubles (NULL when that is 0),\n\
+         * `work` is scratch memory of {work_len_macro} doubles (NULL when that is 0),\n\
          * uninitialised on entry; buffers must not overlap. The function is reentrant and\n\
          * thread-safe given separate buffers. Link with -lm.{pairs_doc}\n\
          */\n\
-         #ifndef ADJIT_{upper}_H\n\
-         #define ADJIT_{upper}_H\n\
+         #ifndef {guard}\n\
+         #define {guard}\n\
          \n\
-         #define {upper}_N_INPUTS {n_in}\n\
-         #define {upper}_N_OUTPUTS {n_out}\n\
-         #define {upper}_WORK_LEN {work_len}\n\
+         #define {n_inputs} {n_in}\n\
+         #define {n_outputs} {n_out}\n\
+         #define {work_len_macro} {work_len}\n\
          \n\
          #ifdef __cplusplus\n\
          extern \"C\" {{\n\
@@ -262,13 +322,13 @@ fn c_header(func: &Function, symbol: &str, work_len: usize, pairs: bool) -> Stri
          }}\n\
          #endif\n\
          \n\
-         #endif /* ADJIT_{upper}_H */\n",
+         #endif /* {guard} */\n",
         pairs_doc = if pairs {
             format!(
                 "\n *\n * {symbol}_x2(inputs, outputs, work) evaluates two points at once, in SIMD\n \
                  * lanes, with the same results: `inputs` holds 2 * {n_in} doubles interleaved\n \
                  * (input i of the first point at [2i], of the second at [2i + 1]), `outputs`\n \
-                 * 2 * {n_out} likewise, `work` 2 * {upper}_WORK_LEN doubles; all three aligned\n \
+                 * 2 * {n_out} likewise, `work` 2 * {work_len_macro} doubles; all three aligned\n \
                  * to 16 bytes.",
                 n_in = func.n_params,
                 n_out = func.n_outputs(),

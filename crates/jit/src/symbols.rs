@@ -1,8 +1,11 @@
-//! Which names an exported AOT symbol may not take: C and C++ keywords (the header would not
-//! compile), identifiers the C standard reserves (`__x`, `_X`), the names of the C standard
-//! library's functions and objects (the generated code calls `sin`, `exp`, … itself and would
-//! bind to its own entry point; a program linking the object would have `memcpy` replaced for
-//! good), and the entry points a link needs (`main`, `_start`).
+//! Which names an exported AOT symbol may not take, by a rule that cannot miss a name: C and
+//! C++ keywords (the header would not compile), identifiers the C standard reserves (`__x`,
+//! `_X`), every symbol the C runtime libraries of the targets define (the generated code calls
+//! `sin`, `exp`, … itself and would bind to its own entry point; a program linking the object
+//! would have `memcpy` or `dlopen` replaced for good; `main` and `_start` are the link's), and
+//! every name the C standard and POSIX headers define (`NULL`, `size_t`, `I` would break the
+//! header beside them). The last two are the lists in `data/`, generated from the libraries
+//! and headers themselves by `data/regenerate.sh`, not written by hand.
 
 /// C (C23) and C++ keywords.
 const KEYWORDS: &[&str] = &[
@@ -103,303 +106,22 @@ const KEYWORDS: &[&str] = &[
     "xor_eq",
 ];
 
-/// Functions and objects of the C standard library (math.h with its float variants, string.h,
-/// stdlib.h, stdio.h, ctype.h, time.h, setjmp.h, signal.h, …) and POSIX names a C program
-/// commonly links, plus link entry points.
-const LIBRARY: &[&str] = &[
-    // math.h (each also with an `f` and an `l` suffix, see `is_library_name`)
-    "acos",
-    "acosh",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "cbrt",
-    "ceil",
-    "copysign",
-    "cos",
-    "cosh",
-    "erf",
-    "erfc",
-    "exp",
-    "exp10",
-    "exp2",
-    "expm1",
-    "fabs",
-    "fdim",
-    "floor",
-    "fma",
-    "fmax",
-    "fmin",
-    "fmod",
-    "frexp",
-    "hypot",
-    "ilogb",
-    "j0",
-    "j1",
-    "jn",
-    "ldexp",
-    "lgamma",
-    "llrint",
-    "llround",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
-    "logb",
-    "lrint",
-    "lround",
-    "modf",
-    "nan",
-    "nearbyint",
-    "nextafter",
-    "nexttoward",
-    "pow",
-    "remainder",
-    "remquo",
-    "rint",
-    "round",
-    "scalbln",
-    "scalbn",
-    "sin",
-    "sincos",
-    "sinh",
-    "sqrt",
-    "tan",
-    "tanh",
-    "tgamma",
-    "trunc",
-    "y0",
-    "y1",
-    "yn",
-    "gamma",
-    "significand",
-    "drem",
-    "finite",
-    "isinf",
-    "isnan",
-    "signbit",
-    "fpclassify",
-    "isfinite",
-    "isnormal",
-    // string.h, strings.h
-    "memcpy",
-    "memmove",
-    "memset",
-    "memcmp",
-    "memchr",
-    "memrchr",
-    "mempcpy",
-    "memccpy",
-    "strcpy",
-    "strncpy",
-    "strcat",
-    "strncat",
-    "strcmp",
-    "strncmp",
-    "strcoll",
-    "strxfrm",
-    "strchr",
-    "strrchr",
-    "strspn",
-    "strcspn",
-    "strpbrk",
-    "strstr",
-    "strtok",
-    "strtok_r",
-    "strlen",
-    "strnlen",
-    "strerror",
-    "strdup",
-    "strndup",
-    "strsignal",
-    "stpcpy",
-    "stpncpy",
-    "strcasecmp",
-    "strncasecmp",
-    "bzero",
-    "bcopy",
-    "bcmp",
-    "index",
-    "rindex",
-    "ffs",
-    // stdlib.h
-    "abort",
-    "abs",
-    "atexit",
-    "at_quick_exit",
-    "atof",
-    "atoi",
-    "atol",
-    "atoll",
-    "bsearch",
-    "calloc",
-    "div",
-    "exit",
-    "_Exit",
-    "free",
-    "getenv",
-    "labs",
-    "ldiv",
-    "llabs",
-    "lldiv",
-    "malloc",
-    "mblen",
-    "mbstowcs",
-    "mbtowc",
-    "qsort",
-    "quick_exit",
-    "rand",
-    "realloc",
-    "srand",
-    "strtod",
-    "strtof",
-    "strtol",
-    "strtold",
-    "strtoll",
-    "strtoul",
-    "strtoull",
-    "system",
-    "wcstombs",
-    "wctomb",
-    "aligned_alloc",
-    "posix_memalign",
-    "setenv",
-    "unsetenv",
-    "putenv",
-    "random",
-    "srandom",
-    "drand48",
-    "mkstemp",
-    "realpath",
-    // stdio.h
-    "clearerr",
-    "fclose",
-    "feof",
-    "ferror",
-    "fflush",
-    "fgetc",
-    "fgetpos",
-    "fgets",
-    "fopen",
-    "fprintf",
-    "fputc",
-    "fputs",
-    "fread",
-    "freopen",
-    "fscanf",
-    "fseek",
-    "fsetpos",
-    "ftell",
-    "fwrite",
-    "getc",
-    "getchar",
-    "gets",
-    "perror",
-    "printf",
-    "putc",
-    "putchar",
-    "puts",
-    "remove",
-    "rename",
-    "rewind",
-    "scanf",
-    "setbuf",
-    "setvbuf",
-    "snprintf",
-    "sprintf",
-    "sscanf",
-    "tmpfile",
-    "tmpnam",
-    "ungetc",
-    "vfprintf",
-    "vprintf",
-    "vsnprintf",
-    "vsprintf",
-    "fileno",
-    "fdopen",
-    "popen",
-    "pclose",
-    "getline",
-    "dprintf",
-    "stdin",
-    "stdout",
-    "stderr",
-    // ctype.h
-    "isalnum",
-    "isalpha",
-    "isblank",
-    "iscntrl",
-    "isdigit",
-    "isgraph",
-    "islower",
-    "isprint",
-    "ispunct",
-    "isspace",
-    "isupper",
-    "isxdigit",
-    "tolower",
-    "toupper",
-    // time.h, setjmp.h, signal.h, errno, locale, assert
-    "clock",
-    "difftime",
-    "mktime",
-    "time",
-    "asctime",
-    "ctime",
-    "gmtime",
-    "localtime",
-    "strftime",
-    "nanosleep",
-    "sleep",
-    "usleep",
-    "setjmp",
-    "longjmp",
-    "signal",
-    "raise",
-    "errno",
-    "setlocale",
-    "localeconv",
-    "assert",
-    // POSIX I/O and process names a C program commonly links
-    "open",
-    "close",
-    "read",
-    "write",
-    "lseek",
-    "fork",
-    "exec",
-    "execv",
-    "execve",
-    "execvp",
-    "wait",
-    "waitpid",
-    "kill",
-    "pipe",
-    "dup",
-    "dup2",
-    "mmap",
-    "munmap",
-    "getpid",
-    "exit_group",
-    "select",
-    "poll",
-    "socket",
-    "connect",
-    "bind",
-    "listen",
-    "accept",
-    "send",
-    "recv",
-    "pthread_create",
-    "pthread_join",
-    // link entry points
-    "main",
-    "_start",
-    "_init",
-    "_fini",
-];
+/// Every symbol the C runtime of the targets defines (glibc's libc, libm, libmvec, libpthread,
+/// libdl, librt, libutil, libresolv, libanl, the dynamic loader, libgcc_s; the start files,
+/// libgcc.a and libc_nonshared.a, with the names they reference, such as `main`), on x86-64 and
+/// AArch64, less the reserved names. Sorted, one a line; `data/regenerate.sh` writes it and
+/// `tests/symbol_lists.rs` checks that it holds what this machine's libraries export.
+const C_RUNTIME: &str = include_str!("../data/c_runtime.txt");
+
+/// Every macro and every file-scope identifier or enumeration constant of the C11/C17 standard
+/// headers and the POSIX headers (with `_GNU_SOURCE`), less the reserved names; written and
+/// checked like [`C_RUNTIME`].
+const C_HEADERS: &str = include_str!("../data/c_headers.txt");
+
+/// Whether the sorted one-name-a-line `list` holds `name`.
+fn listed(list: &'static str, name: &str) -> bool {
+    list.lines().any(|line| line == name)
+}
 
 /// Why `symbol` cannot be an exported C symbol, or `None` when it can.
 pub fn symbol_problem(symbol: &str) -> Option<String> {
@@ -425,12 +147,20 @@ pub fn symbol_problem(symbol: &str) -> Option<String> {
     {
         return Some("identifiers starting with `__` or `_` and a capital letter are reserved by the C standard".into());
     }
-    if is_library_name(symbol) {
-        return Some(
-            "it is the name of a C library function or object: the generated code or the \
-             program that links the object would call the exported function instead"
-                .into(),
-        );
+    if listed(C_RUNTIME, symbol) {
+        return Some(format!(
+            "the C runtime libraries (libc, libm, libpthread, libdl, librt, ld.so, libgcc_s) \
+             export `{symbol}`: a program linking the object would call the generated code \
+             instead of the library (or the generated code would call itself); use a name of \
+             your own, e.g. `adjit_{symbol}`"
+        ));
+    }
+    if listed(C_HEADERS, symbol) {
+        return Some(format!(
+            "the C standard or POSIX headers define `{symbol}` (a macro, type, function or \
+             object), so the header would not compile beside them; use a name of your own, \
+             e.g. `adjit_{symbol}`"
+        ));
     }
     None
 }
@@ -456,17 +186,6 @@ fn is_c_keyword_underscore(symbol: &str) -> bool {
     UNDERSCORED.contains(&symbol)
 }
 
-/// A library name, or a math.h name with its `f`/`l` suffix (`sinf`, `expl`).
-fn is_library_name(symbol: &str) -> bool {
-    if LIBRARY.contains(&symbol) {
-        return true;
-    }
-    symbol
-        .strip_suffix('f')
-        .or_else(|| symbol.strip_suffix('l'))
-        .is_some_and(|stem| LIBRARY.contains(&stem))
-}
-
 #[cfg(test)]
 mod tests {
     use super::symbol_problem;
@@ -474,8 +193,40 @@ mod tests {
     #[test]
     fn clashing_and_reserved_names_are_refused() {
         for bad in [
-            "floor", "sin", "sinf", "expl", "memcpy", "int", "return", "class", "main", "_start",
-            "__x", "_Bool", "_Foo", "", "1abc", "a-b", "printf",
+            "floor",
+            "sin",
+            "sinf",
+            "expl",
+            "memcpy",
+            "int",
+            "return",
+            "class",
+            "main",
+            "_start",
+            "__x",
+            "_Bool",
+            "_Foo",
+            "",
+            "1abc",
+            "a-b",
+            "printf",
+            "dlopen",
+            "dlsym",
+            "mprotect",
+            "pthread_create",
+            "sigaction",
+            "syscall",
+            "environ",
+            "NULL",
+            "size_t",
+            "INFINITY",
+            "I",
+            "errno",
+            "stdin",
+            "_init",
+            "_fini",
+            "RTLD_LAZY",
+            "FE_TONEAREST",
         ] {
             assert!(symbol_problem(bad).is_some(), "{bad} should be refused");
         }
@@ -487,6 +238,9 @@ mod tests {
             "floor2",
             "my_memcpy",
             "x0",
+            "adjit_dlopen",
+            "data",
+            "rem",
         ] {
             assert_eq!(symbol_problem(good), None, "{good} should be accepted");
         }

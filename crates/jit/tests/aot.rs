@@ -49,12 +49,14 @@ fn header_declares_the_abi() {
         &JitOptions::default(),
     )
     .unwrap();
-    assert_eq!(obj.symbol, "seed001");
+    // The default symbol is prefixed, so no program name can clash with the C runtime.
+    assert_eq!(obj.symbol, "adjit_seed001");
     for needle in [
-        "void seed001(const double *inputs, double *outputs, double *work);",
-        "#define SEED001_N_INPUTS 2",
-        "#define SEED001_N_OUTPUTS 1",
-        "#define SEED001_WORK_LEN 0",
+        "void adjit_seed001(const double *inputs, double *outputs, double *work);",
+        "#define ADJIT_SEED001_N_INPUTS 2",
+        "#define ADJIT_SEED001_N_OUTPUTS 1",
+        "#define ADJIT_SEED001_WORK_LEN 0",
+        "#ifndef ADJIT_SEED001_H",
     ] {
         assert!(
             obj.header.contains(needle),

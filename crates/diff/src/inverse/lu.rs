@@ -41,10 +41,11 @@ fn choose(ar: &mut Arith, c: Cond, a: Num, b: Num) -> Num {
     }
 }
 
-/// What the pivot tests of one lump found: the singular flag (0 or 1), the smallest pivot
-/// magnitude relative to its row's scale, and the tolerance it was judged against (so
-/// `1 / smallest` estimates the equilibrated lump's condition number). Reported by the
-/// inverse programs when a lump is singular.
+/// What the pivot tests of one lump found: the singular flag (0 or 1), the ratio
+/// `|pivot| / scale` of the first pivot that failed the test exactly as it was compared (NaN
+/// for a row that is zero at the point, `0 / 0`; meaningless while the flag is 0), and the
+/// tolerance it was judged against (so `1 / ratio` bounds the equilibrated lump's condition
+/// number from below). Reported by the inverse programs when a lump is singular.
 #[derive(Clone, Copy, Debug)]
 pub struct PivotCheck {
     pub flag: Num,
@@ -57,29 +58,25 @@ impl PivotCheck {
     pub fn new(tol: f64) -> PivotCheck {
         PivotCheck {
             flag: Num::Lit(0.0),
-            smallest: Num::Lit(f64::INFINITY),
+            smallest: Num::Lit(0.0),
             threshold: Num::Lit(tol),
         }
     }
 
-    /// Set the flag unless `|pivot| / scale > tol`; track the smallest ratio (a NaN pivot, or a
-    /// row without entries, sets the flag and leaves the smallest alone: `min` returns the
-    /// other operand).
+    /// Set the flag unless `|pivot| / scale > tol` (a NaN ratio fails too); the first ratio that
+    /// fails is the one reported. (Tracking a `min` instead would drop a NaN ratio — `min`
+    /// returns the other operand — and report a passing pivot as the failing one.)
     fn test(&mut self, ar: &mut Arith, pivot: Num, scale: Num) {
         let mag = ar.abs(pivot);
         let relative = match scale {
             Num::Lit(1.0) => mag,
             scale => ar.div(mag, scale),
         };
-        self.flag = match greater(ar, relative, self.threshold) {
-            Cond::Known(true) => self.flag,
-            Cond::Known(false) => Num::Lit(1.0),
-            Cond::Dyn(ok) => ar.select(ok, self.flag, Num::Lit(1.0)),
-        };
-        self.smallest = match self.smallest {
-            Num::Lit(inf) if inf == f64::INFINITY => relative,
-            smallest => ar.binary(adjit_ir::BinaryOp::Min, smallest, relative),
-        };
+        let ok = greater(ar, relative, self.threshold);
+        let failed_before = greater(ar, self.flag, Num::Lit(0.5));
+        let if_failing = choose(ar, failed_before, self.smallest, relative);
+        self.smallest = choose(ar, ok, self.smallest, if_failing);
+        self.flag = choose(ar, ok, self.flag, Num::Lit(1.0));
     }
 }
 

@@ -357,7 +357,7 @@ pub fn solve_at(
 /// singular-pivot flag is set (`checks` are `(lump index, check)`); otherwise [`NOT_FINITE`]
 /// when an entry of the `product` is infinite or NaN (an ill-conditioned J that no pivot test
 /// caught, or a non-finite seed); otherwise 0. With a singular lump, the report is that lump's
-/// smallest pivot magnitude relative to its row's scale and the tolerance it was judged
+/// failing pivot ratio as compared (see `PivotCheck`) and the tolerance it was judged
 /// against (0, 0 otherwise).
 pub fn status_output(
     ar: &mut Arith,

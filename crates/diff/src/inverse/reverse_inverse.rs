@@ -5,8 +5,9 @@
 //! `r = ẏ_Out − B·ẏ_P` (one forward sweep through the lump seeded on P), `ẋ_In = A⁻¹·r` (`A` from
 //! one forward direction per input, solved block by block with pivoted LU), and `ẋ_P = ẏ_P`.
 //! `status` is 0, the 1-based index of the first lump with a numerically singular pivot, or −1
-//! when the product is not finite; then the flagged lump's smallest |pivot| and the threshold it
-//! was judged against (0, 0 when no lump is singular).
+//! when the product is not finite; then the flagged lump's failing pivot ratio (|pivot| over its
+//! row's scale, as compared) and the threshold it was judged against (0, 0 when no lump is
+//! singular).
 //! Assumes nothing beyond a verified function; errors for non-square or singular structure.
 
 use std::collections::HashMap;
