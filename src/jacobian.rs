@@ -17,8 +17,9 @@
 use adjit_diff::layout::{Kind, Layout, Part};
 use adjit_diff::sparsity::{
     best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern, sparse_jacobian,
-    Coloring, SparsityPattern,
+    sparse_jacobian_rows, Coloring, SparsityPattern,
 };
+use std::ops::Range;
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
@@ -31,6 +32,21 @@ use crate::{Engine, JacobianMode, Options, Result};
 /// with its direction count, so wider Jacobians are assembled from several calls of one
 /// program (the last chunk padded with zero directions).
 const MAX_DIRECTIONS: usize = 8;
+
+/// The most rows one reverse-mode program of a [`Jacobian`] holds (one sweep each): taller
+/// Jacobians are assembled from several programs, each with its own primal sweep.
+const ROWS_PER_PROGRAM: usize = 32;
+
+/// Refuses a dense `rows × cols` matrix of `func` that this machine cannot hold, before
+/// anything is analysed or allocated.
+fn check_dense(func: &Function, rows: usize, cols: usize) -> Result<()> {
+    crate::memory::check_f64s(
+        &func.name,
+        &format!("the dense Jacobian ({rows} × {cols})"),
+        rows as u128 * cols as u128,
+        "use the sparse Jacobian (--sparse / SparseJacobian), which stores only the nonzeros",
+    )
+}
 
 /// The dense Jacobian `J[i][j] = ∂yᵢ/∂xⱼ` of a function, compiled once.
 ///
@@ -67,10 +83,13 @@ pub struct Jacobian {
     cols: usize,
     /// The structural pattern: entries outside it are written as exact zeros.
     pattern: SparsityPattern,
-    /// Forward/reverse: the derived program; sparse: the primal.
+    /// Forward: the derived program; reverse and sparse: the primal.
     runner: Runner,
     /// Sparse mode: the program of the nonzeros (CSR order of `pattern`).
     sparse: Option<Runner>,
+    /// Reverse mode: per chunk of rows, the program of its nonzeros, one sweep per row
+    /// seeded with a literal 1 ([`sparse_jacobian_rows`]).
+    reverse: Vec<(Range<usize>, Runner)>,
 }
 
 impl Jacobian {
@@ -90,6 +109,7 @@ impl Jacobian {
         let cols = func.differentiated_params().count();
         let rows = func.ret_types.iter().filter(|t| t.is_float()).count();
         adjit_ir::verify(func)?;
+        check_dense(func, rows, cols)?;
         let pattern = jacobian_pattern(func);
         let mode = match mode {
             JacobianMode::Auto | JacobianMode::Sparse => {
@@ -106,14 +126,11 @@ impl Jacobian {
             }
             chosen => chosen,
         };
-        let directions = match mode {
-            JacobianMode::Forward => cols.clamp(1, MAX_DIRECTIONS),
-            _ => 1,
-        };
-        let derived = match mode {
-            JacobianMode::Forward => derive(func, Mode::JvpVector(directions))?,
-            _ => derive(func, Mode::Vjp)?,
-        };
+        if mode != JacobianMode::Forward {
+            return Jacobian::reverse_rows(func, pattern, opts);
+        }
+        let directions = cols.clamp(1, MAX_DIRECTIONS);
+        let derived = derive(func, Mode::JvpVector(directions))?;
         Ok(Jacobian {
             sig: signature_of(func),
             bools: bool_params(func),
@@ -126,6 +143,41 @@ impl Jacobian {
             pattern,
             runner: Runner::new(&derived.func, opts)?,
             sparse: None,
+            reverse: Vec::new(),
+        })
+    }
+
+    /// Reverse mode: the primal for `y`, and the rows in chunks of [`ROWS_PER_PROGRAM`], each
+    /// chunk one program of its nonzeros with one literal-seeded sweep per row, so a row never
+    /// takes `0·NaN` from another output (a runtime cotangent of 0 would).
+    fn reverse_rows(
+        func: &Function,
+        pattern: SparsityPattern,
+        opts: &Options,
+    ) -> Result<Jacobian> {
+        let primal = derive(func, Mode::Primal)?;
+        let rows = pattern.nrows();
+        let reverse = (0..rows)
+            .step_by(ROWS_PER_PROGRAM)
+            .map(|first| {
+                let chunk = first..(first + ROWS_PER_PROGRAM).min(rows);
+                let program = sparse_jacobian_rows(func, &pattern, chunk.clone());
+                Ok((chunk, Runner::new(&program, opts)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Jacobian {
+            sig: signature_of(func),
+            bools: bool_params(func),
+            mode: JacobianMode::Reverse,
+            layout: Layout::of(func, Kind::Jacobian),
+            program: primal.layout,
+            directions: 1,
+            rows,
+            cols: pattern.ncols(),
+            runner: Runner::new(&primal.func, opts)?,
+            sparse: None,
+            reverse,
+            pattern,
         })
     }
 
@@ -149,6 +201,7 @@ impl Jacobian {
             cols: pattern.ncols(),
             runner: Runner::new(&primal.func, opts)?,
             sparse: Some(Runner::new(&program, opts)?),
+            reverse: Vec::new(),
             pattern,
         })
     }
@@ -174,12 +227,12 @@ impl Jacobian {
                 Ok(())
             });
         }
+        if self.mode == JacobianMode::Reverse {
+            return self.reverse(x, y, jac);
+        }
         with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
             input[program.input(Part::Inputs)].copy_from_slice(x);
-            match self.mode {
-                JacobianMode::Forward => self.forward(input, output, y, jac)?,
-                _ => self.reverse(input, output, y, jac)?,
-            }
+            self.forward(input, output, y, jac)?;
             zero_outside(&self.pattern, jac);
             Ok(())
         })
@@ -221,31 +274,31 @@ impl Jacobian {
         }
     }
 
-    /// One row per call, seeded with a unit cotangent (one call for `y` when there are no rows).
-    fn reverse(
-        &self,
-        input: &mut [f64],
-        output: &mut [f64],
-        y: &mut [f64],
-        jac: &mut [f64],
-    ) -> Result<()> {
-        let (program, cols) = (&self.program, self.cols);
-        for row in 0..self.rows.max(1) {
-            let seed = &mut input[program.input(Part::Cotangent)];
-            seed.fill(0.0);
-            if row < self.rows {
-                seed[row] = 1.0;
+    /// `y` from the primal, then each chunk of rows from its program, scattered.
+    fn reverse(&self, x: &[f64], y: &mut [f64], jac: &mut [f64]) -> Result<()> {
+        self.runner.run(x, y)?;
+        let (pattern, indptr) = (&self.pattern, self.pattern.indptr());
+        let most = self
+            .reverse
+            .iter()
+            .map(|(rows, _)| indptr[rows.end] - indptr[rows.start])
+            .max()
+            .unwrap_or(0);
+        with_scratch(0, most, |_, scratch| {
+            jac.fill(0.0);
+            for (rows, program) in &self.reverse {
+                let first = indptr[rows.start];
+                let values = &mut scratch[..indptr[rows.end] - first];
+                program.run(x, values)?;
+                for row in rows.clone() {
+                    let at = indptr[row] - first;
+                    for (k, &j) in pattern.row(row).iter().enumerate() {
+                        jac[row * self.cols + j as usize] = values[at + k];
+                    }
+                }
             }
-            self.runner.run(input, output)?;
-            if row == 0 {
-                y.copy_from_slice(&output[program.output(Part::Outputs)]);
-            }
-            if row < self.rows {
-                jac[row * cols..(row + 1) * cols]
-                    .copy_from_slice(&output[program.output(Part::Gradient)]);
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// The mode that runs: forward, reverse or sparse (`Auto` resolved by the pattern and the
@@ -530,8 +583,8 @@ mod tests {
         random_function(seed, &opts)
     }
 
-    /// Forward columns are the JVPs along unit directions and reverse rows the VJPs along
-    /// unit cotangents, bit for bit; the two modes agree to rounding on non-square programs,
+    /// Forward columns are the JVPs along unit directions, bit for bit, and reverse rows the
+    /// VJPs along unit cotangents (up to the sign of a zero); the two modes agree to rounding on non-square programs,
     /// including forward Jacobians wider than one chunk of directions.
     #[test]
     fn forward_and_reverse_agree_with_each_other_and_with_single_products() {
@@ -573,14 +626,70 @@ mod tests {
                 w[row] = 1.0;
                 let (_, g) = crate::vjp(&f, Engine::Jit, crate::Strategy::Tape, &x, &w).unwrap();
                 let g: Vec<f64> = (0..n).map(|col| through(row, col, g[col])).collect();
-                assert_eq!(
-                    bits(&j2[row * n..(row + 1) * n]),
-                    bits(&g),
-                    "@{} row {row}",
-                    f.name
-                );
+                // The row's own sweep adds no `0·partial` terms of the other outputs, which
+                // can only turn a −0 into +0 (these programs are finite): equal as numbers.
+                assert_eq!(&j2[row * n..(row + 1) * n], &g[..], "@{} row {row}", f.name);
             }
         }
+    }
+
+    /// `f` with one more output `acos(u + 3)` of an intermediate `u` drawn by `seed`: NaN, with
+    /// a NaN partial, so a cotangent of 0 on it meets `0·NaN` in every row whose cone holds `u`.
+    fn with_nan_output(f: &Function, seed: u64) -> Function {
+        use adjit_ir::{BinaryOp, InstData, Operand, UnaryOp};
+        let mut g = f.clone();
+        let floats: Vec<adjit_ir::Value> = g
+            .insts()
+            .map(|(v, _)| v)
+            .filter(|&v| g.ty(v) == Type::F64)
+            .collect();
+        let u = floats[Rng::new(seed).below(floats.len())];
+        let args = [Operand::Value(u), Operand::Const(3.0)];
+        let op = BinaryOp::Add;
+        let shifted = g.push_inst(Type::F64, InstData::Binary { op, args }, None);
+        let arg = shifted;
+        let y = g.push_inst(Type::F64, InstData::Unary { op: UnaryOp::Acos, arg }, None);
+        g.push_ret(y);
+        adjit_ir::verify(&g).unwrap();
+        g
+    }
+
+    /// Reverse mode equals forward mode wherever forward is finite, and a row whose forward
+    /// entries are all finite is never NaN: a zero cotangent contributes nothing, even where
+    /// another output's partial through a shared intermediate is NaN or infinite.
+    #[test]
+    fn reverse_rows_never_pick_up_another_outputs_nan() {
+        // The example: y0 = acos(t), y1 = t, t = x0 + x1 + x2, at t = 3.
+        let f = crate::trace_multi("acos_t", &[Type::F64; 3], |x| {
+            let t = x[0] + x[1] + x[2];
+            vec![t.acos(), t]
+        });
+        let (_, j) = jacobian(&f, Engine::Jit, JacobianMode::Reverse, &[1.0; 3]).unwrap();
+        assert_eq!(&j[3..], &[1.0; 3], "row 1 of {j:?}");
+        let mut poisoned = Vec::new();
+        for seed in 0..400u64 {
+            let (n, m) = (2 + seed as usize % 5, 1 + seed as usize % 4);
+            let f = with_nan_output(&random(1000 + seed, n, m), seed);
+            let x = Rng::new(seed).vector(n, -2.0, 2.0);
+            let (_, fwd) = jacobian(&f, Engine::Jit, JacobianMode::Forward, &x).unwrap();
+            let (_, rev) = jacobian(&f, Engine::Jit, JacobianMode::Reverse, &x).unwrap();
+            let rows = f.ret_types.len();
+            for row in 0..rows {
+                let (a, b) = (&fwd[row * n..(row + 1) * n], &rev[row * n..(row + 1) * n]);
+                let agree = a.iter().zip(b).all(|(p, q)| {
+                    !p.is_finite() || (p - q).abs() <= 1e-12 * (1.0 + p.abs())
+                });
+                if !agree {
+                    poisoned.push((seed, row, a.to_vec(), b.to_vec()));
+                }
+            }
+        }
+        assert!(
+            poisoned.is_empty(),
+            "{} rows differ from forward mode where it is finite, first {:?}",
+            poisoned.len(),
+            poisoned.first()
+        );
     }
 
     #[test]
