@@ -692,6 +692,22 @@ mod tests {
         );
     }
 
+    /// The one-shot HVP bakes its direction in: `x² + √y` at (1, 0) along (1, 0) is (2, 0),
+    /// the Hessian's column, not `0·∞ = NaN` in the structural zero.
+    #[test]
+    fn one_shot_hvp_has_the_hessians_structural_zeros() {
+        let f = crate::trace(2, |x| x[0] * x[0] + x[1].sqrt());
+        let (_, _, h) = hessian(&f, Engine::Jit, &[1.0, 0.0]).unwrap();
+        for engine in [Engine::Jit, Engine::Interp] {
+            let (y, g, hv) = crate::hvp(&f, engine, &[1.0, 0.0], &[1.0, 0.0]).unwrap();
+            assert_eq!((y, &g[..1]), (vec![1.0], &[2.0][..]), "{engine}");
+            assert_eq!(hv, [h[0], h[2]], "{engine}");
+            assert_eq!(hv, [2.0, 0.0], "{engine}");
+        }
+        let err = crate::hvp(&f, Engine::Jit, &[1.0, 0.0], &[1.0]).unwrap_err();
+        assert!(matches!(err, Error::Length { .. }), "{err}");
+    }
+
     #[test]
     fn interpreter_and_native_code_agree_bitwise() {
         let f = random(7, 4, 3);
