@@ -395,6 +395,12 @@ impl Hessian {
             }));
         }
         let n = func.differentiated_params().count();
+        crate::memory::check_f64s(
+            &func.name,
+            &format!("the dense Hessian ({n} × {n})"),
+            n as u128 * n as u128,
+            "use the sparse Hessian (--sparse / SparseHessian) or Hessian-vector products (hvp)",
+        )?;
         let pattern = hessian_pattern(func);
         let coloring = best_star_coloring(&pattern);
         if coloring.n_colors < n {
@@ -538,7 +544,9 @@ pub fn jacobian(
 ) -> Result<(Vec<f64>, Vec<f64>)> {
     let jac = Jacobian::with_mode(func, mode, &Options::on(engine))?;
     let mut y = vec![0.0; jac.layout().output(Part::Outputs).len()];
-    let mut j = vec![0.0; jac.rows() * jac.cols()];
+    let what = format!("the dense Jacobian ({} × {})", jac.rows(), jac.cols());
+    let alternative = "use the sparse Jacobian (--sparse / SparseJacobian)";
+    let mut j = crate::memory::zeros(&func.name, &what, jac.rows() * jac.cols(), alternative)?;
     jac.call(x, &mut y, &mut j)?;
     Ok((y, j))
 }
@@ -546,7 +554,10 @@ pub fn jacobian(
 /// One call of a [`Hessian`] on `engine`: `f(x)`, `∇f(x)` and the row-major `H`.
 pub fn hessian(func: &Function, engine: Engine, x: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>)> {
     let hess = Hessian::with_options(func, &Options::on(engine))?;
-    let (mut g, mut h) = (vec![0.0; hess.n()], vec![0.0; hess.n() * hess.n()]);
+    let what = format!("the dense Hessian ({0} × {0})", hess.n());
+    let alternative = "use the sparse Hessian (--sparse / SparseHessian)";
+    let mut h = crate::memory::zeros(&func.name, &what, hess.n() * hess.n(), alternative)?;
+    let mut g = vec![0.0; hess.n()];
     let y = hess.call(x, &mut g, &mut h)?;
     Ok((y, g, h))
 }
@@ -706,6 +717,38 @@ mod tests {
         }
         let err = crate::hvp(&f, Engine::Jit, &[1.0, 0.0], &[1.0]).unwrap_err();
         assert!(matches!(err, Error::Length { .. }), "{err}");
+    }
+
+    /// A dense 10⁵ × 10⁵ Jacobian or Hessian (80 GB) is refused up front with the size and the
+    /// sparse alternative, before any analysis or allocation, not aborted by the allocator.
+    #[test]
+    fn dense_matrices_beyond_memory_are_refused_with_the_sparse_alternative() {
+        let n = 100_000;
+        let mut b = adjit_ir::Builder::new("identity");
+        let x: Vec<adjit_ir::Value> = (0..n).map(|i| b.param(Type::F64, &format!("x{i}"))).collect();
+        let y: Vec<adjit_ir::Value> = x.iter().map(|&v| b.unary(adjit_ir::UnaryOp::Neg, v)).collect();
+        let f = b.finish(&y);
+        for mode in [JacobianMode::Auto, JacobianMode::Forward, JacobianMode::Reverse] {
+            let err = Jacobian::with_mode(&f, mode, &Options::default()).map(|_| ()).unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, Error::Memory { .. }), "{mode}: {text}");
+            assert!(text.contains("100000 × 100000") && text.contains("80 GB"), "{text}");
+            assert!(text.contains("--sparse / SparseJacobian"), "{text}");
+        }
+        let mut b = adjit_ir::Builder::new("sum_of_squares");
+        let x: Vec<adjit_ir::Value> = (0..n).map(|i| b.param(Type::F64, &format!("x{i}"))).collect();
+        let mut sum = b.mul(x[0], x[0]);
+        for &v in &x[1..] {
+            let sq = b.mul(v, v);
+            sum = b.add(sum, sq);
+        }
+        let g = b.finish(&[sum]);
+        let err = Hessian::new(&g).map(|_| ()).unwrap_err();
+        assert!(matches!(err, Error::Memory { .. }), "{err}");
+        assert!(err.to_string().contains("SparseHessian"), "{err}");
+        // The sparse objects of the same functions fit.
+        let sparse = crate::SparseJacobian::with_options(&f, &Options::on(Engine::Interp));
+        assert_eq!(sparse.unwrap().nnz(), n);
     }
 
     #[test]
