@@ -412,3 +412,39 @@ fn each_opcode_has_exactly_its_nonzeros() {
         );
     }
 }
+
+/// An arrowhead (y₀ = Σ x, yᵢ = xᵢ·x₀: one dense row, one dense column) compresses on neither
+/// side; its sparse Jacobian takes one reverse sweep per row, each cut from its row's cone, so
+/// the program stays linear in n (a forward transform with n directions holds n × size
+/// tangent slots), and its values equal the dense Jacobian's. Rows of
+/// `sparse_jacobian_rows` give the same numbers chunk by chunk.
+#[test]
+fn an_arrowhead_takes_row_sweeps_and_stays_linear() {
+    let n = 2000;
+    let f = trace_multi("arrow", &vec![Type::F64; n], |x| {
+        let mut y = vec![x.iter().skip(1).fold(x[0], |s, &v| s + v)];
+        y.extend(x[1..].iter().map(|&v| v * x[0]));
+        y
+    });
+    let pattern = jacobian_pattern(&f);
+    assert_eq!(pattern.nnz(), 3 * n - 2);
+    let coloring = best_jacobian_coloring(&pattern);
+    assert_eq!((coloring.kind, coloring.n_colors), (ColoringKind::Rows, n));
+    let program = verified(sparse_jacobian(&f, &pattern, &coloring), "sparse_jacobian");
+    assert!(program.n_values() < 10 * n, "{} values", program.n_values());
+    let x = point(n, 7);
+    let nz = interpret(&program, &x).unwrap();
+    let expected: Vec<f64> = pattern
+        .entries()
+        .map(|(i, j)| match (i, j) {
+            (0, _) => 1.0,
+            (i, 0) => x[i],
+            _ => x[0],
+        })
+        .collect();
+    assert_eq!(nz, expected);
+    let rows = adjit_diff::sparsity::sparse_jacobian_rows(&f, &pattern, 5..40);
+    let first = pattern.indptr()[5];
+    let chunk = interpret(&verified(rows, "sparse_jacobian_rows"), &x).unwrap();
+    assert_eq!(chunk, nz[first..first + chunk.len()]);
+}

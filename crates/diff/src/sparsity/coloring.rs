@@ -128,6 +128,12 @@ const GRAPH_BUDGET: usize = 30_000_000;
 /// A greedy column colouring of `pattern` in `ordering`.
 pub fn color_columns(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
     let densest = pattern.max_row_len();
+    if densest == pattern.ncols() {
+        // A dense row: every column needs a colour of its own, and any order gives that. Walking
+        // the dense row once per column (or building its complete graph) would cost n².
+        let colors = (0..pattern.ncols() as u32).collect();
+        return Coloring::new(ColoringKind::Columns, ordering, colors, densest);
+    }
     let colors = match intersection_graph(pattern) {
         Some(graph) => {
             let first = match ordering {
