@@ -21,9 +21,9 @@ use adjit_diff::sparsity::{
     best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern, sparse_jacobian,
     sparse_jacobian_rows, Coloring, SparsityPattern,
 };
-use std::sync::OnceLock;
 use adjit_diff::Mode;
 use adjit_ir::Function;
+use std::sync::OnceLock;
 
 use crate::compile::{bool_params, check_bools, check_parts, derive, signature_of};
 use crate::runner::Runner;
@@ -223,15 +223,19 @@ impl Jacobian {
                 Ok(())
             });
         }
-        with_scratch(program.n_inputs(), program.n_outputs(), |input, output| -> Result<()> {
-            input[program.input(Part::Inputs)].copy_from_slice(x);
-            match self.mode {
-                JacobianMode::Forward => self.forward(input, output, y, jac)?,
-                _ => self.reverse(input, output, y, jac)?,
-            }
-            zero_outside(&self.pattern, jac);
-            Ok(())
-        })?;
+        with_scratch(
+            program.n_inputs(),
+            program.n_outputs(),
+            |input, output| -> Result<()> {
+                input[program.input(Part::Inputs)].copy_from_slice(x);
+                match self.mode {
+                    JacobianMode::Forward => self.forward(input, output, y, jac)?,
+                    _ => self.reverse(input, output, y, jac)?,
+                }
+                zero_outside(&self.pattern, jac);
+                Ok(())
+            },
+        )?;
         self.repair_rows(x, jac)
     }
 
@@ -311,14 +315,18 @@ impl Jacobian {
                 continue;
             }
             let program = repair.program(row, &self.pattern)?;
-            with_scratch(0, indptr[row + 1] - indptr[row], |_, values| -> Result<()> {
-                program.run(x, values)?;
-                entries.fill(0.0);
-                for (&j, &value) in self.pattern.row(row).iter().zip(values.iter()) {
-                    entries[j as usize] = value;
-                }
-                Ok(())
-            })?;
+            with_scratch(
+                0,
+                indptr[row + 1] - indptr[row],
+                |_, values| -> Result<()> {
+                    program.run(x, values)?;
+                    entries.fill(0.0);
+                    for (&j, &value) in self.pattern.row(row).iter().zip(values.iter()) {
+                        entries[j as usize] = value;
+                    }
+                    Ok(())
+                },
+            )?;
         }
         Ok(())
     }
@@ -684,7 +692,14 @@ mod tests {
         let op = BinaryOp::Add;
         let shifted = g.push_inst(Type::F64, InstData::Binary { op, args }, None);
         let arg = shifted;
-        let y = g.push_inst(Type::F64, InstData::Unary { op: UnaryOp::Acos, arg }, None);
+        let y = g.push_inst(
+            Type::F64,
+            InstData::Unary {
+                op: UnaryOp::Acos,
+                arg,
+            },
+            None,
+        );
         g.push_ret(y);
         adjit_ir::verify(&g).unwrap();
         g
@@ -712,9 +727,10 @@ mod tests {
             let rows = f.ret_types.len();
             for row in 0..rows {
                 let (a, b) = (&fwd[row * n..(row + 1) * n], &rev[row * n..(row + 1) * n]);
-                let agree = a.iter().zip(b).all(|(p, q)| {
-                    !p.is_finite() || (p - q).abs() <= 1e-12 * (1.0 + p.abs())
-                });
+                let agree = a
+                    .iter()
+                    .zip(b)
+                    .all(|(p, q)| !p.is_finite() || (p - q).abs() <= 1e-12 * (1.0 + p.abs()));
                 if !agree {
                     poisoned.push((seed, row, a.to_vec(), b.to_vec()));
                 }
@@ -750,18 +766,34 @@ mod tests {
     fn dense_matrices_beyond_memory_are_refused_with_the_sparse_alternative() {
         let n = 100_000;
         let mut b = adjit_ir::Builder::new("identity");
-        let x: Vec<adjit_ir::Value> = (0..n).map(|i| b.param(Type::F64, &format!("x{i}"))).collect();
-        let y: Vec<adjit_ir::Value> = x.iter().map(|&v| b.unary(adjit_ir::UnaryOp::Neg, v)).collect();
+        let x: Vec<adjit_ir::Value> = (0..n)
+            .map(|i| b.param(Type::F64, &format!("x{i}")))
+            .collect();
+        let y: Vec<adjit_ir::Value> = x
+            .iter()
+            .map(|&v| b.unary(adjit_ir::UnaryOp::Neg, v))
+            .collect();
         let f = b.finish(&y);
-        for mode in [JacobianMode::Auto, JacobianMode::Forward, JacobianMode::Reverse] {
-            let err = Jacobian::with_mode(&f, mode, &Options::default()).map(|_| ()).unwrap_err();
+        for mode in [
+            JacobianMode::Auto,
+            JacobianMode::Forward,
+            JacobianMode::Reverse,
+        ] {
+            let err = Jacobian::with_mode(&f, mode, &Options::default())
+                .map(|_| ())
+                .unwrap_err();
             let text = err.to_string();
             assert!(matches!(err, Error::Memory { .. }), "{mode}: {text}");
-            assert!(text.contains("100000 × 100000") && text.contains("80 GB"), "{text}");
+            assert!(
+                text.contains("100000 × 100000") && text.contains("80 GB"),
+                "{text}"
+            );
             assert!(text.contains("--sparse / SparseJacobian"), "{text}");
         }
         let mut b = adjit_ir::Builder::new("sum_of_squares");
-        let x: Vec<adjit_ir::Value> = (0..n).map(|i| b.param(Type::F64, &format!("x{i}"))).collect();
+        let x: Vec<adjit_ir::Value> = (0..n)
+            .map(|i| b.param(Type::F64, &format!("x{i}")))
+            .collect();
         let mut sum = b.mul(x[0], x[0]);
         for &v in &x[1..] {
             let sq = b.mul(v, v);

@@ -263,7 +263,11 @@ fn sparse_errors_are_clear() {
 fn a_dense_jacobian_beyond_memory_is_an_error_naming_size_and_sparse() {
     let n = 100_000;
     let params: Vec<String> = (0..n).map(|i| format!("%x{i}: f64")).collect();
-    let mut text = format!("func @wide({}) -> ({}) {{\n", params.join(", "), vec!["f64"; n].join(", "));
+    let mut text = format!(
+        "func @wide({}) -> ({}) {{\n",
+        params.join(", "),
+        vec!["f64"; n].join(", ")
+    );
     for i in 0..n {
         text.push_str(&format!("    %y{i} = neg %x{i}\n"));
     }
@@ -277,11 +281,14 @@ fn a_dense_jacobian_beyond_memory_is_an_error_naming_size_and_sparse() {
     let run = adjit(&["jacobian", &file, "--at", &at]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(
-        run.stderr.contains("the dense Jacobian (100000 × 100000) needs 80 GB")
+        run.stderr
+            .contains("the dense Jacobian (100000 × 100000) needs 80 GB")
             && run.stderr.contains("--sparse"),
         "{}",
         run.stderr
     );
-    let sparse = ok(&["jacobian", &file, "--at", &at, "--sparse", "--engine", "interp"]);
+    let sparse = ok(&[
+        "jacobian", &file, "--at", &at, "--sparse", "--engine", "interp",
+    ]);
     assert!(sparse.contains("100000 nonzeros"), "{}", &sparse[..200]);
 }
