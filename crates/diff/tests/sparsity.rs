@@ -448,3 +448,31 @@ fn an_arrowhead_takes_row_sweeps_and_stays_linear() {
     let chunk = interpret(&verified(rows, "sparse_jacobian_rows"), &x).unwrap();
     assert_eq!(chunk, nz[first..first + chunk.len()]);
 }
+
+/// The Hessian of x₀·(x₁ + … + xₙ₋₁) is an arrowhead (a star graph): every order of
+/// `Ordering::ALL` colours the hub first, and the greedy star pass then scans the hub's n
+/// neighbours once per leaf, n²; the hubs-last order costs n and still finds 2 colours,
+/// whose recovery gives the exact entries.
+#[test]
+fn an_arrowhead_hessian_is_star_coloured_with_the_hub_last() {
+    let n = 6000;
+    let f = trace(n, |x| x[0] * x.iter().skip(2).fold(x[1], |s, &v| s + v));
+    let pattern = hessian_pattern(&f);
+    let coloring = best_star_coloring(&pattern);
+    assert_eq!(
+        (coloring.n_colors, coloring.ordering),
+        (2, Ordering::SmallestFirst)
+    );
+    assert!(is_star_coloring(&pattern, &coloring.colors));
+    let program = verified(
+        sparse_hessian(&f, &pattern, &coloring).expect("a star colouring"),
+        "sparse_hessian",
+    );
+    let lower = pattern.lower_triangle();
+    let values = interpret(&program, &point(n, 3)).unwrap();
+    let expected: Vec<f64> = lower
+        .entries()
+        .map(|(i, j)| if j == 0 && i > 0 { 1.0 } else { 0.0 })
+        .collect();
+    assert_eq!(values, expected);
+}
