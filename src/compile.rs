@@ -18,6 +18,38 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived> {
     Ok(adjit_diff::derive(func, mode)?)
 }
 
+/// One Hessian-vector product along a direction known now: the HVP with `v` baked in as
+/// literals ([`adjit_diff::hvp_along`]), so a zero entry of `v` contributes nothing (no
+/// `0·∞ = NaN` from a partial that is infinite at `x`). Returns `(y, ∇f, H·v)`; the lengths of
+/// `x` and `v` and the `bool` inputs are checked as [`Compiled::call_parts`] checks them.
+pub(crate) fn hvp_along(
+    func: &Function,
+    engine: crate::Engine,
+    x: &[f64],
+    v: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+    adjit_ir::verify(func)?;
+    if func.ret_types.iter().filter(|t| t.is_float()).count() != 1 {
+        // The error `derive` gives for an HVP of a function without one float output.
+        derive(func, Mode::Hvp)?;
+    }
+    let layout = Layout::of(func, adjit_diff::layout::Kind::Hvp);
+    let name = format!("{}_hvp", func.name);
+    let in_lens = [x.len(), v.len()].into_iter();
+    check_parts(&name, &layout, layout.input_parts(), in_lens)?;
+    check_bools(func, &bool_params(func), x)?;
+    let program = adjit_diff::hvp_along(func, v);
+    let runner = Runner::new(&program, &crate::Options::on(engine))?;
+    let mut out = vec![0.0; layout.n_outputs()];
+    runner.run(x, &mut out)?;
+    let part = |p: Part| out[layout.output(p)].to_vec();
+    Ok((
+        part(Part::Outputs),
+        part(Part::Gradient),
+        part(Part::HessianVector),
+    ))
+}
+
 /// Check that every `bool` input of `func` in `x` holds 0 or 1 (NaN and 0.5 are not booleans).
 #[inline]
 pub(crate) fn check_bools(func: &Function, bools: &[usize], x: &[f64]) -> Result<()> {

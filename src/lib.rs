@@ -413,16 +413,17 @@ pub fn jvp_vector(
 }
 
 /// Hessian-vector product of a function with one float output: `f(x)`, `∇f(x)` and `H·v`
-/// (`v` has one entry per differentiated float input).
+/// (`v` has one entry per differentiated float input). `v` is compiled in as literals, so a
+/// zero entry contributes nothing: a structural zero of `H·v` is 0 even where a partial is
+/// infinite (`x² + √y` at `(1, 0)` along `(1, 0)` gives `(2, 0)`). A compiled HVP
+/// (`Compiled` with `Mode::Hvp`) takes `v` at run time and follows IEEE (`0·∞ = NaN`).
 pub fn hvp(
     func: &Function,
     engine: Engine,
     x: &[f64],
     v: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
-    let mut parts = one_shot(func, Mode::Hvp, engine, &[x, v])?.into_iter();
-    let mut next = || parts.next().unwrap_or_default();
-    Ok((next(), next(), next()))
+    compile::hvp_along(func, engine, x, v)
 }
 
 /// Reverse mode: outputs `f(x)` and gradient `Jᵀ·w` under a memory `strategy`.

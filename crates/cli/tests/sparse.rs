@@ -293,3 +293,40 @@ fn densest_row_agrees_with_the_dump() {
         "{hessian}\n{dump}"
     );
 }
+
+/// A dense 10⁵ × 10⁵ Jacobian (80 GB) is refused before anything is allocated: exit code 1 and
+/// a message with the size and the sparse alternative, not an abort in the allocator; with
+/// `--sparse` the same function is 10⁵ nonzeros.
+#[test]
+fn a_dense_jacobian_beyond_memory_is_an_error_naming_size_and_sparse() {
+    let n = 100_000;
+    let params: Vec<String> = (0..n).map(|i| format!("%x{i}: f64")).collect();
+    let mut text = format!(
+        "func @wide({}) -> ({}) {{\n",
+        params.join(", "),
+        vec!["f64"; n].join(", ")
+    );
+    for i in 0..n {
+        text.push_str(&format!("    %y{i} = neg %x{i}\n"));
+    }
+    let rets: Vec<String> = (0..n).map(|i| format!("%y{i}")).collect();
+    text.push_str(&format!("    ret {}\n}}\n", rets.join(", ")));
+    let file = scratch("wide.ir");
+    std::fs::write(&file, text).expect("write");
+    let at = scratch("wide_at.txt");
+    std::fs::write(&at, vec!["0.5"; n].join(",")).expect("write");
+    let (file, at) = (file.to_string_lossy(), format!("@{}", at.to_string_lossy()));
+    let run = adjit(&["jacobian", &file, "--at", &at]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("the dense Jacobian (100000 × 100000) needs 80 GB")
+            && run.stderr.contains("--sparse"),
+        "{}",
+        run.stderr
+    );
+    let sparse = ok(&[
+        "jacobian", &file, "--at", &at, "--sparse", "--engine", "interp",
+    ]);
+    assert!(sparse.contains("100000 nonzeros"), "{}", &sparse[..200]);
+}

@@ -75,6 +75,23 @@ pub fn jvp_unit_seeded(func: &Function, colors: &[u32], k: usize) -> Function {
     )
 }
 
+/// Forward mode along one direction known when compiling: differentiated float parameter
+/// number `i` has the literal tangent `direction[i]`, and **no** tangent where that is zero.
+/// The program takes only `x` and returns `(y…, ẏ…)` like [`jvp`]; a zero entry contributes
+/// nothing, so an output that depends on a zero-direction input only through an infinite
+/// partial (`sqrt` at 0) gets no `0·∞ = NaN` from it.
+///
+/// # Panics
+/// When `direction` does not hold one number per differentiated float parameter.
+pub fn jvp_along(func: &Function, direction: &[f64]) -> Function {
+    assert_eq!(direction.len(), func.differentiated_params().count());
+    forward(
+        func,
+        Seeds::Literal(direction),
+        format!("{}_jvp", func.name),
+    )
+}
+
 /// Where the tangents of the differentiated parameters come from.
 #[derive(Clone, Copy)]
 enum Seeds<'a> {
@@ -82,12 +99,15 @@ enum Seeds<'a> {
     Params(usize),
     /// Literal unit tangents: parameter `i` is seeded in direction `colors[i]` only.
     Unit { colors: &'a [u32], k: usize },
+    /// One direction of literal tangents, absent where zero.
+    Literal(&'a [f64]),
 }
 
 impl Seeds<'_> {
     fn directions(self) -> usize {
         match self {
             Seeds::Params(k) | Seeds::Unit { k, .. } => k,
+            Seeds::Literal(_) => 1,
         }
     }
 }
@@ -143,6 +163,13 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
                         }
                     };
                     tangent[color as usize][p.index()] = Some(one);
+                }
+            }
+        }
+        Seeds::Literal(direction) => {
+            for (p, &value) in func.differentiated_params().zip(direction) {
+                if act.is_active(p) && value != 0.0 {
+                    tangent[0][p.index()] = Some(b.constant(func.ty(p), value));
                 }
             }
         }

@@ -14,7 +14,7 @@
 use adjit_ir::{interpret, Function, InterpError, Value};
 
 use crate::derive::vjp_seeded_with_one;
-use crate::forward::jvp;
+use crate::forward::{jvp, jvp_along};
 use crate::layout::{Kind, Layout, Part};
 use crate::simplify::{dce, simplify};
 
@@ -47,13 +47,17 @@ pub enum DiffError {
 /// ```
 pub fn hvp(func: &Function) -> Function {
     let gradient = simplify(&vjp_seeded_with_one(func));
-    let mut h = jvp(&gradient);
+    hvp_outputs(func, &gradient, jvp(&gradient))
+}
+
+/// The HVP's outputs out of `h`, the one-direction JVP of the `gradient` program of `func`.
+fn hvp_outputs(func: &Function, gradient: &Function, mut h: Function) -> Function {
     // jvp(gradient) returns (y…, x̄…, ẏ…, H·v…): keep the gradient program's outputs and the
     // tangents of its x̄ part (the last of its float outputs), dropping the tangents ẏ.
     let n_grad = Layout::of(func, Kind::Gradient)
         .output(Part::Gradient)
         .len();
-    let outer = Layout::of(&gradient, Kind::Jvp(1));
+    let outer = Layout::of(gradient, Kind::Jvp(1));
     let tangents = outer.output(Part::OutputTangent(0));
     let hv = tangents.end - n_grad..tangents.end;
     let rets: Vec<Value> = h.rets[outer.output(Part::Outputs)]
@@ -68,6 +72,27 @@ pub fn hvp(func: &Function) -> Function {
     }
     h.name = format!("{}_hvp", func.name);
     simplify(&dce(&h))
+}
+
+/// `(x…) -> (y…, ∇f…, H·v…)` for a direction `v` known when compiling (one number per
+/// differentiated float parameter), simplified: [`hvp`] with `v` baked in as literals, so a
+/// zero entry of `v` contributes nothing (no `0·∞ = NaN` where a partial is infinite, e.g.
+/// `sqrt` at 0) and multiplications by 1 vanish. Same outputs as [`hvp`].
+///
+/// ```
+/// // x² + sqrt(y) at (1, 0) along (1, 0): H·v = (2, 0), where runtime v gives (2, NaN).
+/// let f = adjit_ir::trace::trace(2, |x| x[0] * x[0] + x[1].sqrt());
+/// let h = adjit_diff::hvp_along(&f, &[1.0, 0.0]);
+/// let out = adjit_ir::interpret(&h, &[1.0, 0.0]).unwrap();
+/// assert_eq!(&out[3..], &[2.0, 0.0]);
+/// ```
+///
+/// # Panics
+/// When `v` does not hold one number per differentiated float parameter.
+pub fn hvp_along(func: &Function, v: &[f64]) -> Function {
+    let gradient = simplify(&vjp_seeded_with_one(func));
+    let h = jvp_along(&gradient, v);
+    hvp_outputs(func, &gradient, h)
 }
 
 /// The dense Hessian of a function with exactly one float output at `x` (one value per

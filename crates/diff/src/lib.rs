@@ -27,8 +27,8 @@ pub mod inverse;
 
 pub use activity::{activity, Activity};
 pub use derive::{derive, DeriveError, Derived, Mode, UnknownName};
-pub use forward::{jvp, jvp_unit_seeded, jvp_vector};
-pub use hessian::{hessian, hvp, DiffError};
+pub use forward::{jvp, jvp_along, jvp_unit_seeded, jvp_vector};
+pub use hessian::{hessian, hvp, hvp_along, DiffError};
 pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};
 pub use simplify::simplify;

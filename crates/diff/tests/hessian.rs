@@ -129,3 +129,44 @@ fn hessian_reports_misuse() {
     ));
     assert_eq!(hvp(&scalar).name, "rosenbrock_hvp");
 }
+
+/// `hvp_along` (the direction baked in as literals) gives the bits of `hvp` with the direction
+/// at run time wherever that is finite, on random programs and directions with zero entries;
+/// and where a zero direction entry meets an infinite partial it gives the structural 0.
+#[test]
+fn hvp_along_a_literal_direction_is_hvp_without_zero_times_infinity() {
+    for seed in 0..60u64 {
+        let n = 2 + seed as usize % 4;
+        let opts = RandomOptions {
+            n_params: n,
+            n_outputs: 1,
+            n_insts: 40,
+            ..RandomOptions::default()
+        };
+        let f = random_function(seed, &opts);
+        let mut rng = Rng::new(seed);
+        let x = rng.vector(n, -2.0, 2.0);
+        let v: Vec<f64> = rng
+            .vector(n, -2.0, 2.0)
+            .into_iter()
+            .map(|t| if t < -0.5 { 0.0 } else { t })
+            .collect();
+        let runtime = interpret(&verified(hvp(&f), "hvp"), &[x.clone(), v.clone()].concat());
+        let baked = interpret(&verified(adjit_diff::hvp_along(&f, &v), "hvp_along"), &x);
+        let (runtime, baked) = (runtime.unwrap(), baked.unwrap());
+        assert_eq!(runtime.len(), baked.len(), "@{}", f.name);
+        for (k, (a, b)) in runtime.iter().zip(&baked).enumerate() {
+            assert!(
+                !a.is_finite() || a == b,
+                "@{} along {v:?}: output {k} is {b}, runtime v gives {a}",
+                f.name
+            );
+        }
+    }
+    // x² + √y at (1, 0) along (1, 0): H·v = (2, 0); a runtime v gives 0·∞ = NaN in slot 1.
+    let f = adjit_ir::trace::trace(2, |x| x[0] * x[0] + x[1].sqrt());
+    let baked = interpret(&adjit_diff::hvp_along(&f, &[1.0, 0.0]), &[1.0, 0.0]).unwrap();
+    assert_eq!(&baked[3..], &[2.0, 0.0]);
+    let runtime = interpret(&hvp(&f), &[1.0, 0.0, 1.0, 0.0]).unwrap();
+    assert!(runtime[4].is_nan(), "{runtime:?}");
+}

@@ -412,3 +412,67 @@ fn each_opcode_has_exactly_its_nonzeros() {
         );
     }
 }
+
+/// An arrowhead (y₀ = Σ x, yᵢ = xᵢ·x₀: one dense row, one dense column) compresses on neither
+/// side; its sparse Jacobian takes one reverse sweep per row, each cut from its row's cone, so
+/// the program stays linear in n (a forward transform with n directions holds n × size
+/// tangent slots), and its values equal the dense Jacobian's. Rows of
+/// `sparse_jacobian_rows` give the same numbers chunk by chunk.
+#[test]
+fn an_arrowhead_takes_row_sweeps_and_stays_linear() {
+    let n = 2000;
+    let f = trace_multi("arrow", &vec![Type::F64; n], |x| {
+        let mut y = vec![x.iter().skip(1).fold(x[0], |s, &v| s + v)];
+        y.extend(x[1..].iter().map(|&v| v * x[0]));
+        y
+    });
+    let pattern = jacobian_pattern(&f);
+    assert_eq!(pattern.nnz(), 3 * n - 2);
+    let coloring = best_jacobian_coloring(&pattern);
+    assert_eq!((coloring.kind, coloring.n_colors), (ColoringKind::Rows, n));
+    let program = verified(sparse_jacobian(&f, &pattern, &coloring), "sparse_jacobian");
+    assert!(program.n_values() < 10 * n, "{} values", program.n_values());
+    let x = point(n, 7);
+    let nz = interpret(&program, &x).unwrap();
+    let expected: Vec<f64> = pattern
+        .entries()
+        .map(|(i, j)| match (i, j) {
+            (0, _) => 1.0,
+            (i, 0) => x[i],
+            _ => x[0],
+        })
+        .collect();
+    assert_eq!(nz, expected);
+    let rows = adjit_diff::sparsity::sparse_jacobian_rows(&f, &pattern, 5..40);
+    let first = pattern.indptr()[5];
+    let chunk = interpret(&verified(rows, "sparse_jacobian_rows"), &x).unwrap();
+    assert_eq!(chunk, nz[first..first + chunk.len()]);
+}
+
+/// The Hessian of x₀·(x₁ + … + xₙ₋₁) is an arrowhead (a star graph): every order of
+/// `Ordering::ALL` colours the hub first, and the greedy star pass then scans the hub's n
+/// neighbours once per leaf, n²; the hubs-last order costs n and still finds 2 colours,
+/// whose recovery gives the exact entries.
+#[test]
+fn an_arrowhead_hessian_is_star_coloured_with_the_hub_last() {
+    let n = 6000;
+    let f = trace(n, |x| x[0] * x.iter().skip(2).fold(x[1], |s, &v| s + v));
+    let pattern = hessian_pattern(&f);
+    let coloring = best_star_coloring(&pattern);
+    assert_eq!(
+        (coloring.n_colors, coloring.ordering),
+        (2, Ordering::SmallestFirst)
+    );
+    assert!(is_star_coloring(&pattern, &coloring.colors));
+    let program = verified(
+        sparse_hessian(&f, &pattern, &coloring).expect("a star colouring"),
+        "sparse_hessian",
+    );
+    let lower = pattern.lower_triangle();
+    let values = interpret(&program, &point(n, 3)).unwrap();
+    let expected: Vec<f64> = lower
+        .entries()
+        .map(|(i, j)| if j == 0 && i > 0 { 1.0 } else { 0.0 })
+        .collect();
+    assert_eq!(values, expected);
+}

@@ -34,6 +34,9 @@ pub enum Ordering {
     /// Dynamic: next, the uncoloured vertex whose neighbours already use the most distinct
     /// colours (saturation; ties by degree), Brélaz's DSATUR.
     Saturation,
+    /// By increasing degree, so hubs come last. Not in [`Ordering::ALL`]: the star colouring's
+    /// fallback when every other order would cost hub degree² ([`best_star_coloring`]).
+    SmallestFirst,
 }
 
 impl Ordering {
@@ -52,6 +55,7 @@ impl Ordering {
             Ordering::SmallestLast => "smallest-last",
             Ordering::IncidenceDegree => "incidence-degree",
             Ordering::Saturation => "saturation",
+            Ordering::SmallestFirst => "smallest-first",
         }
     }
 }
@@ -128,6 +132,12 @@ const GRAPH_BUDGET: usize = 30_000_000;
 /// A greedy column colouring of `pattern` in `ordering`.
 pub fn color_columns(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
     let densest = pattern.max_row_len();
+    if densest == pattern.ncols() {
+        // A dense row: every column needs a colour of its own, and any order gives that. Walking
+        // the dense row once per column (or building its complete graph) would cost n².
+        let colors = (0..pattern.ncols() as u32).collect();
+        return Coloring::new(ColoringKind::Columns, ordering, colors, densest);
+    }
     let colors = match intersection_graph(pattern) {
         Some(graph) => {
             let first = match ordering {
@@ -186,9 +196,71 @@ pub fn color_star(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
     Coloring::new(ColoringKind::Star, ordering, colors, pattern.max_row_len())
 }
 
-/// The star colouring with the fewest colours over every [`Ordering`] (the first on ties).
+/// The star colouring with the fewest colours over every [`Ordering`] (the first on ties)
+/// whose greedy pass costs at most [`star_budget`]: [`greedy_star`] scans the neighbours of
+/// every coloured neighbour, so an order that colours a hub (an arrowhead's dense row) early
+/// costs hub degree × degree, n² — smallest-last, which colours it last, stays linear.
+/// When every order is over budget, [`Ordering::SmallestFirst`] (hubs last), and over budget
+/// too, smallest-last regardless.
 pub fn best_star_coloring(pattern: &SparsityPattern) -> Coloring {
-    best(|o| color_star(pattern, o), false)
+    assert_eq!(
+        pattern.nrows(),
+        pattern.ncols(),
+        "a star colouring needs a square pattern"
+    );
+    let graph = adjacency(pattern);
+    let budget = star_budget(&graph);
+    let mut best: Option<Coloring> = None;
+    for ordering in Ordering::ALL.into_iter().chain([Ordering::SmallestFirst]) {
+        if ordering == Ordering::SmallestFirst && best.is_some() {
+            break;
+        }
+        let first = order(&graph, ordering);
+        if star_work(&graph, &first) > budget {
+            continue;
+        }
+        let colors = recolor(greedy_star(&graph, &first), |o| {
+            if star_work(&graph, o) > budget {
+                // Never fewer colours than any colouring: recolouring stops here.
+                (0..graph.len() as u32).collect()
+            } else {
+                greedy_star(&graph, o)
+            }
+        });
+        let c = Coloring::new(ColoringKind::Star, ordering, colors, pattern.max_row_len());
+        if best.as_ref().is_none_or(|b| c.n_colors < b.n_colors) {
+            best = Some(c);
+        }
+    }
+    best.unwrap_or_else(|| color_star(pattern, Ordering::SmallestLast))
+}
+
+/// The most work ([`star_work`]) one greedy star pass of [`best_star_coloring`] may take: a
+/// few times the graph's size, plus a floor that every pattern of modest size stays under.
+fn star_budget(graph: &[Vec<u32>]) -> usize {
+    let edges: usize = graph.iter().map(Vec::len).sum();
+    edges
+        .saturating_add(graph.len())
+        .saturating_mul(16)
+        .saturating_add(1 << 24)
+}
+
+/// The neighbours [`greedy_star`] visits in `order`: for each vertex, the degrees of its
+/// neighbours coloured before it.
+fn star_work(graph: &[Vec<u32>], order: &[u32]) -> usize {
+    let mut position = vec![0usize; graph.len()];
+    for (k, &v) in order.iter().enumerate() {
+        position[v as usize] = k;
+    }
+    let mut work = 0usize;
+    for (k, &v) in order.iter().enumerate() {
+        for &w in &graph[v as usize] {
+            if position[w as usize] < k {
+                work = work.saturating_add(graph[w as usize].len());
+            }
+        }
+    }
+    work
 }
 
 fn best(mut color: impl FnMut(Ordering) -> Coloring, natural_only: bool) -> Coloring {
@@ -232,22 +304,42 @@ pub fn is_star_coloring(pattern: &SparsityPattern, colors: &[u32]) -> bool {
         return false;
     }
     let graph = adjacency(pattern);
+    let count = NeighbourColours::new(&graph, colors);
     for w in 0..graph.len() {
         for &x in &graph[w] {
             let (cw, cx) = (colors[w], colors[x as usize]);
             if cw == cx {
                 return false;
             }
-            let left = graph[w].iter().any(|&v| v != x && colors[v as usize] == cx);
-            let right = graph[x as usize]
-                .iter()
-                .any(|&y| y as usize != w && colors[y as usize] == cw);
+            // Another neighbour of w coloured like x, and another of x coloured like w.
+            let left = count.of(w, cx) >= 2;
+            let right = count.of(x as usize, cw) >= 2;
             if left && right {
                 return false;
             }
         }
     }
     true
+}
+
+/// How many neighbours of each vertex have each colour, for the pairs that occur: O(edges),
+/// where scanning a hub's neighbours once per neighbour would be its degree squared.
+struct NeighbourColours(std::collections::HashMap<(u32, u32), u32>);
+
+impl NeighbourColours {
+    fn new(graph: &[Vec<u32>], colors: &[u32]) -> NeighbourColours {
+        let mut count = std::collections::HashMap::new();
+        for (v, neighbours) in graph.iter().enumerate() {
+            for &w in neighbours {
+                *count.entry((v as u32, colors[w as usize])).or_insert(0) += 1;
+            }
+        }
+        NeighbourColours(count)
+    }
+
+    fn of(&self, v: usize, color: u32) -> u32 {
+        self.0.get(&(v as u32, color)).copied().unwrap_or(0)
+    }
 }
 
 /// Where each entry of the lower triangle of a star-coloured symmetric Hessian is read: for
@@ -258,11 +350,12 @@ pub fn star_recovery(pattern: &SparsityPattern, colors: &[u32]) -> Option<Vec<(u
         return None;
     }
     let graph = adjacency(pattern);
+    let count = NeighbourColours::new(&graph, colors);
     let lower = pattern.lower_triangle();
+    // No neighbour of `row` but `other` has `color`.
     let unique = |row: usize, other: usize, color: u32| {
-        graph[row]
-            .iter()
-            .all(|&k| k as usize == other || colors[k as usize] != color)
+        let others = u32::from(row != other && colors[other] == color);
+        count.of(row, color) == others
     };
     lower
         .entries()
@@ -470,6 +563,11 @@ fn order(graph: &[Vec<u32>], ordering: Ordering) -> Vec<u32> {
         Ordering::LargestFirst => {
             let mut order: Vec<u32> = (0..n as u32).collect();
             order.sort_by_key(|&v| std::cmp::Reverse(graph[v as usize].len()));
+            order
+        }
+        Ordering::SmallestFirst => {
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&v| graph[v as usize].len());
             order
         }
         Ordering::SmallestLast => smallest_last(graph),

@@ -20,7 +20,7 @@ pub use coloring::{
 };
 pub use pattern::{PatternError, SparsityPattern};
 pub use sparse_hessian::sparse_hessian;
-pub use sparse_jacobian::sparse_jacobian;
+pub use sparse_jacobian::{sparse_jacobian, sparse_jacobian_rows};
 
 use std::borrow::Cow;
 
@@ -43,14 +43,28 @@ fn names_within_limit(func: &Function) -> Cow<'_, Function> {
     Cow::Owned(f)
 }
 
+/// Beyond this many sweeps [`best_jacobian_coloring`] prefers rows when neither side compresses.
+const MANY_SWEEPS: usize = 8;
+
 /// The colouring a sparse Jacobian uses: the fewer colours of the best column colouring and
 /// the best row colouring (columns on ties: a forward direction is cheaper than a reverse
-/// sweep). A side whose lower bound (the densest row for columns, the densest column for rows)
+/// sweep), except when neither side compresses (a dense row and a dense column) and there
+/// are more than [`MANY_SWEEPS`] rows: rows then, one sweep per row, whose emission costs the
+/// rows' cones rather than one tangent slot per direction and value. A side whose lower bound (the densest row for columns, the densest column for rows)
 /// cannot beat the other side's result is not coloured at all, so a gradient-shaped pattern
 /// (one dense row) costs one row colouring, not a colouring of a complete column graph.
 pub fn best_jacobian_coloring(pattern: &SparsityPattern) -> Coloring {
     let column_bound = pattern.max_row_len();
     let row_bound = pattern.transpose().max_row_len();
+    if column_bound == pattern.ncols()
+        && row_bound == pattern.nrows()
+        && pattern.nrows() > MANY_SWEEPS
+    {
+        // A dense row and a dense column (an arrowhead): neither side compresses. Rows then,
+        // because each row's sweep is cut from that row's cone, where the forward transform
+        // would hold a tangent slot per direction for every value (rows × size).
+        return best_row_coloring(pattern);
+    }
     if row_bound < column_bound {
         let rows = best_row_coloring(pattern);
         if rows.n_colors <= column_bound {

@@ -15,6 +15,8 @@
 //! pass leaves `func` alone and assumes a verified function and a valid colouring of
 //! `pattern` (which must be [`crate::sparsity::jacobian_pattern`] of `func`).
 
+use std::ops::Range;
+
 use adjit_ir::{Function, InstData, Value, ValueDef};
 
 use crate::derive::vjp_seeded_with_one;
@@ -83,6 +85,52 @@ fn by_rows(
     coloring: &Coloring,
     name: String,
 ) -> Function {
+    sweeps(func, pattern, &coloring.classes(), 0..pattern.nrows(), name)
+}
+
+/// `(x…) -> (nz…)`: the nonzeros of rows `rows` of the Jacobian of `func` (CSR order of
+/// `pattern`, which must be [`crate::sparsity::jacobian_pattern`] of `func`), one reverse
+/// sweep per row, each seeded with a literal 1 on its own output: a cotangent that is zero is
+/// absent, so a row never picks up `0·∞` or `0·NaN` from another output's partial through a
+/// shared intermediate. A dense reverse-mode Jacobian assembles its rows from such programs.
+/// Each sweep is built from the slice of `func` its row depends on, so the cost is the sum of
+/// the rows' cones, not rows × size.
+///
+/// ```
+/// use adjit_diff::sparsity::{jacobian_pattern, sparse_jacobian_rows};
+/// // y0 = acos(t), y1 = t, t = x0 + x1: row 1 is (1, 1) even where acos'(t) is NaN.
+/// let f = adjit_ir::trace::trace_multi("f", &[adjit_ir::Type::F64; 2], |x| {
+///     let t = x[0] + x[1];
+///     vec![t.acos(), t]
+/// });
+/// let rows = sparse_jacobian_rows(&f, &jacobian_pattern(&f), 1..2);
+/// assert_eq!(adjit_ir::interpret(&rows, &[2.0, 1.0]).unwrap(), vec![1.0, 1.0]);
+/// ```
+///
+/// # Panics
+/// When `rows` is not within the pattern's rows (a caller's bug).
+pub fn sparse_jacobian_rows(
+    func: &Function,
+    pattern: &SparsityPattern,
+    rows: Range<usize>,
+) -> Function {
+    let name = format!("{}_jacobian_rows_{}_{}", func.name, rows.start, rows.end);
+    let func = &*names_within_limit(func);
+    let classes: Vec<Vec<u32>> = rows.clone().map(|r| vec![r as u32]).collect();
+    sweeps(func, pattern, &classes, rows, name)
+}
+
+/// One reverse sweep per class of rows (the gradient of the sum of its outputs, from the slice
+/// of `func` they depend on), inlined into one function whose duplicated forward sweeps
+/// common-subexpression elimination merges; returns the entries of `rows` (every row of which
+/// is in exactly one class) in CSR order.
+fn sweeps(
+    func: &Function,
+    pattern: &SparsityPattern,
+    classes: &[Vec<u32>],
+    rows: Range<usize>,
+    name: String,
+) -> Function {
     let float_rets: Vec<Value> = func
         .rets
         .iter()
@@ -97,35 +145,114 @@ fn by_rows(
     for p in func.params() {
         out.set_param_kind(p, func.param_kind(p));
     }
-    // x̄ of every sweep, by colour.
-    let mut gradients: Vec<Vec<Value>> = Vec::with_capacity(coloring.n_colors);
-    for class in coloring.classes() {
-        let mut restricted = func.clone();
-        restricted.rets.clear();
-        restricted.ret_types.clear();
-        for &row in &class {
-            restricted.push_ret(float_rets[row as usize]);
-        }
-        let sweep = simplify(&vjp_seeded_with_one(&restricted));
-        let rets = inline(&mut out, &sweep);
-        let n_grad = Layout::of(&restricted, Kind::Gradient)
+    // The Jacobian column of every differentiated parameter.
+    let mut column = vec![u32::MAX; func.n_params];
+    for (col, p) in func.differentiated_params().enumerate() {
+        column[p.index()] = col as u32;
+    }
+    let first = pattern.indptr()[rows.start];
+    let placeholder = Value::new(0);
+    let mut entries = vec![placeholder; pattern.indptr()[rows.end] - first];
+    let mut slicer = Slicer::new(func);
+    // x̄ of the current sweep by column (only the sweep's own columns are read).
+    let mut by_column = vec![placeholder; pattern.ncols()];
+    for class in classes {
+        let rets: Vec<Value> = class.iter().map(|&row| float_rets[row as usize]).collect();
+        let (slice, params) = slicer.cone(func, &rets);
+        let sweep = simplify(&vjp_seeded_with_one(&slice));
+        let images = inline(&mut out, &sweep, &params);
+        let n_grad = Layout::of(&slice, Kind::Gradient)
             .output(Part::Gradient)
             .len();
-        gradients.push(rets[rets.len() - n_grad..].to_vec());
+        let gradient = &images[images.len() - n_grad..];
+        for (p, &g) in slice.differentiated_params().zip(gradient) {
+            by_column[column[params[p.index()].index()] as usize] = g;
+        }
+        for &row in class {
+            let row = row as usize;
+            let at = pattern.indptr()[row] - first;
+            for (k, &j) in pattern.row(row).iter().enumerate() {
+                entries[at + k] = by_column[j as usize];
+            }
+        }
     }
-    let rets: Vec<Value> = pattern
-        .entries()
-        .map(|(i, j)| gradients[coloring.colors[i] as usize][j])
-        .collect();
     let name = std::mem::take(&mut out.name);
-    set_rets(&mut out, &rets, name);
+    set_rets(&mut out, &entries, name);
     simplify(&dce(&out))
 }
 
-/// Append the body of `g` (whose parameters are those of `out`) to `out`, unnamed (the sweeps
-/// would define the same names); returns the images of `g`'s returns.
-fn inline(out: &mut Function, g: &Function) -> Vec<Value> {
-    let mut map: Vec<Value> = out.params().collect();
+/// Cuts the part of a function that some of its values depend on, in time proportional to
+/// that part: marks carry the number of the cut, so nothing is cleared between cuts.
+struct Slicer {
+    mark: Vec<u32>,
+    epoch: u32,
+    /// The image in the current slice of each marked value.
+    map: Vec<Value>,
+}
+
+impl Slicer {
+    fn new(func: &Function) -> Slicer {
+        Slicer {
+            mark: vec![0; func.n_values()],
+            epoch: 0,
+            map: vec![Value::new(0); func.n_values()],
+        }
+    }
+
+    /// `(slice, params)`: the parameters and instructions `rets` depend on (through every
+    /// operand, conditions included), in program order, returning `rets`; `params[k]` is the
+    /// parameter of `func` that parameter `k` of the slice stands for.
+    fn cone(&mut self, func: &Function, rets: &[Value]) -> (Function, Vec<Value>) {
+        self.epoch += 1;
+        let epoch = self.epoch;
+        let mut stack: Vec<Value> = Vec::new();
+        let mut reached: Vec<Value> = Vec::new();
+        for &r in rets {
+            if self.mark[r.index()] != epoch {
+                self.mark[r.index()] = epoch;
+                stack.push(r);
+            }
+        }
+        while let Some(v) = stack.pop() {
+            reached.push(v);
+            if let Some(inst) = func.inst(v) {
+                inst.for_each_value(|u| {
+                    if self.mark[u.index()] != epoch {
+                        self.mark[u.index()] = epoch;
+                        stack.push(u);
+                    }
+                });
+            }
+        }
+        reached.sort_unstable_by_key(|v| v.index());
+        let mut slice = Function::new(func.name.clone());
+        let mut params = Vec::new();
+        for &v in &reached {
+            let data = func.data(v);
+            match &data.def {
+                ValueDef::Param => {
+                    let p = slice.add_param(data.ty, data.name.clone());
+                    slice.set_param_kind(p, func.param_kind(v));
+                    params.push(v);
+                    self.map[v.index()] = p;
+                }
+                ValueDef::Inst(inst) => {
+                    let inst = inst.map_values(|u| self.map[u.index()]);
+                    self.map[v.index()] = slice.push_inst(data.ty, inst, data.name.clone());
+                }
+            }
+        }
+        for &r in rets {
+            slice.push_ret(self.map[r.index()]);
+        }
+        (slice, params)
+    }
+}
+
+/// Append the body of `g` to `out`, unnamed (the sweeps would define the same names), with
+/// parameter `k` of `g` standing for `params[k]` of `out`; returns the images of `g`'s returns.
+fn inline(out: &mut Function, g: &Function, params: &[Value]) -> Vec<Value> {
+    let mut map: Vec<Value> = params.to_vec();
     for data in &g.values[g.n_params..] {
         if let ValueDef::Inst(inst) = &data.def {
             let inst: InstData = inst.map_values(|u| map[u.index()]);
