@@ -226,7 +226,6 @@ fn chunks(func: &Function, opts: &JitOptions) -> Vec<Range<usize>> {
 pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
     let n_values = func.n_values();
     let first_inst = func.n_params;
-    let n_insts = n_values - first_inst;
     let registers = opts.registers.max(4);
 
     let chunks = chunks(func, opts);
