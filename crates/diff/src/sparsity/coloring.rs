@@ -197,7 +197,7 @@ pub fn color_star(pattern: &SparsityPattern, ordering: Ordering) -> Coloring {
 }
 
 /// The star colouring with the fewest colours over every [`Ordering`] (the first on ties)
-/// whose greedy pass costs at most [`star_budget`]: [`greedy_star`] scans the neighbours of
+/// whose greedy pass costs at most `star_budget`: `greedy_star` scans the neighbours of
 /// every coloured neighbour, so an order that colours a hub (an arrowhead's dense row) early
 /// costs hub degree × degree, n² — smallest-last, which colours it last, stays linear.
 /// When every order is over budget, [`Ordering::SmallestFirst`] (hubs last), and over budget

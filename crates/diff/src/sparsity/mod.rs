@@ -49,7 +49,7 @@ const MANY_SWEEPS: usize = 8;
 /// The colouring a sparse Jacobian uses: the fewer colours of the best column colouring and
 /// the best row colouring (columns on ties: a forward direction is cheaper than a reverse
 /// sweep), except when neither side compresses (a dense row and a dense column) and there
-/// are more than [`MANY_SWEEPS`] rows: rows then, one sweep per row, whose emission costs the
+/// are more than `MANY_SWEEPS` rows: rows then, one sweep per row, whose emission costs the
 /// rows' cones rather than one tangent slot per direction and value. A side whose lower bound (the densest row for columns, the densest column for rows)
 /// cannot beat the other side's result is not coloured at all, so a gradient-shaped pattern
 /// (one dense row) costs one row colouring, not a colouring of a complete column graph.
