@@ -189,6 +189,47 @@ fn needed_for_hessian(func: &Function, act: &crate::activity::Activity) -> Vec<b
     needed
 }
 
+/// The sorted union of the sets of `sources`, built in the largest one when it dies here
+/// (`dies(u)`: this instruction is its last use), so that a set growing along a chain (a
+/// running sum) is extended in place rather than copied at every link: linear, not quadratic,
+/// in the chain's length.
+fn union(
+    sets: &mut [Option<Vec<u32>>],
+    sources: [Option<usize>; 3],
+    dies: impl Fn(usize) -> bool,
+) -> Option<Vec<u32>> {
+    let mut distinct: Vec<usize> = sources.iter().flatten().copied().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let len = |sets: &[Option<Vec<u32>>], u: usize| sets[u].as_ref().map_or(0, Vec::len);
+    let &largest = distinct.iter().max_by_key(|&&u| len(sets, u))?;
+    let mut base = if dies(largest) {
+        sets[largest].take().unwrap_or_default()
+    } else {
+        sets[largest].clone().unwrap_or_default()
+    };
+    let others: Vec<usize> = distinct.into_iter().filter(|&u| u != largest).collect();
+    let added: usize = others.iter().map(|&u| len(sets, u)).sum();
+    if added * 16 <= base.len() {
+        // A few entries into a long set: binary-search each (an append when it is the
+        // largest, as along a running sum over increasing indices).
+        for &u in &others {
+            for &i in sets[u].as_deref().unwrap_or(&[]) {
+                if let Err(at) = base.binary_search(&i) {
+                    base.insert(at, i);
+                }
+            }
+        }
+    } else {
+        for &u in &others {
+            base.extend_from_slice(sets[u].as_deref().unwrap_or(&[]));
+        }
+        base.sort_unstable();
+        base.dedup();
+    }
+    Some(base)
+}
+
 /// The forward sweep of index sets (of the `needed` values only, when given).
 /// `visit(v, operand_sets, inst)` sees every instruction with the sets of its operands (by
 /// position; `None` for a literal, an empty set, an operand that carries no derivative or
@@ -213,41 +254,25 @@ fn sweep(
     for (col, p) in func.differentiated_params().enumerate() {
         sets[p.index()] = Some(vec![col as u32]);
     }
-    let mut merged: Vec<u32> = Vec::new();
     for (v, inst) in func.insts() {
         let operands = inst.operands();
-        let mut operand_sets: [Option<&[u32]>; 3] = [None; 3];
+        // The values whose (non-empty) sets flow into `v`, by operand position.
+        let mut sources: [Option<usize>; 3] = [None; 3];
         for (pos, op) in operands.iter().enumerate() {
             if let Operand::Value(u) = op {
-                if carries_derivative(inst, pos) {
-                    operand_sets[pos] = sets[u.index()].as_deref().filter(|s| !s.is_empty());
+                if carries_derivative(inst, pos)
+                    && sets[u.index()].as_ref().is_some_and(|s| !s.is_empty())
+                {
+                    sources[pos] = Some(u.index());
                 }
             }
         }
+        let operand_sets = sources.map(|u| u.and_then(|u| sets[u].as_deref()));
         visit(v, operand_sets, inst);
-        if needed.is_some_and(|needed| !needed[v.index()]) {
-            inst.for_each_value(|u| {
-                if last_use[u.index()] == v.index() {
-                    sets[u.index()] = None;
-                }
-            });
-            continue;
-        }
-        merged.clear();
-        for set in operand_sets.iter().flatten() {
-            merged.extend_from_slice(set);
-        }
-        let set = match operand_sets.iter().flatten().count() {
-            0 => None,
-            1 => operand_sets.iter().flatten().next().map(|s| s.to_vec()),
-            _ => {
-                merged.sort_unstable();
-                merged.dedup();
-                Some(merged.clone())
-            }
-        };
+        let is_needed = needed.is_none_or(|needed| needed[v.index()]);
         // A value nothing reads (dead code) keeps no set.
-        if last_use[v.index()] > v.index() {
+        if is_needed && last_use[v.index()] > v.index() {
+            let set = union(&mut sets, sources, |u| last_use[u] == v.index());
             sets[v.index()] = set;
         }
         inst.for_each_value(|u| {
