@@ -7,6 +7,7 @@
 //! finally that `ret` matches the signature. Code after a
 //! successful `verify` indexes values without re-checking.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -59,13 +60,39 @@ impl fmt::Display for VerifyErrors {
     }
 }
 
+/// The printed names of a function's values, computed on first use: only a program with an
+/// error needs them (computing them for every program was a tenth of loading a large file).
+struct Names<'f> {
+    func: &'f Function,
+    cell: OnceCell<Vec<String>>,
+}
+
+impl Names<'_> {
+    fn get(&self) -> &[String] {
+        self.cell
+            .get_or_init(|| crate::text::printed_names(self.func))
+    }
+}
+
+/// `%name` of a value in messages, looked up only when a message is written.
+struct Shown<'a, 'f>(&'a Names<'f>, usize);
+
+impl fmt::Display for Shown<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0.get()[self.1])
+    }
+}
+
 /// Verify `func`, collecting every error.
 pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     let mut errors = Vec::new();
-    let names = crate::text::printed_names(func);
+    let names = Names {
+        func,
+        cell: OnceCell::new(),
+    };
     let mut err = |value: Option<Value>, message: String| {
         let line = match value {
-            Some(v) => inst_to_string_with_names(func, &names, v),
+            Some(v) => inst_to_string_with_names(func, names.get(), v),
             None => "ret".to_string(),
         };
         errors.push(VerifyError {
@@ -83,7 +110,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     let mut seen: HashMap<&str, Value> = HashMap::new();
     for (i, data) in func.values.iter().enumerate() {
         let v = Value::new(i);
-        let shown = format!("%{}", names[i]);
+        let shown = Shown(&names, i);
         if let Some(name) = &data.name {
             if let Some(prev) = seen.insert(name.as_str(), v) {
                 let what = if i < func.n_params && prev.index() < func.n_params {
@@ -119,6 +146,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
                     if u.index() >= i {
                         ok = false;
                         let uname = names
+                            .get()
                             .get(u.index())
                             .map(|n| format!("%{n}"))
                             .unwrap_or_else(|| format!("value {}", u.index()));
@@ -138,6 +166,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     for p in func.data_params() {
         if !func.is_param(p) {
             let shown = names
+                .get()
                 .get(p.index())
                 .map(|n| format!("%{n}"))
                 .unwrap_or_else(|| format!("value {}", p.index()));
@@ -168,7 +197,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
                 None,
                 format!(
                     "ret operand {k} (%{}) has type {}, the signature declares {t}",
-                    names[r.index()],
+                    names.get()[r.index()],
                     d.ty
                 ),
             ),
@@ -192,7 +221,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
         {
             let first = Value::new(first);
             e.related = Some(first);
-            e.related_line = Some(inst_to_string_with_names(func, &names, first));
+            e.related_line = Some(inst_to_string_with_names(func, names.get(), first));
         }
     }
     if errors.is_empty() {
@@ -210,7 +239,7 @@ fn check_inst(
     func: &Function,
     v: Value,
     inst: &InstData,
-    shown: &str,
+    shown: &Shown<'_, '_>,
     err: &mut impl FnMut(Option<Value>, String),
 ) {
     let data = &func.values[v.index()];
