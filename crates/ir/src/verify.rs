@@ -8,7 +8,8 @@
 //! successful `verify` indexes values without re-checking.
 
 use std::cell::OnceCell;
-use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::fmt;
 
 use crate::function::{Function, InstData, Operand, Value, ValueDef};
@@ -107,7 +108,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     if func.n_params > func.values.len() {
         err(None, "more parameters than values".into());
     }
-    let mut seen: HashMap<&str, Value> = HashMap::new();
+    let mut seen: FxHashMap<&str, Value> = FxHashMap::default();
     for (i, data) in func.values.iter().enumerate() {
         let v = Value::new(i);
         let shown = Shown(&names, i);

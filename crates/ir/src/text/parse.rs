@@ -13,6 +13,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rustc_hash::FxHashMap;
+
 use super::lexer::{
     is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
 };
@@ -596,36 +598,37 @@ impl Parser {
 
     /// Second pass: resolve names and build the function.
     fn finish(&mut self, pending: PendingFunc) {
-        let mut defs: HashMap<&str, Vec<usize>> = HashMap::new();
-        let names = pending
-            .params
-            .iter()
-            .map(|(n, _, _)| n.as_str())
-            .chain(pending.insts.iter().map(|i| i.name.as_str()));
-        for (index, name) in names.enumerate() {
-            defs.entry(name).or_default().push(index);
+        // Per name, its first definition and its latest one so far (updated in program order
+        // below): a use refers to the latest definition before it, else to the first one (a
+        // forward reference, reported by the verifier).
+        let mut defs: FxHashMap<&str, (usize, usize)> = FxHashMap::default();
+        defs.reserve(pending.params.len() + pending.insts.len());
+        let n_params = pending.params.len();
+        for (index, (name, _, _)) in pending.params.iter().enumerate() {
+            defs.entry(name.as_str())
+                .and_modify(|d| d.1 = index)
+                .or_insert((index, index));
+        }
+        for (k, raw) in pending.insts.iter().enumerate() {
+            defs.entry(raw.name.as_str())
+                .or_insert((n_params + k, usize::MAX));
         }
         let mut errors = Vec::new();
-        // The definition a use at value `at` refers to: the latest one before it, else the
-        // first one (a forward reference, reported by the verifier).
-        let resolve = |name: &str, at: usize| -> Option<Value> {
-            let list = defs.get(name)?;
-            let before = list.iter().rev().find(|&&d| d < at);
-            before.or(list.first()).map(|&d| Value::new(d))
-        };
         let mut func = Function::new(pending.name.clone());
         for (name, ty, kind) in &pending.params {
             let p = func.add_param(*ty, Some(name.clone()));
             func.set_param_kind(p, *kind);
         }
         let mut broken = pending.n_errors > 0;
-        for raw in &pending.insts {
-            let at = func.values.len();
+        for (k, raw) in pending.insts.iter().enumerate() {
+            let at = n_params + k;
             let mut values: Vec<Option<Value>> = Vec::with_capacity(raw.operands.len());
             for o in &raw.operands {
                 values.push(match o {
                     RawOperand::Value { name, col } => {
-                        let v = resolve(name, at);
+                        let v = defs.get(name.as_str()).map(|&(first, latest)| {
+                            Value::new(if latest < at { latest } else { first })
+                        });
                         if v.is_none() && !pending.is_poisoned(name) {
                             errors.push(ParseError {
                                 line: raw.line,
@@ -637,6 +640,9 @@ impl Parser {
                     }
                     RawOperand::Literal { .. } => None,
                 });
+            }
+            if let Some(d) = defs.get_mut(raw.name.as_str()) {
+                d.1 = at;
             }
             // The type literal operands take: that of the first earlier float value among the
             // float operands (the select condition excluded), as the printer assumes.
@@ -708,7 +714,11 @@ impl Parser {
             func.push_inst(ty, inst, Some(raw.name.clone()));
         }
         for (name, line, col) in pending.rets.iter().flatten() {
-            match resolve(name, usize::MAX) {
+            // The latest definition (every one has been seen by now).
+            let latest = defs.get(name.as_str()).map(|&(first, latest)| {
+                Value::new(if latest == usize::MAX { first } else { latest })
+            });
+            match latest {
                 Some(v) => func.rets.push(v),
                 None => {
                     if !pending.is_poisoned(name) {
