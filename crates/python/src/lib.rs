@@ -9,6 +9,7 @@
 //! - `arrays.rs`, `errors.rs`: NumPy arguments and the exception classes.
 
 mod arrays;
+mod derived;
 mod drivers;
 mod errors;
 mod function;

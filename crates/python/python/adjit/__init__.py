@@ -41,34 +41,13 @@ from ._adjit import (  # noqa: F401  (re-exported)
     Transform,
     Var,
     __version__,
-    abs,
-    acos,
-    asin,
-    atan,
-    atan2,
-    ceil,
-    cos,
-    cosh,
-    erf,
-    exp,
-    expm1,
-    floor,
     load,
-    log,
-    log1p,
-    maximum,
-    minimum,
     parse,
-    pow,
-    sin,
-    sinh,
-    sqrt,
     steps,
-    tan,
-    tanh,
     trace,
-    where,
 )
+from ._numpy import TracedArray, asarray, elementwise as _elementwise  # noqa: F401
+from ._numpy import where  # noqa: F401
 from ._adjit import map as _map
 from ._errors import (  # noqa: F401
     DeriveError,
@@ -77,6 +56,7 @@ from ._errors import (  # noqa: F401
     MemoryError,
     NonFiniteError,
     ParseError,
+    PerformanceWarning,
     ShapeError,
     SingularError,
     TraceError,
@@ -88,8 +68,34 @@ __all__ = [
     "trace", "parse", "load", "jit", "value_and_grad", "grad", "jvp", "vjp", "hvp",
     "jacobian", "hessian", "inverse", "map", "steps", "where", "sin", "cos", "tan", "exp",
     "log", "sqrt", "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "log1p", "expm1",
-    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum", "dask",
+    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum", "dask", "TracedArray",
+    "asarray", "PerformanceWarning",
 ]
+
+
+# adjit's scalar functions, elementwise (under NumPy broadcasting) on arrays, lists and tuples.
+sin = _elementwise(_adjit.sin, "sin")
+cos = _elementwise(_adjit.cos, "cos")
+tan = _elementwise(_adjit.tan, "tan")
+exp = _elementwise(_adjit.exp, "exp")
+log = _elementwise(_adjit.log, "log")
+sqrt = _elementwise(_adjit.sqrt, "sqrt")
+tanh = _elementwise(_adjit.tanh, "tanh")
+sinh = _elementwise(_adjit.sinh, "sinh")
+cosh = _elementwise(_adjit.cosh, "cosh")
+asin = _elementwise(_adjit.asin, "asin")
+acos = _elementwise(_adjit.acos, "acos")
+atan = _elementwise(_adjit.atan, "atan")
+log1p = _elementwise(_adjit.log1p, "log1p")
+expm1 = _elementwise(_adjit.expm1, "expm1")
+erf = _elementwise(_adjit.erf, "erf")
+abs = _elementwise(_adjit.abs, "abs")  # noqa: A001
+floor = _elementwise(_adjit.floor, "floor")
+ceil = _elementwise(_adjit.ceil, "ceil")
+pow = _elementwise(_adjit.pow, "pow")  # noqa: A001
+atan2 = _elementwise(_adjit.atan2, "atan2")
+minimum = _elementwise(_adjit.minimum, "minimum")
+maximum = _elementwise(_adjit.maximum, "maximum")
 
 
 def __getattr__(name: str) -> Any:

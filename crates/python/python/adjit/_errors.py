@@ -43,3 +43,8 @@ class MemoryError(Error, MemoryError):  # noqa: A001  (adjit.MemoryError is also
     """An array sized from the arguments (a batch's results, a dense Jacobian or Hessian, a
     float64 copy of an input) that this machine cannot hold, refused before it is allocated;
     the message names the array, its size and what to do instead."""
+
+
+class PerformanceWarning(UserWarning):
+    """A program so large that compiling it takes long or much memory (issued once per
+    Function, with the instruction count, an estimate and what to do instead)."""
