@@ -855,7 +855,13 @@ pub fn trace(
     }
     let func = session.builder().clone().finish(&outputs);
     adjit::ir::verify(&func).map_err(|e| error(Kind::Trace, e.to_string()))?;
-    Ok(Function::new(func))
+    // The result's NumPy shape (`()` for one value); a ragged result (a tuple of a number
+    // and an array) has none and gives the flat `(m,)`.
+    let shape = helper
+        .call_method1("output_shape", (&result,))?
+        .extract::<Option<Vec<usize>>>()?
+        .unwrap_or_else(|| vec![outputs.len()]);
+    Ok(Function::with_shape(func, shape))
 }
 
 /// The function's results: one value, a number, or a (nested) tuple, list or array of them.

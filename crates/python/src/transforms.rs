@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::arrays::{self, Arg, NonFinite, Policy};
 use crate::errors::{error, IntoPy, Kind};
-use crate::function::{Function, ParamMap};
+use crate::function::{shaped, Function, ParamMap};
 
 /// What a transform returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +83,11 @@ pub struct Transform {
     m_all: usize,
     /// Where the float output is among all outputs (value_and_grad of `(f64, bool)`).
     value_at: usize,
+    /// The shape of the function's results (`Function::out_shape`), and of the float
+    /// results alone (the same unless some outputs are bools): a Jacobian is
+    /// `(*jac_shape, n)`, so `(n,)` for one output.
+    out_shape: Vec<usize>,
+    jac_shape: Vec<usize>,
     policy: Policy,
     threads: usize,
     /// The function's name, for messages.
@@ -220,6 +225,14 @@ impl Transform {
             params: f.params.clone(),
             m,
             m_all: func.n_outputs(),
+            out_shape: f.out_shape.clone(),
+            jac_shape: if m == func.n_outputs() {
+                f.out_shape.clone()
+            } else if m == 1 {
+                vec![]
+            } else {
+                vec![m]
+            },
             value_at: func
                 .ret_types
                 .iter()
@@ -383,15 +396,8 @@ impl Transform {
     /// Shape one point's flat result as the transform returns it.
     fn shape_point(&self, py: Python<'_>, mut flat: Vec<f64>) -> PyResult<Py<PyAny>> {
         let n = self.params.n_x;
-        let scalar_or_vec = |py: Python<'_>, v: Vec<f64>| -> Py<PyAny> {
-            if v.len() == 1 {
-                PyFloat::new(py, v[0]).into_any().unbind()
-            } else {
-                arrays::vector(py, v).into_any().unbind()
-            }
-        };
         Ok(match self.what {
-            What::Eval => scalar_or_vec(py, flat),
+            What::Eval => shaped(py, flat, &self.out_shape)?,
             What::ValueAndGrad => {
                 let g = flat.split_off(1);
                 PyTuple::new(
@@ -410,20 +416,45 @@ impl Transform {
                 PyTuple::new(
                     py,
                     [
-                        scalar_or_vec(py, flat).into_bound(py),
+                        shaped(py, flat, &self.out_shape)?.into_bound(py),
                         if self.what == What::Vjp {
                             arrays::vector(py, second).into_any()
                         } else {
-                            scalar_or_vec(py, second).into_bound(py)
+                            shaped(py, second, &self.jac_shape)?.into_bound(py)
                         },
                     ],
                 )?
                 .into_any()
                 .unbind()
             }
-            What::Jacobian => arrays::array(py, flat, &[self.m, n])?.unbind(),
+            What::Jacobian => arrays::array(py, flat, &self.jacobian_shape())?.unbind(),
             What::Hessian => arrays::array(py, flat, &[n, n])?.unbind(),
         })
+    }
+
+    /// The shape of one point's Jacobian: `(*jac_shape, n)`.
+    fn jacobian_shape(&self) -> Vec<usize> {
+        let mut shape = self.jac_shape.clone();
+        shape.push(self.params.n_x);
+        shape
+    }
+
+    /// Columns `a..z` of a batch's `(B, len)` result, shaped `(B, *shape)`.
+    fn batch_part<'py>(
+        whole: &Bound<'py, PyAny>,
+        b: usize,
+        a: usize,
+        z: usize,
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = whole.py();
+        let part = whole.get_item((
+            pyo3::types::PySlice::full(py),
+            pyo3::types::PySlice::new(py, a as isize, z as isize, 1),
+        ))?;
+        let mut full = vec![b];
+        full.extend_from_slice(shape);
+        part.call_method1("reshape", (full,))
     }
 
     /// A sparse Jacobian or Hessian as a `scipy.sparse.csr_matrix` (the Hessian with both
@@ -585,15 +616,9 @@ impl Transform {
                 pyo3::types::PySlice::new(py, a as isize, z as isize, 1),
             ))
         };
-        let scalar_or_cols = |a: usize, z: usize| {
-            if z - a == 1 {
-                col(a)
-            } else {
-                cols(a, z)
-            }
-        };
+        let part = |a: usize, z: usize, shape: &[usize]| Self::batch_part(&whole, b, a, z, shape);
         Ok(match self.what {
-            What::Eval => scalar_or_cols(0, len)?.unbind(),
+            What::Eval => part(0, len, &self.out_shape)?.unbind(),
             What::ValueAndGrad => PyTuple::new(py, [col(0)?, cols(1, 1 + n)?])?
                 .into_any()
                 .unbind(),
@@ -601,18 +626,22 @@ impl Transform {
             What::Jvp => PyTuple::new(
                 py,
                 [
-                    scalar_or_cols(0, self.m_all)?,
-                    scalar_or_cols(self.m_all, len)?,
+                    part(0, self.m_all, &self.out_shape)?,
+                    part(self.m_all, len, &self.jac_shape)?,
                 ],
             )?
             .into_any()
             .unbind(),
-            What::Vjp => {
-                PyTuple::new(py, [scalar_or_cols(0, self.m_all)?, cols(self.m_all, len)?])?
-                    .into_any()
-                    .unbind()
-            }
-            What::Jacobian => whole.call_method1("reshape", ((b, self.m, n),))?.unbind(),
+            What::Vjp => PyTuple::new(
+                py,
+                [
+                    part(0, self.m_all, &self.out_shape)?,
+                    cols(self.m_all, len)?,
+                ],
+            )?
+            .into_any()
+            .unbind(),
+            What::Jacobian => part(0, len, &self.jacobian_shape())?.unbind(),
             What::Hessian => whole.call_method1("reshape", ((b, n, n),))?.unbind(),
         })
     }
@@ -765,7 +794,7 @@ impl Transform {
             }
         };
         let shape: Vec<usize> = match self.what {
-            What::Jacobian => vec![self.m, self.params.n_x],
+            What::Jacobian => self.jacobian_shape(),
             What::Hessian => vec![self.params.n_x, self.params.n_x],
             _ => vec![rest.len()],
         };

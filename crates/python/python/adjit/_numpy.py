@@ -254,3 +254,14 @@ _VALUE_DEPENDENT = {
     "any": "combine comparisons with | and choose with np.where",
     "all": "combine comparisons with & and choose with np.where",
 }
+
+
+def output_shape(result: Any) -> tuple[int, ...] | None:
+    """The NumPy shape of a traced function's result, or ``None`` when it has none (ragged
+    nesting such as ``(y, array)``)."""
+    if isinstance(result, _Traced) or isinstance(result, (bool, int, float, np.generic)):
+        return ()
+    try:
+        return tuple(np.shape(np.asarray(result, dtype=object)))
+    except (ValueError, TypeError):
+        return None
