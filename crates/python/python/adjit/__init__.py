@@ -30,7 +30,10 @@ use) runs mapped kernels over Dask arrays.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Literal, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
 
 from . import _adjit
 from ._adjit import (  # noqa: F401  (re-exported)
@@ -107,6 +110,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# What each transform returns: a float where one point of one output gives one number, an
+# array where a batch (or several outputs) gives several.
+FloatArray = npt.NDArray[np.float64]
+FloatOrArray = Union[float, FloatArray]
+
+
 def _function(f: Any, what: str) -> Function:
     if isinstance(f, Function):
         return f
@@ -118,13 +127,13 @@ def _function(f: Any, what: str) -> Function:
     raise TraceError(f"adjit.{what} takes an adjit.Function, not {type(f).__name__}")
 
 
-def _transform(f: Any, what: str, **options: Any) -> Transform:
+def _transform(f: Any, what: str, **options: Any) -> Transform[Any]:
     return _adjit.transform(_function(f, what), what, **options)
 
 
 def jit(f: Function, *, engine: str = "jit", strict: bool = False,
         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[FloatOrArray]:
     """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
     array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
     return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
@@ -134,7 +143,7 @@ def jit(f: Function, *, engine: str = "jit", strict: bool = False,
 def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
                    strict: bool = False, nonfinite: str = "raise",
                    threads: int = 0, lanes: int = 1,
-                   math: str = "auto") -> Transform:
+                   math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
 
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
@@ -149,7 +158,7 @@ def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
 
 def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
          nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-         math: str = "auto") -> Transform:
+         math: str = "auto") -> Transform[FloatArray]:
     """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
     return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
@@ -157,7 +166,7 @@ def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bo
 
 def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatOrArray]]:
     """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
     return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
@@ -165,7 +174,7 @@ def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: st
 
 def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
     return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
@@ -173,24 +182,48 @@ def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: boo
 
 def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[FloatArray]:
     """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
     return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
 
 
+@overload
+def jacobian(f: Function, *, sparse: Literal[False] = False, engine: str = "jit", strict: bool = False,
+             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+             math: str = "auto") -> Transform[FloatArray]: ...
+
+
+@overload
+def jacobian(f: Function, *, sparse: Literal[True], engine: str = "jit", strict: bool = False,
+             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+             math: str = "auto") -> Transform[Any]: ...
+
+
 def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
              nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-             math: str = "auto") -> Transform:
+             math: str = "auto") -> Transform[Any]:
     """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
     of the structural nonzeros computed by one colored program."""
     return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
+@overload
+def hessian(f: Function, *, sparse: Literal[False] = False, engine: str = "jit", strict: bool = False,
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+            math: str = "auto") -> Transform[FloatArray]: ...
+
+
+@overload
+def hessian(f: Function, *, sparse: Literal[True], engine: str = "jit", strict: bool = False,
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+            math: str = "auto") -> Transform[Any]: ...
+
+
 def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform:
+            math: str = "auto") -> Transform[Any]:
     """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
     ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
     return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
@@ -199,7 +232,7 @@ def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: b
 
 def inverse(f: Function, *, mode: str = "reverse", engine: str = "jit", strict: bool = False,
             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform:
+            math: str = "auto") -> Transform[FloatArray]:
     """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
     ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
     ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""
