@@ -129,8 +129,8 @@ impl Function {
         }
     }
 
-    /// A function whose results take `shape`; `None` (with the default shape) when the
-    /// product of `shape` is not the number of outputs.
+    /// A function whose results take `shape`, or the default shape (see [`Function::new`])
+    /// when the product of `shape` is not the number of outputs.
     pub fn with_shape(func: adjit::Function, shape: Vec<usize>) -> Function {
         let mut f = Function::new(func);
         if shape.iter().product::<usize>() == f.func.n_outputs() {
@@ -170,7 +170,7 @@ pub fn warn_if_large(py: Python<'_>, f: &Function, made_by: &str) -> PyResult<()
     let category = PyModule::import(py, "adjit._errors")?.getattr("PerformanceWarning")?;
     let message = std::ffi::CString::new(message)
         .map_err(|_| error(Kind::Other, "warning message with a NUL byte"))?;
-    PyErr::warn(py, &category, &message, 2)
+    PyErr::warn(py, &category, &message, 1)
 }
 
 /// `flat` as a float (shape `()`) or an array of `shape`.

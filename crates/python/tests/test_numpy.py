@@ -146,6 +146,8 @@ def test_asarray_makes_plain_object_arrays_trace():
     (lambda x: x > 0 and x < 1, "truth value"),
     (lambda x: (x > 0) + 1.0, "adjit.where"),
     (lambda x: np.add.reduceat(x, [0, 1]), "numpy.add.reduceat"),
+    (lambda x: x[x > 0].sum(), "np.where(mask, x, 0.0)"),
+    (lambda x: np.linalg.inv(np.outer(x, x)), "numpy.inv"),
 ])
 def test_unsupported_raise_one_short_trace_error(fn, words):
     with pytest.raises(adjit.TraceError) as e:

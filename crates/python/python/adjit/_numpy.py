@@ -31,6 +31,14 @@ class TracedArray(np.ndarray):
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         return array_function(func, types, args, kwargs)
 
+    def __getitem__(self, index: Any) -> Any:
+        if _is_traced_mask(index):
+            raise TraceError(
+                "indexing with a traced boolean mask selects a number of elements that depends "
+                "on the values: use np.where(mask, x, 0.0) (then sum), which keeps the shape"
+            )
+        return super().__getitem__(index)
+
     def __bool__(self) -> bool:
         raise TraceError(
             "an array of traced values has no truth value while tracing: use "
@@ -63,6 +71,12 @@ def array_function(func: Any, types: Any, args: Any, kwargs: Any) -> Any:
     except (TypeError, ValueError, AttributeError) as e:
         raise TraceError(_short(f"numpy.{name} does not trace", e)) from None
     return _wrap(result)
+
+
+def _is_traced_mask(index: Any) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, _Traced) or (isinstance(p, np.ndarray) and p.dtype == object)
+               for p in parts)
 
 
 def _short(what: str, e: BaseException) -> str:
