@@ -432,6 +432,26 @@ impl Transform {
         })
     }
 
+    /// `vjp`'s `w` given in the output shape `S` (or `(B, *S)`) as the flat `(m,)` (or
+    /// `(B, m)`) the reader takes; any other argument unchanged (and checked by the reader).
+    fn flat_w<'py>(&self, w: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if self.what != What::Vjp || self.jac_shape.len() == 1 {
+            return Ok(w.clone());
+        }
+        let Ok(a) = w.cast::<numpy::PyUntypedArray>() else {
+            return Ok(w.clone());
+        };
+        let shape = a.shape();
+        let s = self.jac_shape.as_slice();
+        if shape == s {
+            return w.call_method1("reshape", ((self.m,),));
+        }
+        if shape.len() == s.len() + 1 && &shape[1..] == s {
+            return w.call_method1("reshape", ((shape[0], self.m),));
+        }
+        Ok(w.clone())
+    }
+
     /// The shape of one point's Jacobian: `(*jac_shape, n)`.
     fn jacobian_shape(&self) -> Vec<usize> {
         let mut shape = self.jac_shape.clone();
@@ -689,7 +709,7 @@ impl Transform {
         }
         let xa = Arg::read(&x_obj, "x", policy)?;
         let va = match self.what.vector_name() {
-            Some(name) => Some(Arg::read(&args.get_item(1)?, name, policy)?),
+            Some(name) => Some(Arg::read(&self.flat_w(&args.get_item(1)?)?, name, policy)?),
             None => None,
         };
         let da = data.map(|d| Arg::read(d, "data", policy)).transpose()?;

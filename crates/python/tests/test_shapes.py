@@ -62,6 +62,18 @@ def test_jvp_vjp_values_are_shaped():
     y, g = adjit.vjp(f)(X, w)
     assert y.shape == (3, 3) and g.shape == (3,)
     np.testing.assert_allclose(g, w @ _fd_jacobian(outer, X).reshape(9, 3), rtol=1e-7)
+    # w may also take the output's shape, one point or a batch
+    np.testing.assert_array_equal(adjit.vjp(f)(X, w.reshape(3, 3))[1], g)
+    WB = RNG.normal(size=(5, 3, 3))
+    yb, gb = adjit.vjp(f)(XB, WB)
+    assert yb.shape == (5, 3, 3) and gb.shape == (5, 3)
+    np.testing.assert_array_equal(gb[1], adjit.vjp(f)(XB[1], WB[1])[1])
+
+
+def test_vjp_of_one_output_takes_a_batch_of_weights():
+    f = adjit.trace(scalar, 3)
+    y, g = adjit.vjp(f)(XB, np.arange(5.0))
+    np.testing.assert_allclose(g, np.arange(5.0)[:, None] * adjit.grad(f)(XB), rtol=1e-15)
 
 
 def test_one_output_jacobian_is_a_vector_and_hessian_a_matrix():
