@@ -353,7 +353,8 @@ impl Var {
         Err(error(
             Kind::Trace,
             "a traced value has no number at trace time: it stands for every input the \
-             compiled function will be called with",
+             compiled function will be called with. To collect traced values in an array, \
+             make it np.zeros_like(x) or np.zeros(n, dtype=object), not a float array",
         ))
     }
 

@@ -126,6 +126,17 @@ def test_adjit_functions_are_elementwise_on_arrays():
     assert adjit.where(np.array([True, False]), 1.0, 2.0).tolist() == [1.0, 2.0]
 
 
+def test_arrays_filled_in_place_trace():
+    def fn(x):
+        z = np.zeros_like(x)
+        z[0] = x[1] * 2
+        z[1:] = np.maximum(x[:2], 0.5)
+        return z
+
+    f = adjit.trace(fn, 3)
+    np.testing.assert_array_equal(f(np.array([0.7, -0.4, 1.3])), [-0.8, 0.7, 0.5])
+
+
 def test_asarray_makes_plain_object_arrays_trace():
     def fn(x):
         v = adjit.asarray([x[0] * 2, x[1] - 1])
@@ -148,6 +159,7 @@ def test_asarray_makes_plain_object_arrays_trace():
     (lambda x: np.add.reduceat(x, [0, 1]), "numpy.add.reduceat"),
     (lambda x: x[x > 0].sum(), "np.where(mask, x, 0.0)"),
     (lambda x: np.linalg.inv(np.outer(x, x)), "numpy.inv"),
+    (lambda x: np.zeros(3).__setitem__(0, x[0]), "np.zeros_like(x)"),
 ])
 def test_unsupported_raise_one_short_trace_error(fn, words):
     with pytest.raises(adjit.TraceError) as e:

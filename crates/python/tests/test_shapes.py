@@ -133,7 +133,7 @@ def test_large_programs_warn_once_with_count_and_alternative():
 
     with pytest.warns(adjit.PerformanceWarning) as record:
         f = adjit.trace(long_chain, 2)
-    assert len(record) == 1
+    assert len(record) == 1 and record[0].filename == __file__
     message = str(record[0].message)
     assert str(len(f)) in message and "adjit.map" in message and " s and " in message
     with pytest.warns(adjit.PerformanceWarning):

@@ -13,6 +13,11 @@ compiler), call them millions of times on NumPy arrays::
     y, g = vg(np.array([0.5, 2.0]))      # one point: a float and an ndarray
     Y, G = vg(np.random.rand(100_000, 2))  # a batch: shapes (B,) and (B, 2), native threads
 
+The traced ``x`` is an ``adjit.TracedArray``: vectorised NumPy code (broadcasting, ``@``,
+``np.maximum``, ``np.where``, reductions, ``&``/``|``/``~`` on comparisons) traces, and the
+result's shape is kept (``f.output_shape``); see docs/numpy.md. ``len(f)`` is the instruction
+count; above 10^5 tracing warns (``adjit.PerformanceWarning``).
+
 Every transform returns a callable. A 1-D ``x`` is one point; a 2-D ``x`` of shape ``(B, n)``
 is a batch over the leading axis, run natively over threads with the GIL released.
 Aligned C-contiguous float64 arrays are read in place; other numeric inputs (any order, stride,
