@@ -284,7 +284,7 @@ impl Var {
         self.bin_with(py, BinaryOp::Div, o, true)
     }
 
-    /// `x ** k` with a Python `int` k records `powi` (exact repeated multiplication); any
+    /// `x ** k` with a Python or NumPy integer k records `powi` (exact repeated multiplication); any
     /// other exponent records `pow`.
     fn __pow__(
         &self,
@@ -295,11 +295,9 @@ impl Var {
         if modulo.is_some_and(|m| !m.is_none()) {
             return Ok(py.NotImplemented());
         }
-        if o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>() {
-            if let Ok(k) = o.extract::<i32>() {
-                let v = self.session.builder().powi(self.value, k);
-                return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
-            }
+        if let Some(k) = integer_exponent(o) {
+            let v = self.session.builder().powi(self.value, k);
+            return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
         }
         self.bin_with(py, BinaryOp::Pow, o, false)
     }
@@ -440,6 +438,14 @@ impl Var {
         }
         let name: String = ufunc.getattr("__name__")?.extract()?;
         let args: Vec<Arg> = args.into_iter().flatten().collect();
+        // `x ** 2` on an array reaches here as np.power(x, 2): an integer exponent records
+        // `powi`, as the operator on one value does.
+        if let (true, [Arg::Var(x), _]) = (name == "power", &args[..]) {
+            if let Some(k) = integer_exponent(&inputs.get_item(1)?) {
+                let v = self.session.builder().powi(*x, k);
+                return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
+            }
+        }
         if let Some(pred) = lookup(COMPARE, &name) {
             if let [a, b] = args[..] {
                 let v = self.session.builder().fcmp(pred, operand(a), operand(b));
@@ -520,6 +526,24 @@ impl Var {
     fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         self.derived_with(py, "floor_divide", o, true)
     }
+}
+
+/// A Python or NumPy integer (not a bool) that fits `powi`'s exponent.
+fn integer_exponent(obj: &Bound<'_, PyAny>) -> Option<i32> {
+    if obj.is_instance_of::<PyBool>() {
+        return None;
+    }
+    let numpy_integer = obj.get_type().name().is_ok_and(|n| {
+        n.to_cow()
+            .is_ok_and(|n| n.starts_with("int") || n.starts_with("uint"))
+    }) && obj
+        .get_type()
+        .module()
+        .is_ok_and(|m| m.to_cow().is_ok_and(|m| m == "numpy"));
+    if obj.is_instance_of::<PyInt>() || numpy_integer {
+        return obj.extract::<i32>().ok();
+    }
+    None
 }
 
 /// The one message for a NumPy operation adjit does not record.

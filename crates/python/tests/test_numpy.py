@@ -89,6 +89,12 @@ def test_construct_value_and_derivative(name):
     np.testing.assert_allclose(jac, _fd_jacobian(fn, x), rtol=1e-6, atol=1e-6)
 
 
+def test_integer_powers_of_arrays_record_powi():
+    text = str(adjit.trace(lambda x: [x ** 2, np.power(x, 3), x[0] ** np.int64(-2),
+                                      np.square(x), x ** 2.5], 1))
+    assert text.count("powi") == 4 and text.count("pow ") == 1, text
+
+
 def test_round_is_half_to_even_like_python():
     f = adjit.trace(lambda x: [round(x[0]), np.rint(x[0]), round(x[0], 1)], 1)
     for v in [0.5, 1.5, 2.5, -0.5, -1.5, 2.4999999999999996, 0.49999999999999994, 1e17 + 2,
