@@ -432,9 +432,10 @@ impl Transform {
         })
     }
 
-    /// `vjp`'s `w` given in the output shape `S` (or `(B, *S)`) as the flat `(m,)` (or
-    /// `(B, m)`) the reader takes; any other argument unchanged (and checked by the reader).
-    fn flat_w<'py>(&self, w: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    /// `vjp`'s `w` given in the output shape `S` (or `(B, *S)` for a `batch` of points) as the
+    /// flat `(m,)` (or `(B, m)`) the reader takes; any other argument unchanged (and checked
+    /// by the reader).
+    fn flat_w<'py>(&self, w: &Bound<'py, PyAny>, batch: bool) -> PyResult<Bound<'py, PyAny>> {
         if self.what != What::Vjp || self.jac_shape.len() == 1 {
             return Ok(w.clone());
         }
@@ -446,7 +447,7 @@ impl Transform {
         if shape == s {
             return w.call_method1("reshape", ((self.m,),));
         }
-        if shape.len() == s.len() + 1 && &shape[1..] == s {
+        if batch && shape.len() == s.len() + 1 && &shape[1..] == s {
             return w.call_method1("reshape", ((shape[0], self.m),));
         }
         Ok(w.clone())
@@ -709,7 +710,14 @@ impl Transform {
         }
         let xa = Arg::read(&x_obj, "x", policy)?;
         let va = match self.what.vector_name() {
-            Some(name) => Some(Arg::read(&self.flat_w(&args.get_item(1)?)?, name, policy)?),
+            Some(name) => {
+                let batch = xa.ndim() == 2;
+                Some(Arg::read(
+                    &self.flat_w(&args.get_item(1)?, batch)?,
+                    name,
+                    policy,
+                )?)
+            }
             None => None,
         };
         let da = data.map(|d| Arg::read(d, "data", policy)).transpose()?;

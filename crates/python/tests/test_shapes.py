@@ -74,6 +74,9 @@ def test_vjp_of_one_output_takes_a_batch_of_weights():
     f = adjit.trace(scalar, 3)
     y, g = adjit.vjp(f)(XB, np.arange(5.0))
     np.testing.assert_allclose(g, np.arange(5.0)[:, None] * adjit.grad(f)(XB), rtol=1e-15)
+    # one point: w of shape (1,) or ()
+    for w in (np.array([2.0]), 2.0):
+        np.testing.assert_allclose(adjit.vjp(f)(X, w)[1], 2 * adjit.grad(f)(X), rtol=1e-15)
 
 
 def test_one_output_jacobian_is_a_vector_and_hessian_a_matrix():
