@@ -14,6 +14,7 @@
 //! | `logaddexp` | `m + log(exp(a − m) + exp(b − m))`, `m = max(a, b)` (exact weights at a tie) |
 //! | `reciprocal`, `exp2`, `log2`, `log10`, `square` | `1/x`, `pow(2, x)`, `log(x)/ln 2`, `log(x)/ln 10`, `powi(x, 2)` |
 //! | `clip` | `min(max(x, lo), hi)` |
+//! | `heaviside` | `select(x < 0, 0, select(x > 0, 1, 0·x + h0))` |
 //!
 //! Logical operations on traced comparisons (`&`, `|`, `^`, `~`, `np.logical_*`) map each
 //! operand to 0.0 or 1.0 with a `select` and compare the arithmetic of those.
@@ -100,6 +101,15 @@ pub fn float_op(b: &mut Builder, name: &str, args: &[Operand]) -> Option<Value> 
         ("log10", &[x]) => {
             let l = unary(b, UnaryOp::Log, x);
             b.div(l, std::f64::consts::LN_10)
+        }
+        ("heaviside", &[x, h0]) => {
+            // 0·x + h0 at x = 0, NaN for a NaN x (as NumPy's).
+            let zero = b.mul(x, 0.0);
+            let mid = b.add(zero, h0);
+            let pos = b.fcmp(CmpPred::Gt, x, 0.0);
+            let inner = b.select(pos, 1.0, mid);
+            let neg = b.fcmp(CmpPred::Lt, x, 0.0);
+            b.select(neg, 0.0, inner)
         }
         ("clip", &[x, lo, hi]) => {
             let m = b.binary(BinaryOp::Max, x, lo);

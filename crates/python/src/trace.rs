@@ -13,6 +13,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use adjit::ir::{math, BinaryOp, Builder, CmpPred, Operand, Type, UnaryOp, Value};
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyTuple};
 
@@ -464,10 +465,13 @@ impl Var {
                         };
                         Some(b.unary(op, x))
                     }
-                    None if name == "positive" => Some(match x {
-                        Operand::Value(v) => v,
-                        Operand::Const(c) => b.constant(Type::F64, c),
-                    }),
+                    // Real numbers: `+x`, and the conjugate `np.var`/`np.std` take.
+                    None if matches!(name.as_str(), "positive" | "conjugate" | "conj") => {
+                        Some(match x {
+                            Operand::Value(v) => v,
+                            Operand::Const(c) => b.constant(Type::F64, c),
+                        })
+                    }
                     None => derived::float_op(&mut b, &name, &ops),
                 },
                 [x, y] => match lookup(BINARY, &name) {
@@ -908,6 +912,13 @@ fn collect_outputs(
     if let Some(c) = number(obj) {
         out.push(session.builder().constant(Type::F64, c));
         return Ok(());
+    }
+    // A 0-d array (np.tensordot of two vectors, np.sum(..., keepdims) of a scalar): its one
+    // element.
+    if let Ok(a) = obj.cast::<numpy::PyUntypedArray>() {
+        if a.ndim() == 0 {
+            return collect_outputs(session, &obj.call_method0("item")?, out);
+        }
     }
     if obj.hasattr("__iter__")? && !obj.is_instance_of::<pyo3::types::PyString>() {
         for item in obj.try_iter()? {

@@ -60,6 +60,17 @@ CASES = {
     "log1p_expm1": (lambda x: np.log1p(x**2) + np.expm1(x), [0.7, -0.4, 1.3]),
     "exp2_log2_log10": (lambda x: np.exp2(x) + np.log2(x**2) + np.log10(x**2), [0.7, -0.4, 1.3]),
     "square_reciprocal": (lambda x: np.square(x) + np.reciprocal(x), [0.7, -0.4, 1.3]),
+    "heaviside": (lambda x: np.heaviside(x, 0.5) * x + np.heaviside(x[0], x[1]), [0.7, -0.4, 1.3]),
+    # NumPy functions built from the above
+    "var_std": (lambda x: [np.var(x), np.std(x)], [0.7, -0.4, 1.3]),
+    "tensordot": (lambda x: np.tensordot(x, x, 1), [0.7, -0.4, 1.3]),
+    "cumsum_cumprod_diff": (lambda x: [*np.cumsum(x), *np.cumprod(x), *np.diff(x)],
+                            [0.7, -0.4, 1.3]),
+    "softmax_logsumexp": (lambda x: [*(np.exp(x - x.max()) / np.sum(np.exp(x - x.max()))),
+                                     x.max() + np.log(np.sum(np.exp(x - x.max())))],
+                          [0.7, -0.4, 1.3]),
+    "norm_kron_concat": (lambda x: [np.linalg.norm(x), *np.kron(x[:2], x[1:]),
+                                    *np.concatenate([x, x ** 2])], [0.7, -0.4, 1.3]),
 }
 
 

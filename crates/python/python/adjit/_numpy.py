@@ -151,7 +151,8 @@ def array_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
     if where is not True:
         raise TraceError(f"{what}(where=...) is not traced: use np.where(c, a, b) on the result")
     for k in kwargs:
-        if k not in _OK_KWARGS and not (method == "reduce" and k in ("axis", "keepdims", "initial")):
+        if k not in _OK_KWARGS and not (method in ("reduce", "accumulate")
+                                       and k in ("axis", "keepdims", "initial")):
             raise TraceError(f"{what}({k}=...) is not traced")
     plain = [_plain(x, what) for x in inputs]
     if ufunc.signature is not None:
