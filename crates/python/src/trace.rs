@@ -285,8 +285,8 @@ impl Var {
         self.bin_with(py, BinaryOp::Div, o, true)
     }
 
-    /// `x ** k` with a Python or NumPy integer k records `powi` (exact repeated multiplication); any
-    /// other exponent records `pow`.
+    /// `x ** k` with a Python or NumPy integer k records `powi` (exact repeated
+    /// multiplication); any other exponent records `pow`.
     fn __pow__(
         &self,
         py: Python<'_>,

@@ -169,16 +169,21 @@ def array_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
             raise TraceError(_short(what + " does not trace", e)) from None
     else:
         elementwise = np.frompyfunc(_element(ufunc), ufunc.nin, ufunc.nout, identity=None)
-        if method == "__call__":
-            result = elementwise(*plain)
-        elif method == "reduce":
-            result = _reduce(elementwise, plain[0], what, **kwargs)
-        elif method == "accumulate":
-            result = elementwise.accumulate(plain[0], axis=kwargs.get("axis", 0))
-        elif method == "outer":
-            result = elementwise.outer(*plain)
-        else:
+        if method not in ("__call__", "reduce", "accumulate", "outer"):
             raise TraceError(f"{what} is not traced: write it with indexing and the plain ufunc")
+        try:
+            if method == "__call__":
+                result = elementwise(*plain)
+            elif method == "reduce":
+                result = _reduce(elementwise, plain[0], what, **kwargs)
+            elif method == "accumulate":
+                result = elementwise.accumulate(plain[0], axis=kwargs.get("axis", 0))
+            else:
+                result = elementwise.outer(*plain)
+        except Error:
+            raise
+        except (TypeError, ValueError) as e:
+            raise TraceError(_short(what + " does not trace", e)) from None
     result = _wrap(result)
     if out is not None:
         target = out[0] if isinstance(out, tuple) else out
