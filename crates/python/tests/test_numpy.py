@@ -175,6 +175,7 @@ def test_asarray_makes_plain_object_arrays_trace():
     (lambda x: (x > 0) + 1.0, "adjit.where"),
     (lambda x: np.add.reduceat(x, [0, 1]), "numpy.add.reduceat"),
     (lambda x: x[x > 0].sum(), "np.where(mask, x, 0.0)"),
+    (lambda x: x[:2] + x, "numpy.add does not trace: operands could not be broadcast"),
     (lambda x: np.linalg.inv(np.outer(x, x)), "numpy.inv"),
     (lambda x: np.zeros(3).__setitem__(0, x[0]), "np.zeros_like(x)"),
 ])
