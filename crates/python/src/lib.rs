@@ -9,6 +9,7 @@
 //! - `arrays.rs`, `errors.rs`: NumPy arguments and the exception classes.
 
 mod arrays;
+mod derived;
 mod drivers;
 mod errors;
 mod function;
@@ -33,7 +34,9 @@ fn trace_function(
     name: &str,
 ) -> PyResult<Function> {
     check_name(name)?;
-    trace::trace(py, f, count("n", n)?, count("data", data)?, name)
+    let f = trace::trace(py, f, count("n", n)?, count("data", data)?, name)?;
+    function::warn_if_large(py, &f, "adjit.trace")?;
+    Ok(f)
 }
 
 /// A function name must be one the IR text can spell (`@name`: letters, digits, `_`, `.`),
@@ -63,15 +66,19 @@ fn check_name(name: &str) -> PyResult<()> {
 /// `adjit.parse(text, name=None, file="<string>")`.
 #[pyfunction]
 #[pyo3(signature = (text, name=None, file="<string>"))]
-fn parse(text: &str, name: Option<&str>, file: &str) -> PyResult<Function> {
-    function::parse(text, name, file)
+fn parse(py: Python<'_>, text: &str, name: Option<&str>, file: &str) -> PyResult<Function> {
+    let f = function::parse(text, name, file)?;
+    function::warn_if_large(py, &f, "adjit.parse")?;
+    Ok(f)
 }
 
 /// `adjit.load(path, name=None)`.
 #[pyfunction]
 #[pyo3(signature = (path, name=None))]
 fn load(py: Python<'_>, path: std::path::PathBuf, name: Option<&str>) -> PyResult<Function> {
-    function::load(py, &path, name)
+    let f = function::load(py, &path, name)?;
+    function::warn_if_large(py, &f, "adjit.load")?;
+    Ok(f)
 }
 
 /// One compiled transform (the public functions of `adjit/__init__.py` call this).
@@ -223,6 +230,7 @@ fn _adjit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<trace::BoolVar>()?;
     m.add_function(wrap_pyfunction!(trace_function, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
+    m.add_function(wrap_pyfunction!(function::restore, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(transform, m)?)?;
     m.add_function(wrap_pyfunction!(map_kernel, m)?)?;

@@ -1,19 +1,23 @@
 //! Tracing Python functions: `adjit.trace(fn, n, data=0)` calls `fn` once with traced values
 //! whose operators append instructions to a function under construction.
 //!
-//! A [`Var`] is a float value of one trace, a [`BoolVar`] a comparison's result. Python
-//! numbers mixed in stay literal operands (`x * 2.0` records `mul %x0, 2.0`). Control flow is
-//! not recorded: a comparison has no truth value (asking for one raises `adjit.TraceError`
-//! pointing to `adjit.where`). The inputs reach `fn` as a NumPy object array, so NumPy code on
-//! object arrays (`np.sin(x)`, `x @ A`, `x.sum()`) traces too, and `np.sin(x[0])` reaches
-//! [`Var::__array_ufunc__`].
+//! A [`Var`] is a float value of one trace, a [`BoolVar`] a comparison's result (combined by
+//! `&`, `|`, `^`, `~`). Python numbers mixed in stay literal operands (`x * 2.0` records
+//! `mul %x0, 2.0`). Control flow is not recorded: a comparison has no truth value (asking for
+//! one raises `adjit.TraceError` pointing to `adjit.where`). The inputs reach `fn` as an
+//! `adjit.TracedArray` (a NumPy object array, `adjit/_numpy.py`), so NumPy code traces:
+//! ufuncs on one traced value reach [`Var::__array_ufunc__`], which records IR opcodes or the
+//! definitions of [`crate::derived`]; anything involving arrays goes to the Python helper,
+//! which applies the scalar operation one element at a time under NumPy broadcasting.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use adjit::ir::{math, BinaryOp, Builder, CmpPred, Operand, Type, UnaryOp, Value};
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyTuple};
 
+use crate::derived::{self, Logic};
 use crate::errors::{error, Kind};
 use crate::function::Function;
 
@@ -47,6 +51,7 @@ pub struct BoolVar {
 }
 
 /// An operand read from Python: a traced value or a number.
+#[derive(Clone, Copy)]
 enum Arg {
     Var(Value),
     Num(f64),
@@ -101,6 +106,50 @@ impl Var {
         let me = Arg::Var(self.value);
         let (a, b) = if reflected { (o, me) } else { (me, o) };
         Ok(Py::new(py, self.binary(op, a, b))?.into_any())
+    }
+
+    fn boolean(&self, py: Python<'_>, v: Value) -> PyResult<Py<PyAny>> {
+        Ok(Py::new(
+            py,
+            BoolVar {
+                session: self.session.clone(),
+                value: v,
+            },
+        )?
+        .into_any())
+    }
+
+    fn rounded(&self, decimals: i32) -> Var {
+        let mut b = self.session.builder();
+        let v = if decimals == 0 {
+            derived::rint(&mut b, Operand::Value(self.value))
+        } else {
+            let scale = 10f64.powi(decimals);
+            let scaled = b.mul(self.value, scale);
+            let r = derived::rint(&mut b, Operand::Value(scaled));
+            b.div(r, scale)
+        };
+        Var::new(&self.session, v)
+    }
+
+    /// A derived operation (see [`derived::float_op`]) with a Python operand.
+    fn derived_with(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        other: &Bound<'_, PyAny>,
+        reflected: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let Some(o) = self.arg(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        let me = Arg::Var(self.value);
+        let (a, b) = if reflected { (o, me) } else { (me, o) };
+        let v = derived::float_op(&mut self.session.builder(), name, &[operand(a), operand(b)]);
+        match v {
+            Some(v) => Ok(Py::new(py, Var::new(&self.session, v))?.into_any()),
+            None => Err(unsupported_ufunc(name)),
+        }
     }
 
     fn compare(
@@ -236,8 +285,8 @@ impl Var {
         self.bin_with(py, BinaryOp::Div, o, true)
     }
 
-    /// `x ** k` with a Python `int` k records `powi` (exact repeated multiplication); any
-    /// other exponent records `pow`.
+    /// `x ** k` with a Python or NumPy integer k records `powi` (exact repeated
+    /// multiplication); any other exponent records `pow`.
     fn __pow__(
         &self,
         py: Python<'_>,
@@ -247,11 +296,9 @@ impl Var {
         if modulo.is_some_and(|m| !m.is_none()) {
             return Ok(py.NotImplemented());
         }
-        if o.is_instance_of::<PyInt>() && !o.is_instance_of::<PyBool>() {
-            if let Ok(k) = o.extract::<i32>() {
-                let v = self.session.builder().powi(self.value, k);
-                return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
-            }
+        if let Some(k) = integer_exponent(o) {
+            let v = self.session.builder().powi(self.value, k);
+            return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
         }
         self.bin_with(py, BinaryOp::Pow, o, false)
     }
@@ -305,7 +352,8 @@ impl Var {
         Err(error(
             Kind::Trace,
             "a traced value has no number at trace time: it stands for every input the \
-             compiled function will be called with",
+             compiled function will be called with. To collect traced values in an array, \
+             make it np.zeros_like(x) or np.zeros(n, dtype=object), not a float array",
         ))
     }
 
@@ -367,6 +415,9 @@ impl Var {
     }
 
     /// NumPy ufuncs applied to a traced value (`np.sin(x[0])`, `np.maximum(x[0], 0.0)`).
+    /// Arrays among the inputs, methods other than a plain call (`reduce`, `outer`) and
+    /// keyword arguments go to `adjit._numpy.array_ufunc`, which applies this one element at
+    /// a time.
     #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
     fn __array_ufunc__(
         &self,
@@ -376,58 +427,171 @@ impl Var {
         inputs: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let name: String = ufunc.getattr("__name__")?.extract()?;
-        if method != "__call__" || kwargs.is_some_and(|k| !k.is_empty()) {
-            return Err(error(
-                Kind::Trace,
-                format!(
-                    "numpy.{name}.{method} with keyword arguments is not traced; call the \
-                     ufunc plainly or use adjit's functions"
-                ),
-            ));
-        }
         let args = inputs
             .iter()
             .map(|a| self.arg(&a))
             .collect::<PyResult<Vec<_>>>()?;
-        if args.iter().any(Option::is_none) {
-            return Ok(py.NotImplemented());
+        if method != "__call__"
+            || kwargs.is_some_and(|k| !k.is_empty())
+            || args.iter().any(Option::is_none)
+        {
+            return array_ufunc(py, ufunc, method, inputs, kwargs);
         }
-        let mut args = args.into_iter().flatten();
-        let unsupported = || {
-            error(
-                Kind::Trace,
-                format!("numpy.{name} has no adjit operation; see adjit's functions"),
-            )
-        };
-        let var = |a: Arg| match a {
-            Arg::Var(v) => Var::new(&self.session, v),
-            Arg::Num(c) => {
-                let v = self.session.builder().constant(Type::F64, c);
-                Var::new(&self.session, v)
+        let name: String = ufunc.getattr("__name__")?.extract()?;
+        let args: Vec<Arg> = args.into_iter().flatten().collect();
+        // `x ** 2` on an array reaches here as np.power(x, 2): an integer exponent records
+        // `powi`, as the operator on one value does.
+        if let (true, [Arg::Var(x), _]) = (name == "power", &args[..]) {
+            if let Some(k) = integer_exponent(&inputs.get_item(1)?) {
+                let v = self.session.builder().powi(*x, k);
+                return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
+            }
+        }
+        if let Some(pred) = lookup(COMPARE, &name) {
+            if let [a, b] = args[..] {
+                let v = self.session.builder().fcmp(pred, operand(a), operand(b));
+                return self.boolean(py, v);
+            }
+        }
+        let ops: Vec<Operand> = args.into_iter().map(operand).collect();
+        let recorded = {
+            let mut b = self.session.builder();
+            match ops[..] {
+                [x] => match lookup(UNARY, &name) {
+                    Some(op) => {
+                        let x = match x {
+                            Operand::Value(v) => v,
+                            Operand::Const(c) => b.constant(Type::F64, c),
+                        };
+                        Some(b.unary(op, x))
+                    }
+                    // Real numbers: `+x`, and the conjugate `np.var`/`np.std` take.
+                    None if matches!(name.as_str(), "positive" | "conjugate" | "conj") => {
+                        Some(match x {
+                            Operand::Value(v) => v,
+                            Operand::Const(c) => b.constant(Type::F64, c),
+                        })
+                    }
+                    None => derived::float_op(&mut b, &name, &ops),
+                },
+                [x, y] => match lookup(BINARY, &name) {
+                    Some(op) => Some(b.binary(op, x, y)),
+                    None => derived::float_op(&mut b, &name, &ops),
+                },
+                _ => derived::float_op(&mut b, &name, &ops),
             }
         };
-        match (inputs.len(), args.next(), args.next()) {
-            (1, Some(a), None) => {
-                let x = var(a);
-                if name == "square" {
-                    let v = self.session.builder().powi(x.value, 2);
-                    return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
-                }
-                let op = lookup(UNARY, &name).ok_or_else(unsupported)?;
-                Ok(Py::new(py, x.unary_op(op))?.into_any())
-            }
-            (2, Some(a), Some(b)) => {
-                if let Some(pred) = lookup(COMPARE, &name) {
-                    let a = var(a);
-                    return a.compare(py, pred, &Py::new(py, var(b))?.into_bound(py).into_any());
-                }
-                let op = lookup(BINARY, &name).ok_or_else(unsupported)?;
-                Ok(Py::new(py, self.binary(op, a, b))?.into_any())
-            }
-            _ => Err(unsupported()),
+        match recorded {
+            Some(v) => Ok(Py::new(py, Var::new(&self.session, v))?.into_any()),
+            None => Err(unsupported_ufunc(&name)),
         }
     }
+
+    /// `round(x)` (half to even, as Python's) and `round(x, n)` (`rint(x·10ⁿ)/10ⁿ`).
+    #[pyo3(signature = (ndigits=None))]
+    fn __round__(&self, ndigits: Option<i32>) -> Var {
+        self.rounded(ndigits.unwrap_or(0))
+    }
+
+    /// `x.round(decimals)`, which `np.round` calls.
+    #[pyo3(signature = (decimals=0, out=None))]
+    fn round(&self, decimals: i32, out: Option<&Bound<'_, PyAny>>) -> PyResult<Var> {
+        if out.is_some_and(|o| !o.is_none()) {
+            return Err(error(
+                Kind::Trace,
+                "round(out=...) is not traced: use the returned value",
+            ));
+        }
+        Ok(self.rounded(decimals))
+    }
+
+    fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.derived_with(py, "remainder", o, false)
+    }
+    fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.derived_with(py, "remainder", o, true)
+    }
+    /// NumPy functions (`np.where(c, a, b)`, `np.sum`, ...) with a traced value among their
+    /// arguments: `adjit._numpy.array_function`.
+    fn __array_function__(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        types: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyAny>,
+        kwargs: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        array_function(py, func, types, args, kwargs)
+    }
+
+    fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.derived_with(py, "floor_divide", o, false)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.derived_with(py, "floor_divide", o, true)
+    }
+}
+
+/// A Python or NumPy integer (not a bool) that fits `powi`'s exponent.
+fn integer_exponent(obj: &Bound<'_, PyAny>) -> Option<i32> {
+    if obj.is_instance_of::<PyBool>() {
+        return None;
+    }
+    let numpy_integer = obj.get_type().name().is_ok_and(|n| {
+        n.to_cow()
+            .is_ok_and(|n| n.starts_with("int") || n.starts_with("uint"))
+    }) && obj
+        .get_type()
+        .module()
+        .is_ok_and(|m| m.to_cow().is_ok_and(|m| m == "numpy"));
+    if obj.is_instance_of::<PyInt>() || numpy_integer {
+        return obj.extract::<i32>().ok();
+    }
+    None
+}
+
+/// The one message for a NumPy operation adjit does not record.
+fn unsupported_ufunc(name: &str) -> PyErr {
+    error(
+        Kind::Trace,
+        format!(
+            "numpy.{name} is not traced by adjit; write it with the supported operations \
+             (arithmetic, comparisons with adjit.where, np.maximum/minimum/clip, the functions \
+             of adjit), see the NumPy support page of adjit's documentation"
+        ),
+    )
+}
+
+/// Hand a NumPy function call to `adjit._numpy.array_function`.
+fn array_function(
+    py: Python<'_>,
+    func: &Bound<'_, PyAny>,
+    types: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyAny>,
+    kwargs: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let helper = PyModule::import(py, "adjit._numpy")?;
+    Ok(helper
+        .getattr("array_function")?
+        .call1((func, types, args, kwargs))?
+        .unbind())
+}
+
+/// Hand a ufunc call involving arrays to `adjit._numpy.array_ufunc`.
+fn array_ufunc(
+    py: Python<'_>,
+    ufunc: &Bound<'_, PyAny>,
+    method: &str,
+    inputs: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let helper = PyModule::import(py, "adjit._numpy")?;
+    let mut args = vec![ufunc.clone(), method.into_pyobject(py)?.into_any()];
+    args.extend(inputs.iter());
+    Ok(helper
+        .getattr("array_ufunc")?
+        .call(PyTuple::new(py, args)?, kwargs)?
+        .unbind())
 }
 
 fn lookup<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
@@ -444,6 +608,71 @@ fn no_truth_value(what: &str) -> PyErr {
     )
 }
 
+impl BoolVar {
+    /// Read `other` as a logical operand of this trace; `None` when it is neither a traced
+    /// comparison nor a Python or NumPy bool.
+    fn logic(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<Logic>> {
+        if let Ok(v) = other.cast::<BoolVar>() {
+            let v = v.get();
+            same_session(&self.session, &v.session)?;
+            return Ok(Some(Logic::Traced(v.value)));
+        }
+        if other.cast::<Var>().is_ok() {
+            return Err(error(
+                Kind::Trace,
+                "a logical operation (&, |, ^, ~, np.logical_*) takes traced comparisons; \
+                 compare the traced value first, e.g. (x > 0) & (y > 0)",
+            ));
+        }
+        let is_bool = other.is_instance_of::<PyBool>()
+            || other
+                .get_type()
+                .name()
+                .is_ok_and(|n| n.to_cow().is_ok_and(|n| n == "bool" || n == "bool_"));
+        if is_bool {
+            return Ok(Some(Logic::Const(other.is_truthy()?)));
+        }
+        Ok(None)
+    }
+
+    fn logic_with(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        other: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut args = vec![Logic::Traced(self.value)];
+        if let Some(o) = other {
+            match self.logic(o)? {
+                Some(l) => args.push(l),
+                None => return Ok(py.NotImplemented()),
+            }
+        }
+        self.record_logic(py, name, &args)
+    }
+
+    fn record_logic(&self, py: Python<'_>, name: &str, args: &[Logic]) -> PyResult<Py<PyAny>> {
+        let v = derived::logic_op(&mut self.session.builder(), name, args);
+        match v {
+            Some(v) => Ok(Py::new(
+                py,
+                BoolVar {
+                    session: self.session.clone(),
+                    value: v,
+                },
+            )?
+            .into_any()),
+            None => Err(error(
+                Kind::Trace,
+                format!(
+                    "numpy.{name} does not apply to a traced comparison; choose numbers with \
+                     adjit.where(c, a, b), combine comparisons with &, |, ^, ~"
+                ),
+            )),
+        }
+    }
+}
+
 #[pymethods]
 impl BoolVar {
     fn __bool__(&self) -> PyResult<bool> {
@@ -452,6 +681,78 @@ impl BoolVar {
 
     fn __repr__(&self) -> String {
         format!("<adjit traced bool %{}>", self.value.index())
+    }
+
+    fn __and__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.logic_with(py, "logical_and", Some(o))
+    }
+    fn __rand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.logic_with(py, "logical_and", Some(o))
+    }
+    fn __or__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.logic_with(py, "logical_or", Some(o))
+    }
+    fn __ror__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.logic_with(py, "logical_or", Some(o))
+    }
+    fn __xor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.logic_with(py, "logical_xor", Some(o))
+    }
+    fn __rxor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.logic_with(py, "logical_xor", Some(o))
+    }
+    fn __invert__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.logic_with(py, "logical_not", None)
+    }
+
+    /// NumPy functions (`np.where(c, a, b)`, `np.sum`, ...) with a traced value among their
+    /// arguments: `adjit._numpy.array_function`.
+    fn __array_function__(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        types: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyAny>,
+        kwargs: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        array_function(py, func, types, args, kwargs)
+    }
+
+    /// `np.logical_and(a, b)` and friends on traced comparisons; arrays go to
+    /// `adjit._numpy.array_ufunc`.
+    #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
+    fn __array_ufunc__(
+        &self,
+        py: Python<'_>,
+        ufunc: &Bound<'_, PyAny>,
+        method: &str,
+        inputs: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let name: String = ufunc.getattr("__name__")?.extract()?;
+        let mut args = Vec::new();
+        for a in inputs.iter() {
+            match self.logic(&a) {
+                Ok(Some(l)) => args.push(l),
+                Ok(None) if number(&a).is_none() && a.cast::<Var>().is_err() => {
+                    return array_ufunc(py, ufunc, method, inputs, kwargs)
+                }
+                // A number or traced value among the inputs: not a logical operation.
+                _ => {
+                    return Err(error(
+                        Kind::Trace,
+                        format!(
+                            "numpy.{name} got a traced comparison where a number is needed: \
+                             choose numbers with adjit.where(c, a, b)"
+                        ),
+                    ))
+                }
+            }
+        }
+        if method != "__call__" || kwargs.is_some_and(|k| !k.is_empty()) {
+            return array_ufunc(py, ufunc, method, inputs, kwargs);
+        }
+        self.record_logic(py, &name, &args)
     }
 }
 
@@ -561,13 +862,14 @@ pub fn trace(
             .collect();
         (params, data_params)
     };
-    let np = PyModule::import(py, "numpy")?;
+    // A `TracedArray` (adjit/_numpy.py): NumPy's ufuncs and functions on it trace.
+    let helper = PyModule::import(py, "adjit._numpy")?;
     let as_array = |values: &[Value]| -> PyResult<Bound<'_, PyAny>> {
         let list = PyList::empty(py);
         for &v in values {
             list.append(Py::new(py, Var::new(&session, v))?)?;
         }
-        np.call_method1("array", (list, "object"))
+        helper.call_method1("asarray", (list,))
     };
     let x = as_array(&params)?;
     let result = if data > 0 {
@@ -582,7 +884,13 @@ pub fn trace(
     }
     let func = session.builder().clone().finish(&outputs);
     adjit::ir::verify(&func).map_err(|e| error(Kind::Trace, e.to_string()))?;
-    Ok(Function::new(func))
+    // The result's NumPy shape (`()` for one value); a ragged result (a tuple of a number
+    // and an array) has none and gives the flat `(m,)`.
+    let shape = helper
+        .call_method1("output_shape", (&result,))?
+        .extract::<Option<Vec<usize>>>()?
+        .unwrap_or_else(|| vec![outputs.len()]);
+    Ok(Function::with_shape(func, shape))
 }
 
 /// The function's results: one value, a number, or a (nested) tuple, list or array of them.
@@ -604,6 +912,13 @@ fn collect_outputs(
     if let Some(c) = number(obj) {
         out.push(session.builder().constant(Type::F64, c));
         return Ok(());
+    }
+    // A 0-d array (np.tensordot of two vectors, np.sum(..., keepdims) of a scalar): its one
+    // element.
+    if let Ok(a) = obj.cast::<numpy::PyUntypedArray>() {
+        if a.ndim() == 0 {
+            return collect_outputs(session, &obj.call_method0("item")?, out);
+        }
     }
     if obj.hasattr("__iter__")? && !obj.is_instance_of::<pyo3::types::PyString>() {
         for item in obj.try_iter()? {

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::arrays::{self, Arg, NonFinite, Policy};
 use crate::errors::{error, IntoPy, Kind};
-use crate::function::{Function, ParamMap};
+use crate::function::{shaped, Function, ParamMap};
 
 /// What a transform returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +83,11 @@ pub struct Transform {
     m_all: usize,
     /// Where the float output is among all outputs (value_and_grad of `(f64, bool)`).
     value_at: usize,
+    /// The shape of the function's results (`Function::out_shape`), and of the float
+    /// results alone (the same unless some outputs are bools): a Jacobian is
+    /// `(*jac_shape, n)`, so `(n,)` for one output.
+    out_shape: Vec<usize>,
+    jac_shape: Vec<usize>,
     policy: Policy,
     threads: usize,
     /// The function's name, for messages.
@@ -220,6 +225,14 @@ impl Transform {
             params: f.params.clone(),
             m,
             m_all: func.n_outputs(),
+            out_shape: f.out_shape.clone(),
+            jac_shape: if m == func.n_outputs() {
+                f.out_shape.clone()
+            } else if m == 1 {
+                vec![]
+            } else {
+                vec![m]
+            },
             value_at: func
                 .ret_types
                 .iter()
@@ -383,15 +396,8 @@ impl Transform {
     /// Shape one point's flat result as the transform returns it.
     fn shape_point(&self, py: Python<'_>, mut flat: Vec<f64>) -> PyResult<Py<PyAny>> {
         let n = self.params.n_x;
-        let scalar_or_vec = |py: Python<'_>, v: Vec<f64>| -> Py<PyAny> {
-            if v.len() == 1 {
-                PyFloat::new(py, v[0]).into_any().unbind()
-            } else {
-                arrays::vector(py, v).into_any().unbind()
-            }
-        };
         Ok(match self.what {
-            What::Eval => scalar_or_vec(py, flat),
+            What::Eval => shaped(py, flat, &self.out_shape)?,
             What::ValueAndGrad => {
                 let g = flat.split_off(1);
                 PyTuple::new(
@@ -410,20 +416,66 @@ impl Transform {
                 PyTuple::new(
                     py,
                     [
-                        scalar_or_vec(py, flat).into_bound(py),
+                        shaped(py, flat, &self.out_shape)?.into_bound(py),
                         if self.what == What::Vjp {
                             arrays::vector(py, second).into_any()
                         } else {
-                            scalar_or_vec(py, second).into_bound(py)
+                            shaped(py, second, &self.jac_shape)?.into_bound(py)
                         },
                     ],
                 )?
                 .into_any()
                 .unbind()
             }
-            What::Jacobian => arrays::array(py, flat, &[self.m, n])?.unbind(),
+            What::Jacobian => arrays::array(py, flat, &self.jacobian_shape())?.unbind(),
             What::Hessian => arrays::array(py, flat, &[n, n])?.unbind(),
         })
+    }
+
+    /// `vjp`'s `w` given in the output shape `S` (or `(B, *S)` for a `batch` of points) as the
+    /// flat `(m,)` (or `(B, m)`) the reader takes; any other argument unchanged (and checked
+    /// by the reader).
+    fn flat_w<'py>(&self, w: &Bound<'py, PyAny>, batch: bool) -> PyResult<Bound<'py, PyAny>> {
+        if self.what != What::Vjp || self.jac_shape.len() == 1 {
+            return Ok(w.clone());
+        }
+        let Ok(a) = w.cast::<numpy::PyUntypedArray>() else {
+            return Ok(w.clone());
+        };
+        let shape = a.shape();
+        let s = self.jac_shape.as_slice();
+        if shape == s {
+            return w.call_method1("reshape", ((self.m,),));
+        }
+        if batch && shape.len() == s.len() + 1 && &shape[1..] == s {
+            return w.call_method1("reshape", ((shape[0], self.m),));
+        }
+        Ok(w.clone())
+    }
+
+    /// The shape of one point's Jacobian: `(*jac_shape, n)`.
+    fn jacobian_shape(&self) -> Vec<usize> {
+        let mut shape = self.jac_shape.clone();
+        shape.push(self.params.n_x);
+        shape
+    }
+
+    /// Columns `a..z` of a batch's `(B, len)` result, shaped `(B, *shape)`.
+    fn batch_part<'py>(
+        whole: &Bound<'py, PyAny>,
+        b: usize,
+        a: usize,
+        z: usize,
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = whole.py();
+        let part = whole.get_item((
+            pyo3::types::PySlice::full(py),
+            pyo3::types::PySlice::new(py, a as isize, z as isize, 1),
+        ))?;
+        let mut full = vec![b];
+        full.extend_from_slice(shape);
+        part.call_method1("reshape", (full,))
     }
 
     /// A sparse Jacobian or Hessian as a `scipy.sparse.csr_matrix` (the Hessian with both
@@ -585,15 +637,9 @@ impl Transform {
                 pyo3::types::PySlice::new(py, a as isize, z as isize, 1),
             ))
         };
-        let scalar_or_cols = |a: usize, z: usize| {
-            if z - a == 1 {
-                col(a)
-            } else {
-                cols(a, z)
-            }
-        };
+        let part = |a: usize, z: usize, shape: &[usize]| Self::batch_part(&whole, b, a, z, shape);
         Ok(match self.what {
-            What::Eval => scalar_or_cols(0, len)?.unbind(),
+            What::Eval => part(0, len, &self.out_shape)?.unbind(),
             What::ValueAndGrad => PyTuple::new(py, [col(0)?, cols(1, 1 + n)?])?
                 .into_any()
                 .unbind(),
@@ -601,18 +647,22 @@ impl Transform {
             What::Jvp => PyTuple::new(
                 py,
                 [
-                    scalar_or_cols(0, self.m_all)?,
-                    scalar_or_cols(self.m_all, len)?,
+                    part(0, self.m_all, &self.out_shape)?,
+                    part(self.m_all, len, &self.jac_shape)?,
                 ],
             )?
             .into_any()
             .unbind(),
-            What::Vjp => {
-                PyTuple::new(py, [scalar_or_cols(0, self.m_all)?, cols(self.m_all, len)?])?
-                    .into_any()
-                    .unbind()
-            }
-            What::Jacobian => whole.call_method1("reshape", ((b, self.m, n),))?.unbind(),
+            What::Vjp => PyTuple::new(
+                py,
+                [
+                    part(0, self.m_all, &self.out_shape)?,
+                    cols(self.m_all, len)?,
+                ],
+            )?
+            .into_any()
+            .unbind(),
+            What::Jacobian => part(0, len, &self.jacobian_shape())?.unbind(),
             What::Hessian => whole.call_method1("reshape", ((b, n, n),))?.unbind(),
         })
     }
@@ -660,7 +710,14 @@ impl Transform {
         }
         let xa = Arg::read(&x_obj, "x", policy)?;
         let va = match self.what.vector_name() {
-            Some(name) => Some(Arg::read(&args.get_item(1)?, name, policy)?),
+            Some(name) => {
+                let batch = xa.ndim() == 2;
+                Some(Arg::read(
+                    &self.flat_w(&args.get_item(1)?, batch)?,
+                    name,
+                    policy,
+                )?)
+            }
             None => None,
         };
         let da = data.map(|d| Arg::read(d, "data", policy)).transpose()?;
@@ -765,7 +822,7 @@ impl Transform {
             }
         };
         let shape: Vec<usize> = match self.what {
-            What::Jacobian => vec![self.m, self.params.n_x],
+            What::Jacobian => self.jacobian_shape(),
             What::Hessian => vec![self.params.n_x, self.params.n_x],
             _ => vec![rest.len()],
         };

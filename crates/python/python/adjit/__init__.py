@@ -13,6 +13,11 @@ compiler), call them millions of times on NumPy arrays::
     y, g = vg(np.array([0.5, 2.0]))      # one point: a float and an ndarray
     Y, G = vg(np.random.rand(100_000, 2))  # a batch: shapes (B,) and (B, 2), native threads
 
+The traced ``x`` is an ``adjit.TracedArray``: vectorised NumPy code (broadcasting, ``@``,
+``np.maximum``, ``np.where``, reductions, ``&``/``|``/``~`` on comparisons) traces, and the
+result's shape is kept (``f.output_shape``); see docs/numpy.md. ``len(f)`` is the instruction
+count; above 10^5 tracing warns (``adjit.PerformanceWarning``).
+
 Every transform returns a callable. A 1-D ``x`` is one point; a 2-D ``x`` of shape ``(B, n)``
 is a batch over the leading axis, run natively over threads with the GIL released.
 Aligned C-contiguous float64 arrays are read in place; other numeric inputs (any order, stride,
@@ -30,7 +35,10 @@ use) runs mapped kernels over Dask arrays.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Literal, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
 
 from . import _adjit
 from ._adjit import (  # noqa: F401  (re-exported)
@@ -41,34 +49,13 @@ from ._adjit import (  # noqa: F401  (re-exported)
     Transform,
     Var,
     __version__,
-    abs,
-    acos,
-    asin,
-    atan,
-    atan2,
-    ceil,
-    cos,
-    cosh,
-    erf,
-    exp,
-    expm1,
-    floor,
     load,
-    log,
-    log1p,
-    maximum,
-    minimum,
     parse,
-    pow,
-    sin,
-    sinh,
-    sqrt,
     steps,
-    tan,
-    tanh,
     trace,
-    where,
 )
+from ._numpy import TracedArray, asarray, elementwise as _elementwise  # noqa: F401
+from ._numpy import where  # noqa: F401
 from ._adjit import map as _map
 from ._errors import (  # noqa: F401
     DeriveError,
@@ -77,6 +64,7 @@ from ._errors import (  # noqa: F401
     MemoryError,
     NonFiniteError,
     ParseError,
+    PerformanceWarning,
     ShapeError,
     SingularError,
     TraceError,
@@ -88,8 +76,34 @@ __all__ = [
     "trace", "parse", "load", "jit", "value_and_grad", "grad", "jvp", "vjp", "hvp",
     "jacobian", "hessian", "inverse", "map", "steps", "where", "sin", "cos", "tan", "exp",
     "log", "sqrt", "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "log1p", "expm1",
-    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum", "dask",
+    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum", "dask", "TracedArray",
+    "asarray", "PerformanceWarning",
 ]
+
+
+# adjit's scalar functions, elementwise (under NumPy broadcasting) on arrays, lists and tuples.
+sin = _elementwise(_adjit.sin, "sin")
+cos = _elementwise(_adjit.cos, "cos")
+tan = _elementwise(_adjit.tan, "tan")
+exp = _elementwise(_adjit.exp, "exp")
+log = _elementwise(_adjit.log, "log")
+sqrt = _elementwise(_adjit.sqrt, "sqrt")
+tanh = _elementwise(_adjit.tanh, "tanh")
+sinh = _elementwise(_adjit.sinh, "sinh")
+cosh = _elementwise(_adjit.cosh, "cosh")
+asin = _elementwise(_adjit.asin, "asin")
+acos = _elementwise(_adjit.acos, "acos")
+atan = _elementwise(_adjit.atan, "atan")
+log1p = _elementwise(_adjit.log1p, "log1p")
+expm1 = _elementwise(_adjit.expm1, "expm1")
+erf = _elementwise(_adjit.erf, "erf")
+abs = _elementwise(_adjit.abs, "abs")  # noqa: A001
+floor = _elementwise(_adjit.floor, "floor")
+ceil = _elementwise(_adjit.ceil, "ceil")
+pow = _elementwise(_adjit.pow, "pow")  # noqa: A001
+atan2 = _elementwise(_adjit.atan2, "atan2")
+minimum = _elementwise(_adjit.minimum, "minimum")
+maximum = _elementwise(_adjit.maximum, "maximum")
 
 
 def __getattr__(name: str) -> Any:
@@ -99,6 +113,12 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module(".dask", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# What each transform returns: a float where one point of one output gives one number, an
+# array where a batch (or several outputs) gives several.
+FloatArray = npt.NDArray[np.float64]
+FloatOrArray = Union[float, FloatArray]
 
 
 def _function(f: Any, what: str) -> Function:
@@ -112,13 +132,13 @@ def _function(f: Any, what: str) -> Function:
     raise TraceError(f"adjit.{what} takes an adjit.Function, not {type(f).__name__}")
 
 
-def _transform(f: Any, what: str, **options: Any) -> Transform:
+def _transform(f: Any, what: str, **options: Any) -> Transform[Any]:
     return _adjit.transform(_function(f, what), what, **options)
 
 
 def jit(f: Function, *, engine: str = "jit", strict: bool = False,
         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[FloatOrArray]:
     """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
     array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
     return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
@@ -128,7 +148,7 @@ def jit(f: Function, *, engine: str = "jit", strict: bool = False,
 def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
                    strict: bool = False, nonfinite: str = "raise",
                    threads: int = 0, lanes: int = 1,
-                   math: str = "auto") -> Transform:
+                   math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
 
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
@@ -143,7 +163,7 @@ def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
 
 def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
          nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-         math: str = "auto") -> Transform:
+         math: str = "auto") -> Transform[FloatArray]:
     """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
     return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
@@ -151,7 +171,7 @@ def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bo
 
 def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatOrArray]]:
     """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
     return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
@@ -159,7 +179,7 @@ def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: st
 
 def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
     return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
@@ -167,24 +187,48 @@ def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: boo
 
 def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform:
+        math: str = "auto") -> Transform[FloatArray]:
     """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
     return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
 
 
+@overload
+def jacobian(f: Function, *, sparse: Literal[False] = False, engine: str = "jit", strict: bool = False,
+             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+             math: str = "auto") -> Transform[FloatArray]: ...
+
+
+@overload
+def jacobian(f: Function, *, sparse: Literal[True], engine: str = "jit", strict: bool = False,
+             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+             math: str = "auto") -> Transform[Any]: ...
+
+
 def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
              nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-             math: str = "auto") -> Transform:
+             math: str = "auto") -> Transform[Any]:
     """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
     of the structural nonzeros computed by one colored program."""
     return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
+@overload
+def hessian(f: Function, *, sparse: Literal[False] = False, engine: str = "jit", strict: bool = False,
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+            math: str = "auto") -> Transform[FloatArray]: ...
+
+
+@overload
+def hessian(f: Function, *, sparse: Literal[True], engine: str = "jit", strict: bool = False,
+            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
+            math: str = "auto") -> Transform[Any]: ...
+
+
 def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform:
+            math: str = "auto") -> Transform[Any]:
     """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
     ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
     return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
@@ -193,7 +237,7 @@ def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: b
 
 def inverse(f: Function, *, mode: str = "reverse", engine: str = "jit", strict: bool = False,
             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform:
+            math: str = "auto") -> Transform[FloatArray]:
     """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
     ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
     ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""

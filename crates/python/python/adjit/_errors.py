@@ -1,6 +1,8 @@
 """The exception classes of adjit. Every error adjit raises is an ``adjit.Error``; the
 subclasses also derive from the built-in exception a Python user would expect."""
 
+import builtins
+
 
 class Error(Exception):
     """Base class of every exception adjit raises."""
@@ -39,7 +41,12 @@ class SingularError(Error, ArithmeticError):
     """An inverse mode met a numerically singular Jacobian."""
 
 
-class MemoryError(Error, MemoryError):  # noqa: A001  (adjit.MemoryError is also a MemoryError)
+class MemoryError(Error, builtins.MemoryError):  # noqa: A001  (also a Python MemoryError)
     """An array sized from the arguments (a batch's results, a dense Jacobian or Hessian, a
     float64 copy of an input) that this machine cannot hold, refused before it is allocated;
     the message names the array, its size and what to do instead."""
+
+
+class PerformanceWarning(UserWarning):
+    """A program so large that compiling it takes long or much memory (issued once per
+    Function, with the instruction count, an estimate and what to do instead)."""
