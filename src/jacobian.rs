@@ -3,9 +3,10 @@
 //!
 //! Neither is a program of its own. A `Jacobian` compiles one derived program and calls it once
 //! per chunk of columns (forward: a vector JVP, `Mode::JvpVector(k)`, seeded with `k` unit
-//! directions) or once per row (reverse: a VJP seeded with a unit cotangent; a row that comes
-//! out with a NaN is computed again by a program seeded with a literal 1, compiled on first
-//! need, so another output's `0·NaN` never reaches a finite row); a `Hessian`
+//! directions) or once per row (reverse: a VJP seeded with a unit cotangent); a row (reverse)
+//! or column (forward) that comes out with a NaN is computed again by a program seeded with a
+//! literal 1, compiled on first need, so another output's or input's `0·NaN` or `0·∞` never
+//! reaches a finite entry; a `Hessian`
 //! compiles the HVP (`Mode::Hvp`) and calls it once per column, `H·eⱼ`. When the structural
 //! pattern ([`adjit_diff::sparsity`]) colours into fewer seeds than that, both instead run the
 //! seed-baked sparse program once and scatter its nonzeros; in every mode, entries outside the
@@ -19,7 +20,7 @@
 use adjit_diff::layout::{Kind, Layout, Part};
 use adjit_diff::sparsity::{
     best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern, sparse_jacobian,
-    sparse_jacobian_rows, Coloring, SparsityPattern,
+    sparse_jacobian_column, sparse_jacobian_rows, Coloring, SparsityPattern,
 };
 use adjit_diff::Mode;
 use adjit_ir::Function;
@@ -86,31 +87,48 @@ pub struct Jacobian {
     /// Sparse mode: the program of the nonzeros (CSR order of `pattern`).
     sparse: Option<Runner>,
     /// Reverse mode: what rebuilds a row that came out with a NaN.
-    repair: Option<RowRepair>,
+    repair: Option<Repair>,
 }
 
-/// Reverse mode's second opinion on a row: the program of the row's nonzeros, one sweep seeded
-/// with a literal 1 ([`sparse_jacobian_rows`]), compiled the first time the row needs it. A
-/// runtime unit cotangent multiplies the other outputs' partials by 0, and `0·NaN` or `0·∞`
-/// through a shared intermediate turns a finite row into NaN; with the literal seed the other
-/// outputs contribute nothing. Compiling every row this way up front costs a sweep per row
+/// A second opinion on a row (reverse mode) or a column (forward mode): the program of its
+/// nonzeros, one sweep seeded with a literal 1 ([`sparse_jacobian_rows`],
+/// [`sparse_jacobian_column`]), compiled the first time it is needed. A runtime unit seed
+/// multiplies the other outputs' (reverse) or inputs' (forward) partials by 0, and `0·NaN` or
+/// `0·∞` through a shared intermediate turns a finite entry into NaN; with the literal seed the
+/// others contribute nothing. Compiling every row this way up front costs a sweep per row
 /// (20 × 2000 over 10⁴ operations: 6× the code and 10× the compile time of the one VJP; 100
-/// rows: 30× and 57×), so only rows that hold a NaN are rebuilt, each once.
-struct RowRepair {
+/// rows: 30× and 57×), so only lines that hold a NaN are rebuilt, each compiled once.
+struct Repair {
     func: Function,
     opts: Options,
-    rows: Vec<OnceLock<Runner>>,
+    /// Columns (forward mode) or rows (reverse mode).
+    columns: bool,
+    lines: Vec<OnceLock<Runner>>,
 }
 
-impl RowRepair {
-    /// The row's program, compiled on first use (two threads may both compile it; one keeps it).
-    fn program(&self, row: usize, pattern: &SparsityPattern) -> Result<&Runner> {
-        if let Some(runner) = self.rows[row].get() {
+impl Repair {
+    fn new(func: &Function, opts: &Options, columns: bool, n: usize) -> Repair {
+        Repair {
+            func: func.clone(),
+            opts: opts.clone(),
+            columns,
+            lines: (0..n).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The line's program, compiled on first use (two threads may both compile it; one keeps
+    /// it).
+    fn program(&self, line: usize, pattern: &SparsityPattern) -> Result<&Runner> {
+        if let Some(runner) = self.lines[line].get() {
             return Ok(runner);
         }
-        let program = sparse_jacobian_rows(&self.func, pattern, row..row + 1);
+        let program = if self.columns {
+            sparse_jacobian_column(&self.func, pattern, line)
+        } else {
+            sparse_jacobian_rows(&self.func, pattern, line..line + 1)
+        };
         let runner = Runner::new(&program, &self.opts)?;
-        Ok(self.rows[row].get_or_init(|| runner))
+        Ok(self.lines[line].get_or_init(|| runner))
     }
 }
 
@@ -156,11 +174,10 @@ impl Jacobian {
             JacobianMode::Forward => derive(func, Mode::JvpVector(directions))?,
             _ => derive(func, Mode::Vjp)?,
         };
-        let repair = (mode == JacobianMode::Reverse).then(|| RowRepair {
-            func: func.clone(),
-            opts: opts.clone(),
-            rows: (0..rows).map(|_| OnceLock::new()).collect(),
-        });
+        let repair = match mode {
+            JacobianMode::Forward => Repair::new(func, opts, true, cols),
+            _ => Repair::new(func, opts, false, rows),
+        };
         Ok(Jacobian {
             sig: signature_of(func),
             bools: bool_params(func),
@@ -173,7 +190,7 @@ impl Jacobian {
             pattern,
             runner: Runner::new(&derived.func, opts)?,
             sparse: None,
-            repair,
+            repair: Some(repair),
         })
     }
 
@@ -236,7 +253,7 @@ impl Jacobian {
                 Ok(())
             },
         )?;
-        self.repair_rows(x, jac)
+        self.repair(x, jac)
     }
 
     /// Columns `first..first + k` per call, seeded with unit directions.
@@ -302,13 +319,42 @@ impl Jacobian {
         Ok(())
     }
 
-    /// Reverse mode: every row that holds a NaN again from its literal-seeded program, so a
-    /// NaN that is left is the row's own (the program adds no other output's terms).
-    fn repair_rows(&self, x: &[f64], jac: &mut [f64]) -> Result<()> {
+    /// Every row (reverse mode) or column (forward mode) that holds a NaN again from its
+    /// literal-seeded program, so a NaN that is left is the entry's own (the program adds no
+    /// other output's or input's terms).
+    fn repair(&self, x: &[f64], jac: &mut [f64]) -> Result<()> {
         let (Some(repair), cols) = (&self.repair, self.cols) else {
             return Ok(());
         };
+        if !jac.iter().any(|v| v.is_nan()) {
+            return Ok(());
+        }
         let indptr = self.pattern.indptr();
+        if repair.columns {
+            for col in 0..cols {
+                if !(0..self.rows).any(|i| jac[i * cols + col].is_nan()) {
+                    continue;
+                }
+                let program = repair.program(col, &self.pattern)?;
+                let rows: Vec<usize> = self
+                    .pattern
+                    .entries()
+                    .filter(|&(_, j)| j == col)
+                    .map(|(i, _)| i)
+                    .collect();
+                with_scratch(0, rows.len(), |_, values| -> Result<()> {
+                    program.run(x, values)?;
+                    for i in 0..self.rows {
+                        jac[i * cols + col] = 0.0;
+                    }
+                    for (&i, &value) in rows.iter().zip(values.iter()) {
+                        jac[i * cols + col] = value;
+                    }
+                    Ok(())
+                })?;
+            }
+            return Ok(());
+        }
         for row in 0..self.rows {
             let entries = &mut jac[row * cols..(row + 1) * cols];
             if !entries.iter().any(|v| v.is_nan()) {
@@ -739,6 +785,59 @@ mod tests {
         assert!(
             poisoned.is_empty(),
             "{} rows differ from forward mode where it is finite, first {:?}",
+            poisoned.len(),
+            poisoned.first()
+        );
+    }
+
+    /// `g` = `f` with one more output, `f`'s first output plus `√(x_p − c)`: at `x_p = c` it is
+    /// finite and its partial in `x_p` is `+∞`.
+    fn with_infinite_partial(f: &Function, p: usize, c: f64) -> Function {
+        use adjit_ir::{BinaryOp, InstData, Operand, UnaryOp};
+        let mut g = f.clone();
+        let args = [Operand::Value(adjit_ir::Value::new(p)), Operand::Const(c)];
+        let op = BinaryOp::Sub;
+        let arg = g.push_inst(Type::F64, InstData::Binary { op, args }, None);
+        let op = UnaryOp::Sqrt;
+        let t = g.push_inst(Type::F64, InstData::Unary { op, arg }, None);
+        let args = [Operand::Value(g.rets[0]), Operand::Value(t)];
+        let op = BinaryOp::Add;
+        let y = g.push_inst(Type::F64, InstData::Binary { op, args }, None);
+        g.push_ret(y);
+        adjit_ir::verify(&g).unwrap();
+        g
+    }
+
+    /// Forward mode: a column never picks up another input's infinite or NaN partial (`∞·0`
+    /// from a runtime unit tangent): `y = x0 + √x1` at x1 = 0 has ∂y/∂x0 = 1.
+    #[test]
+    fn forward_columns_never_pick_up_another_inputs_infinity() {
+        let f = crate::trace_multi("sqrt_x1", &[Type::F64; 2], |x| {
+            vec![x[0] + x[1].sqrt(), x[0] * 2.0]
+        });
+        for engine in [Engine::Jit, Engine::Interp] {
+            let (_, j) = jacobian(&f, engine, JacobianMode::Forward, &[0.5, 0.0]).unwrap();
+            assert_eq!(j, [1.0, f64::INFINITY, 2.0, 0.0], "{engine}");
+        }
+        let mut poisoned = Vec::new();
+        for seed in 0..200u64 {
+            let (n, m) = (2 + seed as usize % 5, 1 + seed as usize % 4);
+            let x = Rng::new(seed).vector(n, -2.0, 2.0);
+            let p = Rng::new(seed + 7).below(n);
+            let g = with_infinite_partial(&random(3000 + seed, n, m), p, x[p]);
+            let (_, fwd) = jacobian(&g, Engine::Jit, JacobianMode::Forward, &x).unwrap();
+            // The new row (m) equals row 0 in every column but p.
+            for col in (0..n).filter(|&c| c != p) {
+                let (a, b) = (fwd[m * n + col], fwd[col]);
+                let same = (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-12 * (1.0 + b.abs());
+                if !same {
+                    poisoned.push((seed, col, a, b));
+                }
+            }
+        }
+        assert!(
+            poisoned.is_empty(),
+            "{} entries differ from the row they copy, first {:?}",
             poisoned.len(),
             poisoned.first()
         );

@@ -20,7 +20,7 @@ pub use coloring::{
 };
 pub use pattern::{PatternError, SparsityPattern};
 pub use sparse_hessian::sparse_hessian;
-pub use sparse_jacobian::{sparse_jacobian, sparse_jacobian_rows};
+pub use sparse_jacobian::{sparse_jacobian, sparse_jacobian_column, sparse_jacobian_rows};
 
 use std::borrow::Cow;
 

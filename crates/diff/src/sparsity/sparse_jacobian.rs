@@ -120,6 +120,41 @@ pub fn sparse_jacobian_rows(
     sweeps(func, pattern, &classes, rows, name)
 }
 
+/// `(x…) -> (nz…)`: the nonzeros of column `col` of the Jacobian of `func` (in row order;
+/// `pattern` must be [`crate::sparsity::jacobian_pattern`] of `func`), one forward sweep seeded
+/// with a literal 1 on its own input: a tangent that is zero is absent, so the column never
+/// picks up `∞·0` or `NaN·0` from another input's partial. A dense forward-mode Jacobian
+/// rebuilds a column that came out with a NaN from it.
+///
+/// ```
+/// use adjit_diff::sparsity::{jacobian_pattern, sparse_jacobian_column};
+/// // y = x0 + √x1 at x1 = 0: ∂y/∂x0 = 1 although ∂y/∂x1 = ∞.
+/// let f = adjit_ir::trace::trace(2, |x| x[0] + x[1].sqrt());
+/// let column = sparse_jacobian_column(&f, &jacobian_pattern(&f), 0);
+/// assert_eq!(adjit_ir::interpret(&column, &[0.5, 0.0]).unwrap(), vec![1.0]);
+/// ```
+///
+/// # Panics
+/// When `col` is not a column of the pattern (a caller's bug).
+pub fn sparse_jacobian_column(func: &Function, pattern: &SparsityPattern, col: usize) -> Function {
+    assert!(col < pattern.ncols(), "column {col} of {}", pattern.ncols());
+    let name = format!("{}_jacobian_column_{col}", func.name);
+    let func = &*names_within_limit(func);
+    // Direction 0 is the column's own unit seed; direction 1 takes the others, and nothing
+    // reads it, so dead-code elimination removes it.
+    let colors: Vec<u32> = (0..pattern.ncols()).map(|j| u32::from(j != col)).collect();
+    let mut program = jvp_unit_seeded(func, &colors, 2);
+    let layout = Layout::of(func, Kind::Jvp(2));
+    let tangent = layout.output(Part::OutputTangent(0)).start;
+    let rets: Vec<Value> = pattern
+        .entries()
+        .filter(|&(_, j)| j == col)
+        .map(|(i, _)| program.rets[tangent + i])
+        .collect();
+    set_rets(&mut program, &rets, name);
+    simplify(&dce(&program))
+}
+
 /// One reverse sweep per class of rows (the gradient of the sum of its outputs, from the slice
 /// of `func` they depend on), inlined into one function whose duplicated forward sweeps
 /// common-subexpression elimination merges; returns the entries of `rows` (every row of which
