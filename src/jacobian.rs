@@ -101,34 +101,48 @@ pub struct Jacobian {
 struct Repair {
     func: Function,
     opts: Options,
-    /// Columns (forward mode) or rows (reverse mode).
-    columns: bool,
-    lines: Vec<OnceLock<Runner>>,
+    lines: Lines,
+    programs: Vec<OnceLock<Runner>>,
+}
+
+/// What a [`Repair`] rebuilds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    /// Reverse-mode Jacobian rows.
+    Rows,
+    /// Forward-mode Jacobian columns.
+    Columns,
+    /// Hessian columns `H·eⱼ` ([`adjit_diff::hvp_along`], whose last `n` outputs they are).
+    HessianColumns,
 }
 
 impl Repair {
-    fn new(func: &Function, opts: &Options, columns: bool, n: usize) -> Repair {
+    fn new(func: &Function, opts: &Options, lines: Lines, n: usize) -> Repair {
         Repair {
             func: func.clone(),
             opts: opts.clone(),
-            columns,
-            lines: (0..n).map(|_| OnceLock::new()).collect(),
+            lines,
+            programs: (0..n).map(|_| OnceLock::new()).collect(),
         }
     }
 
     /// The line's program, compiled on first use (two threads may both compile it; one keeps
     /// it).
     fn program(&self, line: usize, pattern: &SparsityPattern) -> Result<&Runner> {
-        if let Some(runner) = self.lines[line].get() {
+        if let Some(runner) = self.programs[line].get() {
             return Ok(runner);
         }
-        let program = if self.columns {
-            sparse_jacobian_column(&self.func, pattern, line)
-        } else {
-            sparse_jacobian_rows(&self.func, pattern, line..line + 1)
+        let program = match self.lines {
+            Lines::Columns => sparse_jacobian_column(&self.func, pattern, line),
+            Lines::Rows => sparse_jacobian_rows(&self.func, pattern, line..line + 1),
+            Lines::HessianColumns => {
+                let mut unit = vec![0.0; self.programs.len()];
+                unit[line] = 1.0;
+                adjit_diff::hvp_along(&self.func, &unit)
+            }
         };
         let runner = Runner::new(&program, &self.opts)?;
-        Ok(self.lines[line].get_or_init(|| runner))
+        Ok(self.programs[line].get_or_init(|| runner))
     }
 }
 
@@ -175,8 +189,8 @@ impl Jacobian {
             _ => derive(func, Mode::Vjp)?,
         };
         let repair = match mode {
-            JacobianMode::Forward => Repair::new(func, opts, true, cols),
-            _ => Repair::new(func, opts, false, rows),
+            JacobianMode::Forward => Repair::new(func, opts, Lines::Columns, cols),
+            _ => Repair::new(func, opts, Lines::Rows, rows),
         };
         Ok(Jacobian {
             sig: signature_of(func),
@@ -330,7 +344,7 @@ impl Jacobian {
             return Ok(());
         }
         let indptr = self.pattern.indptr();
-        if repair.columns {
+        if repair.lines == Lines::Columns {
             for col in 0..cols {
                 if !(0..self.rows).any(|i| jac[i * cols + col].is_nan()) {
                     continue;
@@ -446,6 +460,8 @@ pub struct Hessian {
     sparse: Option<(Runner, Vec<usize>, usize)>,
     /// Which output is the float one (`bool` outputs may sit beside it).
     value_at: usize,
+    /// Dense mode: what rebuilds a column that came out with a NaN.
+    repair: Option<Repair>,
 }
 
 impl Hessian {
@@ -505,6 +521,7 @@ impl Hessian {
                 )),
                 pattern,
                 value_at,
+                repair: None,
             });
         }
         let derived = derive(func, Mode::Hvp)?;
@@ -518,6 +535,7 @@ impl Hessian {
             runner: Runner::new(&derived.func, opts)?,
             sparse: None,
             value_at,
+            repair: Some(Repair::new(func, opts, Lines::HessianColumns, n)),
         })
     }
 
@@ -564,6 +582,35 @@ impl Hessian {
             zero_outside(&self.pattern, hess);
             Ok(output[program.output(Part::Outputs).start + self.value_at])
         })
+        .and_then(|y| self.repair(x, hess).map(|()| y))
+    }
+
+    /// Every column that holds a NaN again from `H·eⱼ` with `eⱼ` baked in as literals
+    /// ([`adjit_diff::hvp_along`]), so another input's `∞·0` never reaches a finite entry.
+    fn repair(&self, x: &[f64], hess: &mut [f64]) -> Result<()> {
+        let (Some(repair), n) = (&self.repair, self.n) else {
+            return Ok(());
+        };
+        if !hess.iter().any(|v| v.is_nan()) {
+            return Ok(());
+        }
+        for j in 0..n {
+            if !(0..n).any(|i| hess[i * n + j].is_nan()) {
+                continue;
+            }
+            let program = repair.program(j, &self.pattern)?;
+            // (y…, ∇f…, H·eⱼ…): every output, the gradient, the column.
+            let n_outputs = self.layout.output(Part::Outputs).len() + 2 * n;
+            with_scratch(0, n_outputs, |_, output| -> Result<()> {
+                program.run(x, output)?;
+                for (i, &value) in output[n_outputs - n..].iter().enumerate() {
+                    hess[i * n + j] = value;
+                }
+                Ok(())
+            })?;
+        }
+        zero_outside(&self.pattern, hess);
+        Ok(())
     }
 
     /// `(x) -> (y, x̄, H)`.
@@ -841,6 +888,17 @@ mod tests {
             poisoned.len(),
             poisoned.first()
         );
+    }
+
+    /// A dense Hessian column never picks up another input's infinite second partial
+    /// (`−∞·0` from a runtime unit direction): `x0·x1 + √x1 + x0²` at (1, 0) has H[1][0] = 1.
+    #[test]
+    fn hessian_columns_never_pick_up_another_inputs_infinity() {
+        let f = crate::trace(2, |x| x[0] * x[1] + x[1].sqrt() + x[0] * x[0]);
+        for engine in [Engine::Jit, Engine::Interp] {
+            let (_, _, h) = hessian(&f, engine, &[1.0, 0.0]).unwrap();
+            assert_eq!(h, [2.0, 1.0, 1.0, f64::NEG_INFINITY], "{engine}");
+        }
     }
 
     /// The one-shot HVP bakes its direction in: `x² + √y` at (1, 0) along (1, 0) is (2, 0),
