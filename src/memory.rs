@@ -10,10 +10,10 @@
 use crate::{Error, Result};
 
 /// Beyond this many bytes an array is refused even where the available memory is unknown.
-const MAX_BYTES: u128 = 1 << 40;
+pub(crate) const MAX_BYTES: u128 = 1 << 40;
 
 /// The memory the system says is available (Linux `MemAvailable`), in bytes; `None` elsewhere.
-pub(crate) fn available_memory() -> Option<u128> {
+fn available_memory() -> Option<u128> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u128 = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -260,7 +260,7 @@ impl IteratedStep {
                 }
                 // A budget is a ceiling: never more states than a machine could hold.
                 let slots = ((budget - fixed) / state_bytes)
-                    .min(u64::try_from(MAX_SLOT_BYTES).unwrap_or(u64::MAX) / state_bytes);
+                    .min(u64::try_from(crate::memory::MAX_BYTES).unwrap_or(u64::MAX) / state_bytes);
                 Schedule::Revolve {
                     snapshots: usize::try_from(slots).unwrap_or(usize::MAX).min(n_steps),
                 }
@@ -893,7 +893,7 @@ fn slot_buffer(it: &IteratedStep) -> Result<Vec<f64>> {
         Schedule::Uniform { segment } => uniform_slots(it.n_steps, segment),
     };
     let bytes = slots as u128 * it.n_state as u128 * 8;
-    let limit = crate::memory::available_memory().map_or(MAX_SLOT_BYTES, |m| m.min(MAX_SLOT_BYTES));
+    let limit = crate::memory::limit();
     let len = slots.checked_mul(it.n_state).filter(|_| bytes <= limit);
     let mut buffer = Vec::new();
     match len.map(|len| buffer.try_reserve_exact(len).map(|_| len)) {
@@ -920,10 +920,6 @@ fn too_many_slots(func: &str, n_steps: usize, slots: usize, n_state: usize) -> E
             .to_string(),
     }
 }
-
-/// Beyond this many bytes of stored states (or beyond the available memory) a sweep is
-/// refused before allocating.
-const MAX_SLOT_BYTES: u128 = 1 << 40;
 
 /// Slots of the √N scheme: one per segment start, plus the inner states of one segment.
 fn uniform_slots(n_steps: usize, segment: usize) -> usize {
