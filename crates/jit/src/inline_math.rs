@@ -31,7 +31,7 @@ use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{DataDescription, DataId, FuncOrDataId, Linkage, Module};
 
 use crate::error::JitError;
-use crate::lower::{lane_bitcast, Lanes};
+use crate::lanes::{lane_bitcast, Lanes};
 
 /// Emits math routines into `b` for `lanes` points, defining the tables they read in
 /// `module`.

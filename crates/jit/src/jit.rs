@@ -12,7 +12,7 @@ use cranelift_module::{default_libcall_names, Linkage, Module};
 use crate::abi::{jit_math_symbols, MathNames};
 use crate::compiled::{CompiledFunction, KernelFn, Kernels, OwnedModule};
 use crate::error::JitError;
-use crate::lower::Lanes;
+use crate::lanes::Lanes;
 use crate::options::JitOptions;
 use crate::pipeline::{lower_function, shared_flags};
 

@@ -24,6 +24,7 @@ mod constants;
 mod error;
 mod inline_math;
 mod jit;
+mod lanes;
 mod lower;
 mod object;
 mod options;

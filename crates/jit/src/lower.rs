@@ -37,8 +37,7 @@ use std::collections::HashMap;
 use adjit_ir::mathlib;
 use adjit_ir::{BinaryOp, CmpPred, Function, InstData, Operand, Type, UnaryOp, Value, ValueDef};
 use cranelift_codegen::ir::{
-    self, condcodes::FloatCC, types, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData,
-    UserFuncName,
+    self, condcodes::FloatCC, types, ConstantData, FuncRef, InstBuilder, MemFlagsData, UserFuncName,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
@@ -47,6 +46,7 @@ use crate::abi::{clif_type, kernel_signature, math_signature, MathCall, MathName
 use crate::constants::{literal_type, ConstTable, SIGN_MASK};
 use crate::error::JitError;
 use crate::inline_math::ClifMath;
+use crate::lanes::{lane_bitcast, lane_type, Lanes};
 use crate::options::MathImpl;
 use crate::plan::{Plan, NO_SLOT};
 
@@ -89,40 +89,6 @@ pub(crate) struct Cached {
 /// chunks are ignored).
 pub(crate) fn new_cache(func: &Function) -> Vec<Option<Cached>> {
     vec![None; func.n_values()]
-}
-
-/// How many points one generated function evaluates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Lanes {
-    /// One point: every value a scalar.
-    One,
-    /// Two consecutive points of a point-major batch, one per vector lane.
-    Two,
-}
-
-impl Lanes {
-    /// Number of points, which is also the number of 8-byte words per workspace slot.
-    pub fn count(self) -> usize {
-        match self {
-            Lanes::One => 1,
-            Lanes::Two => 2,
-        }
-    }
-}
-
-/// The 128-bit vector carrying an IR type in [`Lanes::Two`] code: the point in lane 0 and the
-/// next point in lane 1.
-fn lane_type(ty: Type) -> types::Type {
-    match ty {
-        Type::F32 => types::F32X4,
-        Type::F64 => types::F64X2,
-        Type::Bool => types::I64X2,
-    }
-}
-
-/// Reinterpretation between vector types (little-endian lane order, as on both targets).
-pub(crate) fn lane_bitcast() -> MemFlagsData {
-    MemFlagsData::new().with_endianness(Endianness::Little)
 }
 
 /// Everything [`lower_chunk`] reads besides the chunk index.

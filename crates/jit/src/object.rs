@@ -22,7 +22,7 @@ use target_lexicon::{Architecture, OperatingSystem, Triple};
 
 use crate::abi::{kernel_signature, MathNames};
 use crate::error::JitError;
-use crate::lower::Lanes;
+use crate::lanes::Lanes;
 use crate::options::JitOptions;
 use crate::pipeline::{lower_function, shared_flags};
 
