@@ -178,3 +178,193 @@ mod tests {
         }
     }
 }
+
+/// What a random repeated program may contain (see [`random_repeated`]).
+#[derive(Clone, Debug)]
+pub struct RepeatOptions {
+    /// Instructions per iteration of the template.
+    pub template: usize,
+    /// Iterations.
+    pub trips: usize,
+    /// Values carried from one iteration to the next (recurrent state, running sums).
+    pub carried: usize,
+    /// Every `interrupt`-th iteration one instruction differs (0: never).
+    pub interrupt: usize,
+    /// Float type of every value.
+    pub ty: Type,
+    /// Also `min`, `max`, `fcmp` + `select` in the template.
+    pub non_smooth: bool,
+}
+
+impl Default for RepeatOptions {
+    fn default() -> RepeatOptions {
+        RepeatOptions {
+            template: 8,
+            trips: 40,
+            carried: 1,
+            interrupt: 0,
+            ty: Type::F64,
+            non_smooth: false,
+        }
+    }
+}
+
+/// Where a template operand comes from.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    /// An earlier value of the same iteration.
+    Same(usize),
+    /// Carried state `c` (the previous iteration's value, or its initial value).
+    Carry(usize),
+    /// Parameter `base + stride·j` of iteration `j`.
+    Stream(usize, i64),
+    /// A value computed once before the iterations.
+    Invariant(usize),
+}
+
+/// A random program made of `trips` copies of one random template (the shape of traced
+/// loops: a recurrent cell, a strided sum, a stencil), for tests of loop rolling. Operands
+/// are values of the same iteration, carried state (updated through `tanh`/`sin`, so it
+/// stays bounded), parameters at affine indices `base + stride·j` (strides −2 … 3, zero
+/// included) and values computed once in an irregular prologue. Every `interrupt`-th
+/// iteration one instruction uses another opcode. Outputs: one template value of every
+/// iteration (at affine output indices), the final carried state, and a sum over the
+/// iterations. Values stay bounded for inputs in `[-2, 2]`.
+pub fn random_repeated(seed: u64, opts: &RepeatOptions) -> Function {
+    let mut rng = Rng::new(seed);
+    let ty = opts.ty;
+    let k = opts.template.max(3);
+    let trips = opts.trips.max(1);
+    let n_carried = opts.carried.max(1);
+    // Parameter streams: base + stride·j stays inside 0..n_params for every j.
+    let mut streams: Vec<(usize, i64)> = Vec::new();
+    let mut n_params = 2usize;
+    for _ in 0..1 + rng.below(3) {
+        let stride = [-2i64, -1, 0, 1, 1, 2, 3][rng.below(7)];
+        let span = stride.unsigned_abs() as usize * (trips - 1);
+        let lo = rng.below(4);
+        let base = if stride < 0 { lo + span } else { lo };
+        n_params = n_params.max(lo + span + 1);
+        streams.push((base, stride));
+    }
+    let mut b = Builder::new(format!("repeated{seed}"));
+    let x: Vec<Value> = (0..n_params)
+        .map(|i| b.param(ty, &format!("x{i}")))
+        .collect();
+    // An irregular prologue: loop invariants and the carried values' initial values.
+    let mut invariants = Vec::new();
+    for i in 0..2 + rng.below(3) {
+        let a = x[rng.below(n_params)];
+        let c = x[rng.below(n_params)];
+        let v = match i % 3 {
+            0 => b.mul(a, c),
+            1 => b.unary(UnaryOp::Sin, a),
+            _ => b.add(a, 0.25),
+        };
+        invariants.push(v);
+    }
+    let mut state: Vec<Value> = (0..n_carried)
+        .map(|c| b.unary(UnaryOp::Tanh, invariants[c % invariants.len()]))
+        .collect();
+    // The template: (operation, operand sources); the last `n_carried` positions compute
+    // the new carried state.
+    #[derive(Clone, Copy)]
+    enum Op {
+        Bin(BinaryOp),
+        Fma,
+        Un(UnaryOp),
+        Select(CmpPred),
+    }
+    let mut template: Vec<(Op, [Src; 3])> = Vec::new();
+    let pick = |rng: &mut Rng, t: usize| -> Src {
+        match rng.below(8) {
+            0..=2 if t > 0 => Src::Same(t - 1 - rng.below(t.min(4))),
+            3 | 4 => {
+                let (base, stride) = streams[rng.below(streams.len())];
+                Src::Stream(base, stride)
+            }
+            5 => Src::Carry(rng.below(n_carried)),
+            6 => Src::Invariant(rng.below(invariants.len())),
+            _ => Src::Carry(rng.below(n_carried)),
+        }
+    };
+    for t in 0..k + n_carried {
+        let op = if t >= k {
+            Op::Un(if rng.chance(0.5) {
+                UnaryOp::Tanh
+            } else {
+                UnaryOp::Sin
+            })
+        } else {
+            match rng.below(if opts.non_smooth { 9 } else { 6 }) {
+                0 => Op::Bin(BinaryOp::Add),
+                1 => Op::Bin(BinaryOp::Sub),
+                2 => Op::Bin(BinaryOp::Mul),
+                3 => Op::Fma,
+                4 => Op::Un(UnaryOp::Tanh),
+                5 => Op::Un(UnaryOp::Sin),
+                6 => Op::Bin(BinaryOp::Min),
+                7 => Op::Bin(BinaryOp::Max),
+                _ => Op::Select(CmpPred::Lt),
+            }
+        };
+        let srcs = [pick(&mut rng, t), pick(&mut rng, t), pick(&mut rng, t)];
+        template.push((op, srcs));
+    }
+    let interrupt_at = rng.below(k);
+    let out_pos = rng.below(k);
+    let mut per_iteration = Vec::with_capacity(trips);
+    let mut sum: Option<Value> = None;
+    for j in 0..trips {
+        let mut vals: Vec<Value> = Vec::with_capacity(template.len());
+        for (t, &(op, srcs)) in template.iter().enumerate() {
+            let get = |s: Src, vals: &[Value]| -> Value {
+                match s {
+                    Src::Same(p) => vals[p],
+                    Src::Carry(c) => state[c],
+                    Src::Stream(base, stride) => x[(base as i64 + stride * j as i64) as usize],
+                    Src::Invariant(i) => invariants[i],
+                }
+            };
+            let [a, c, d] = srcs.map(|s| get(s, &vals));
+            let interrupted = opts.interrupt > 0 && j % opts.interrupt == opts.interrupt - 1;
+            let v = match op {
+                Op::Bin(_) if interrupted && t == interrupt_at => b.sub(c, a),
+                Op::Bin(BinaryOp::Mul) => {
+                    // Squashed, so products of products stay bounded.
+                    let m = b.mul(a, c);
+                    b.unary(UnaryOp::Tanh, m)
+                }
+                Op::Bin(op) => b.binary(op, a, c),
+                Op::Fma if interrupted && t == interrupt_at => b.fma(a, 0.5, d),
+                Op::Fma => {
+                    let m = b.fma(a, c, d);
+                    b.unary(UnaryOp::Sin, m)
+                }
+                Op::Un(op) if t >= k => {
+                    // New carried state from this iteration's values.
+                    let s = b.add(a, c);
+                    b.unary(op, s)
+                }
+                Op::Un(op) => b.unary(op, a),
+                Op::Select(pred) => {
+                    let cond = b.fcmp(pred, a, c);
+                    b.select(cond, c, d)
+                }
+            };
+            vals.push(v);
+        }
+        for c in 0..n_carried {
+            state[c] = vals[k + c];
+        }
+        per_iteration.push(vals[out_pos]);
+        sum = Some(match sum {
+            None => vals[k - 1],
+            Some(s) => b.add(s, vals[k - 1]),
+        });
+    }
+    let mut rets = per_iteration;
+    rets.extend(state.iter().copied());
+    rets.extend(sum);
+    b.finish(&rets)
+}

@@ -19,6 +19,7 @@ use cranelift_module::{DataDescription, DataId, Linkage, Module};
 
 use crate::error::JitError;
 use crate::plan::Plan;
+use crate::roll::Run;
 
 /// Literal key: its type and the bits of its `f64` carrier.
 pub(crate) type LiteralKey = (Type, u64);
@@ -72,9 +73,11 @@ fn for_each_literal(func: &Function, inst: &InstData, ty: Type, mut f: impl FnMu
 impl ConstTable {
     /// Decide per chunk and assign table entries.
     /// `lanes` is 1, or 2 for the table of two-point kernels.
+    /// A run's chunk reads the literals of its template (its first iteration), all of them.
     pub fn build(
         func: &Function,
         plan: &Plan,
+        runs: &[Run],
         const_table_above: usize,
         lanes: usize,
     ) -> ConstTable {
@@ -82,19 +85,28 @@ impl ConstTable {
             entry_bytes: 8 * lanes.max(1),
             ..ConstTable::default()
         };
-        for range in &plan.chunks {
-            let mut distinct: HashMap<LiteralKey, ()> = HashMap::new();
-            for v in range.clone().filter(|&v| plan.live[v]) {
+        for c in 0..plan.chunks.len() {
+            // In order of first use, so the table (and the code addressing it) is the same
+            // on every compilation.
+            let mut seen: HashMap<LiteralKey, ()> = HashMap::new();
+            let mut distinct: Vec<LiteralKey> = Vec::new();
+            let looped = plan.chunk_runs[c].is_some();
+            for v in plan
+                .lowered_range(c, runs)
+                .filter(|&v| looped || plan.live[v])
+            {
                 if let Some(inst) = func.inst(adjit_ir::Value::new(v)) {
                     for_each_literal(func, inst, func.values[v].ty, |k| {
-                        distinct.insert(k, ());
+                        if seen.insert(k, ()).is_none() {
+                            distinct.push(k);
+                        }
                     });
                 }
             }
             let uses_table = distinct.len() > const_table_above;
             table.chunk_uses_table.push(uses_table);
             if uses_table {
-                for key in distinct.into_keys() {
+                for key in distinct {
                     let next = table.index.len() as u32;
                     table.index.entry(key).or_insert(next);
                 }

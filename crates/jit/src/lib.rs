@@ -15,7 +15,7 @@
 //!
 //! Code map: `schedule` reorders instructions to lower register pressure, `plan` decides chunks and workspace slots, `constants` the constant
 //! table, `lower` turns one chunk into Cranelift IR, `inline_math` emits adjit's math routines into it, `abi` holds signatures and math symbols,
-//! `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
+//! `roll` finds repeated instruction groups that `lower` emits as loops, `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
 //! and its safe handle, `object` the AOT back end.
 
 mod abi;
@@ -30,6 +30,7 @@ mod object;
 mod options;
 mod pipeline;
 mod plan;
+mod roll;
 mod schedule;
 mod symbols;
 
@@ -38,5 +39,7 @@ pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile};
 pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
 pub use options::{JitOptions, MathImpl, OptLevel, RegAlloc};
+pub use pipeline::regions;
+pub use roll::Region;
 pub use schedule::schedule;
 pub use symbols::symbol_problem;

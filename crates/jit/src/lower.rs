@@ -48,7 +48,8 @@ use crate::error::JitError;
 use crate::inline_math::ClifMath;
 use crate::lanes::{lane_bitcast, lane_type, Lanes};
 use crate::options::MathImpl;
-use crate::plan::{Plan, NO_SLOT};
+use crate::plan::{Home, Plan, NO_SLOT};
+use crate::roll::{Run, Source};
 
 /// The math routines declared in one module, by symbol convention.
 pub(crate) struct Imports {
@@ -95,6 +96,8 @@ pub(crate) fn new_cache(func: &Function) -> Vec<Option<Cached>> {
 pub(crate) struct LowerInput<'a> {
     pub func: &'a Function,
     pub plan: &'a Plan,
+    /// The runs the plan lowers as loops.
+    pub runs: &'a [Run],
     pub consts: &'a ConstTable,
     pub lanes: Lanes,
     pub math: MathImpl,
@@ -136,9 +139,13 @@ struct Lowerer<'a, 'm, M: Module> {
     const_base: Option<ir::Value>,
     /// Math tables read by this chunk (see [`ClifMath`]).
     table_bases: HashMap<usize, ir::Value>,
+    /// Registers standing for IR values in the instruction being lowered (the loop body
+    /// of a run: operands resolved by their [`Source`]), consulted before the cache.
+    overrides: Vec<(usize, ir::Value)>,
 }
 
-/// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`).
+/// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`): a run's
+/// loop (see [`lower_run`]) or straight-line code.
 pub(crate) fn lower_chunk<M: Module>(
     module: &mut M,
     imports: &mut Imports,
@@ -175,6 +182,7 @@ pub(crate) fn lower_chunk<M: Module>(
         work: params[2],
         const_base,
         table_bases: HashMap::new(),
+        overrides: Vec::new(),
     };
     let func = input.func;
     if chunk == 0 {
@@ -186,6 +194,12 @@ pub(crate) fn lower_chunk<M: Module>(
                 lowerer.store_outputs(v, x)?;
             }
         }
+    }
+    if let Some(r) = input.plan.chunk_runs[chunk] {
+        lowerer.lower_run(&input.runs[r], &input.plan.homes[r])?;
+        let config = lowerer.module.target_config();
+        lowerer.b.finalize(config);
+        return Ok(());
     }
     let evictions = &input.plan.evictions;
     let range = input.plan.chunks[chunk].clone();
@@ -214,9 +228,13 @@ pub(crate) fn lower_chunk<M: Module>(
 }
 
 impl<M: Module> Lowerer<'_, '_, M> {
-    /// A register holding `v`: its cached copy, or a reload from its home.
+    /// A register holding `v`: its stand-in in a loop body, its cached copy, or a reload
+    /// from its home.
     fn use_value(&mut self, v: Value) -> Result<ir::Value, JitError> {
         let i = v.index();
+        if let Some(&(_, x)) = self.overrides.iter().find(|&&(w, _)| w == i) {
+            return Ok(x);
+        }
         if let Some(c) = self.cache[i] {
             if c.chunk == self.chunk {
                 return Ok(c.value);
@@ -257,6 +275,168 @@ impl<M: Module> Lowerer<'_, '_, M> {
             let reg_ty = self.reg_type(ty);
             self.b.ins().load(reg_ty, FLAGS, self.work, at)
         })
+    }
+
+    /// `base` advanced by `bytes` per iteration of the loop counter `j` (memoised in
+    /// `advanced` for the current iteration).
+    fn advance(
+        &mut self,
+        advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
+        base: ir::Value,
+        j: ir::Value,
+        bytes: i64,
+    ) -> ir::Value {
+        if bytes == 0 {
+            return base;
+        }
+        *advanced.entry((base, bytes)).or_insert_with(|| {
+            let delta = self.b.ins().imul_imm_s(j, bytes);
+            self.b.ins().iadd(base, delta)
+        })
+    }
+
+    /// The run `run` as one counted loop (see [`crate::roll`]): the template's instructions
+    /// once, with operands read by their [`Source`] (parameters and earlier runs' arrays at
+    /// addresses advanced by the counter, carried values as block parameters), every value
+    /// stored to its [`Home`] and its outputs; `trips` iterations in order, so the result is
+    /// bitwise that of the straight-line program.
+    fn lower_run(&mut self, run: &Run, homes: &[Home]) -> Result<(), JitError> {
+        let func = self.input.func;
+        let ptr = self.module.target_config().pointer_type();
+        // Bytes per element of `inputs`, `outputs` and `work`: 8 per lane.
+        let unit = 8 * self.input.lanes.count() as i64;
+        // Loop-invariant operands and the carried values' first iteration, before the loop.
+        let mut carried: Vec<u32> = Vec::new();
+        for sources in &run.sources {
+            for &src in sources {
+                match src {
+                    Source::Affine { base, step: 0 } => {
+                        self.use_value(Value::new(base as usize))?;
+                    }
+                    Source::Carried { pos, .. } if !carried.contains(&pos) => carried.push(pos),
+                    _ => {}
+                }
+            }
+        }
+        carried.sort_unstable();
+        let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
+        for &pos in &carried {
+            let init = run
+                .sources
+                .iter()
+                .flatten()
+                .find_map(|s| match *s {
+                    Source::Carried { pos: p, init } if p == pos => Some(init),
+                    _ => None,
+                })
+                .expect("a carried position has a source");
+            let x = self.use_value(Value::new(init as usize))?;
+            inits.push(ir::BlockArg::Value(x));
+        }
+        let header = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.append_block_param(header, ptr);
+        for &pos in &carried {
+            let ty = func.values[run.start + pos as usize].ty;
+            let reg = self.reg_type(ty);
+            self.b.append_block_param(header, reg);
+        }
+        self.b.ins().jump(header, &inits);
+        self.b.switch_to_block(header);
+        let params = self.b.block_params(header).to_vec();
+        let j = params[0];
+        let mut body: Vec<ir::Value> = Vec::with_capacity(run.period);
+        let mut advanced = HashMap::new();
+        for t in 0..run.period {
+            let v = run.start + t;
+            let ValueDef::Inst(inst) = &func.values[v].def else {
+                unreachable!("a run holds instructions only")
+            };
+            let mut overrides = Vec::with_capacity(3);
+            let mut operands = Vec::with_capacity(3);
+            inst.for_each_value(|a| operands.push(a));
+            for (a, &src) in operands.into_iter().zip(&run.sources[t]) {
+                let x = match src {
+                    Source::Same { pos } => body[pos as usize],
+                    Source::Carried { pos, .. } => {
+                        let k = carried.partition_point(|&c| c < pos);
+                        params[1 + k]
+                    }
+                    Source::Affine { step: 0, .. } => self.use_value(a)?,
+                    Source::Affine { base, step } if func.is_param(a) => {
+                        let at = self.advance(&mut advanced, self.inputs, j, step * unit);
+                        let raw_ty = self.reg_type(Type::F64);
+                        let raw = self.b.ins().load(
+                            raw_ty,
+                            READONLY,
+                            at,
+                            offset(base as usize * self.input.lanes.count())?,
+                        );
+                        self.boundary_to_value(raw, func.values[a.index()].ty)
+                    }
+                    Source::Affine { base, step } => {
+                        // A value of an earlier run: its array, at a slot stride of
+                        // (slot of iteration 1) − (slot of iteration 0).
+                        let slots = &self.input.plan.slots;
+                        let s0 = slots[base as usize];
+                        let s1 = slots[(i64::from(base) + step) as usize];
+                        assert!(
+                            s0 != NO_SLOT && s1 != NO_SLOT,
+                            "plan: run operand {a} without an array home"
+                        );
+                        let stride = i64::from(s1) - i64::from(s0);
+                        let at = self.advance(&mut advanced, self.work, j, stride * unit);
+                        let reg = self.reg_type(func.values[a.index()].ty);
+                        let off = self.slot_offset(s0)?;
+                        self.b.ins().load(reg, FLAGS, at, off)
+                    }
+                };
+                overrides.push((a.index(), x));
+            }
+            self.overrides = overrides;
+            let x = self.lower_inst(v, inst)?;
+            self.overrides.clear();
+            body.push(x);
+            match homes[t] {
+                Home::None => {}
+                Home::Last(slot) => {
+                    let off = self.slot_offset(slot)?;
+                    self.b.ins().store(FLAGS, x, self.work, off);
+                }
+                Home::Array(first) => {
+                    let at = self.advance(&mut advanced, self.work, j, unit);
+                    let off = self.slot_offset(first)?;
+                    self.b.ins().store(FLAGS, x, at, off);
+                }
+            }
+            if !run.outputs[t].is_empty() {
+                let y = self.value_to_boundary(x, func.values[v].ty);
+                for store in &run.outputs[t] {
+                    let at = self.advance(&mut advanced, self.outputs, j, store.step * unit);
+                    let off = offset(store.first as usize * self.input.lanes.count())?;
+                    self.b.ins().store(FLAGS, y, at, off);
+                }
+            }
+        }
+        let next = self.b.ins().iadd_imm_s(j, 1);
+        let trips = i64::try_from(run.trips)
+            .map_err(|_| JitError::TooLarge(format!("a loop of {} trips", run.trips)))?;
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(ir::condcodes::IntCC::UnsignedLessThan, next, trips);
+        let mut args = vec![ir::BlockArg::Value(next)];
+        args.extend(
+            carried
+                .iter()
+                .map(|&pos| ir::BlockArg::Value(body[pos as usize])),
+        );
+        self.b.ins().brif(more, header, &args, exit, &[]);
+        self.b.seal_block(header);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        self.b.ins().return_(&[]);
+        Ok(())
     }
 
     /// Record the definition of `v`: cache it, spill it if planned, store it to its outputs.

@@ -157,6 +157,16 @@ pub struct JitOptions {
     pub batch_lanes: usize,
     /// Inline math routines or C library calls (see [`MathImpl`]).
     pub math: MathImpl,
+    /// Lower repeated instruction groups as loops (see `docs/rolling.md`): runs of
+    /// isomorphic iterations whose operands are parameters at affine indices, values of the
+    /// same or the previous iteration, or loop invariants become one counted loop each, so
+    /// code size and compile time follow the template, not the trip count. Results are bitwise
+    /// those of the straight-line code (each iteration computes the same operations in the
+    /// same order).
+    pub roll: bool,
+    /// With [`JitOptions::roll`], programs of fewer instructions than this are not searched
+    /// for runs (small programs compile exactly as without rolling).
+    pub roll_above: usize,
 }
 
 impl Default for JitOptions {
@@ -173,6 +183,8 @@ impl Default for JitOptions {
             verify_clif: false,
             batch_lanes: 1,
             math: MathImpl::Auto,
+            roll: true,
+            roll_above: 2000,
         }
     }
 }

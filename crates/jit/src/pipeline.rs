@@ -15,6 +15,7 @@ use crate::lanes::Lanes;
 use crate::lower::{lower_chunk, new_cache, Imports, LowerInput};
 use crate::options::{JitOptions, OptLevel, RegAlloc};
 use crate::plan::{plan, Plan};
+use crate::roll::{find_runs, Region, Run};
 use crate::schedule::schedule;
 
 /// Cranelift shared flags for compiling `func` under `opts`.
@@ -57,6 +58,43 @@ pub(crate) fn shared_flags(
     Ok(settings::Flags::new(flags))
 }
 
+/// The runs of `func` to lower as loops: none unless rolling is on, the program has at least
+/// [`JitOptions::roll_above`] instructions, and runs cover at least half of them (the rest is
+/// then lowered in program order, unscheduled: a program of mostly irregular code keeps the
+/// scheduled straight-line lowering).
+pub(crate) fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
+    if !opts.roll || func.n_insts() < opts.roll_above {
+        return Vec::new();
+    }
+    let runs = find_runs(func);
+    let covered: usize = runs.iter().map(Run::insts).sum();
+    if 2 * covered < func.n_insts() {
+        return Vec::new();
+    }
+    runs
+}
+
+/// The regions [`crate::compile`] and [`crate::compile_object`] lower as loops for `func`
+/// (verified) under `opts`, in program order (empty when nothing is rolled).
+pub fn regions(func: &Function, opts: &JitOptions) -> Vec<Region> {
+    rolled_runs(func, opts)
+        .iter()
+        .map(|r| Region {
+            start: r.start,
+            period: r.period,
+            trips: r.trips,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// A change made to the runs before lowering, on this thread (tests only: they show
+    /// that a wrong run gives wrong numbers, so the comparisons would catch one).
+    pub(crate) static MUTATE_RUNS: std::cell::Cell<Option<fn(&mut Vec<Run>)>> =
+        const { std::cell::Cell::new(None) };
+}
+
 /// What lowering produced.
 pub(crate) struct Lowered {
     pub plan: Plan,
@@ -81,20 +119,27 @@ pub(crate) fn lower_function<M: Module>(
     lanes: Lanes,
     mut finish: impl FnMut(&mut M, FuncId, &mut Context, usize) -> Result<(), JitError>,
 ) -> Result<Lowered, JitError> {
+    #[allow(unused_mut, reason = "mutated by tests only")]
+    let mut runs = rolled_runs(func, opts);
+    #[cfg(test)]
+    if let Some(mutate) = MUTATE_RUNS.with(|m| m.get()) {
+        mutate(&mut runs);
+    }
     let scheduled;
-    let func = if opts.schedule {
+    let func = if opts.schedule && runs.is_empty() {
         scheduled = schedule(func);
         &scheduled
     } else {
         func
     };
-    let plan = plan(func, opts);
-    let mut consts = ConstTable::build(func, &plan, opts.const_table_above, lanes.count());
+    let plan = plan(func, opts, &runs);
+    let mut consts = ConstTable::build(func, &plan, &runs, opts.const_table_above, lanes.count());
     let n_chunks = plan.chunks.len();
     consts.define(module, &format!("{}.constants", chunk_name(0, n_chunks).0))?;
     let input = LowerInput {
         func,
         plan: &plan,
+        runs: &runs,
         consts: &consts,
         lanes,
         math: opts.math,

@@ -25,6 +25,7 @@ use std::ops::Range;
 use adjit_ir::{BinaryOp, Function, InstData, UnaryOp, Value};
 
 use crate::options::JitOptions;
+use crate::roll::Run;
 
 /// Marks a value without a workspace slot.
 pub(crate) const NO_SLOT: u32 = u32::MAX;
@@ -50,9 +51,34 @@ pub(crate) struct Plan {
     /// The register budget the plan was made for (read by the plan checker in tests).
     #[cfg_attr(not(test), allow(dead_code))]
     pub registers: usize,
+    /// Per chunk: the index of the run (see [`crate::roll`]) it lowers as a loop, or `None`
+    /// for straight-line code.
+    pub chunk_runs: Vec<Option<usize>>,
+    /// Per run, per template position: where its values live in `work`.
+    pub homes: Vec<Vec<Home>>,
+}
+
+/// Where the values of one template position of a run live in `work`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Home {
+    /// Nowhere: used only inside their iteration, by the next one, or stored to outputs.
+    None,
+    /// One slot, overwritten by every iteration: only the last iteration's value is read
+    /// after the loop.
+    Last(u32),
+    /// `trips` consecutive slots from this one: iteration `j`'s value in slot `first + j`.
+    Array(u32),
 }
 
 impl Plan {
+    /// The instructions lowered for chunk `c`: its range, or the first iteration of its run.
+    pub fn lowered_range(&self, c: usize, runs: &[Run]) -> Range<usize> {
+        match self.chunk_runs[c] {
+            Some(r) => runs[r].start..runs[r].start + runs[r].period,
+            None => self.chunks[c].clone(),
+        }
+    }
+
     /// The output indices `value` is stored to.
     pub fn outputs_of(&self, value: usize) -> impl Iterator<Item = usize> + '_ {
         let start = self.outputs.partition_point(|&(v, _)| v < value);
@@ -194,8 +220,13 @@ fn weight(inst: &InstData, opts: &JitOptions) -> usize {
 /// instructions or more each) do not make one chunk's frame and compile time grow without
 /// bound. With unit weights, sizes differ by at most one instruction.
 fn chunks(func: &Function, opts: &JitOptions) -> Vec<Range<usize>> {
-    let first_inst = func.n_params;
-    let n_values = func.n_values();
+    chunks_of(func, opts, func.n_params..func.n_values())
+}
+
+/// [`chunks`] of the instructions `insts` (value indices).
+fn chunks_of(func: &Function, opts: &JitOptions, insts: Range<usize>) -> Vec<Range<usize>> {
+    let first_inst = insts.start;
+    let n_values = insts.end;
     let n_insts = n_values - first_inst;
     // prefix[k]: the weight of the first k instructions.
     let mut prefix = Vec::with_capacity(n_insts + 1);
@@ -222,13 +253,49 @@ fn chunks(func: &Function, opts: &JitOptions) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// Plan `func` (verified) under `opts`.
-pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
+/// The chunks of a program with `runs`: each run one chunk, the straight-line code between
+/// them chunked by [`chunks_of`]; with the run index of each chunk.
+fn chunks_with_runs(
+    func: &Function,
+    opts: &JitOptions,
+    runs: &[Run],
+) -> (Vec<Range<usize>>, Vec<Option<usize>>) {
+    if runs.is_empty() {
+        let chunks = chunks(func, opts);
+        let kinds = vec![None; chunks.len()];
+        return (chunks, kinds);
+    }
+    let mut chunks = Vec::new();
+    let mut kinds = Vec::new();
+    let mut at = func.n_params;
+    for (r, run) in runs.iter().enumerate() {
+        if at < run.start {
+            for c in chunks_of(func, opts, at..run.start) {
+                chunks.push(c);
+                kinds.push(None);
+            }
+        }
+        chunks.push(run.range());
+        kinds.push(Some(r));
+        at = run.range().end;
+    }
+    if at < func.n_values() {
+        for c in chunks_of(func, opts, at..func.n_values()) {
+            chunks.push(c);
+            kinds.push(None);
+        }
+    }
+    (chunks, kinds)
+}
+
+/// Plan `func` (verified) under `opts`, lowering each of `runs` (from
+/// [`crate::roll::find_runs`] on this `func`) as a loop.
+pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
     let n_values = func.n_values();
     let first_inst = func.n_params;
     let registers = opts.registers.max(4);
 
-    let chunks = chunks(func, opts);
+    let (chunks, chunk_runs) = chunks_with_runs(func, opts, runs);
 
     let mut live = vec![false; n_values];
     for r in &func.rets {
@@ -282,8 +349,27 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
         registers,
         first_inst,
     };
-    for range in &chunks {
+    for (range, run) in chunks.iter().zip(&chunk_runs) {
         sim.flush(None);
+        if run.is_some() {
+            // A loop: every value it reads from before the run needs a home (the loop's
+            // own values pass in registers or in the run's homes, decided below).
+            for v in range.clone() {
+                let Some(inst) = func.inst(Value::new(v)) else {
+                    continue;
+                };
+                distinct_operands(inst, &mut ops);
+                for &a in &ops {
+                    if (a as usize) < range.start {
+                        sim.needs_home(a as usize);
+                    }
+                    if live[v] {
+                        sim.next[a as usize] += 1;
+                    }
+                }
+            }
+            continue;
+        }
         for v in range.clone().filter(|&v| live[v]) {
             let Some(inst) = func.inst(Value::new(v)) else {
                 continue;
@@ -332,8 +418,12 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
     let mut n_slots = 0usize;
     let mut busy: BinaryHeap<Reverse<(usize, u32)>> = BinaryHeap::new();
     let mut free: Vec<u32> = Vec::new();
+    let mut next_run = 0usize;
     for v in first_inst..n_values {
-        if !needs_slot[v] {
+        while next_run < runs.len() && runs[next_run].range().end <= v {
+            next_run += 1;
+        }
+        if !needs_slot[v] || runs.get(next_run).is_some_and(|r| r.range().contains(&v)) {
             continue;
         }
         while let Some(&Reverse((end, slot))) = busy.peek() {
@@ -349,6 +439,34 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
         });
         slots[v] = slot;
         busy.push(Reverse((last_use(v).unwrap_or(v), slot)));
+    }
+
+    // Homes of run values read after their iteration (by later code or a later run): one
+    // slot if only the last iteration's value is read, else an array of one slot per trip.
+    let mut homes = Vec::with_capacity(runs.len());
+    for run in runs {
+        let mut run_homes = Vec::with_capacity(run.period);
+        for t in 0..run.period {
+            let at = |j: usize| run.start + t + j * run.period;
+            let last = run.trips - 1;
+            let home = if !(0..run.trips).any(|j| needs_slot[at(j)]) {
+                Home::None
+            } else if !(0..last).any(|j| needs_slot[at(j)]) {
+                let slot = n_slots as u32;
+                n_slots += 1;
+                slots[at(last)] = slot;
+                Home::Last(slot)
+            } else {
+                let first = n_slots as u32;
+                n_slots += run.trips;
+                for j in 0..run.trips {
+                    slots[at(j)] = first + j as u32;
+                }
+                Home::Array(first)
+            };
+            run_homes.push(home);
+        }
+        homes.push(run_homes);
     }
 
     let mut outputs: Vec<(usize, usize)> = func
@@ -367,6 +485,8 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions) -> Plan {
         live,
         evictions,
         registers,
+        chunk_runs,
+        homes,
     }
 }
 
@@ -536,7 +656,7 @@ mod tests {
                     chunk_insts: [100_000, 300, 57][seed as usize % 3],
                     ..JitOptions::default()
                 };
-                let plan = plan(&func, &opts);
+                let plan = plan(&func, &opts, &[]);
                 let max = replay(&func, &plan);
                 assert!(max <= registers);
             }
@@ -560,7 +680,7 @@ mod tests {
             math: MathImpl::Libm,
             ..JitOptions::default()
         };
-        let plan = plan(&func, &opts);
+        let plan = plan(&func, &opts, &[]);
         assert!(plan.chunks.len() == 5 && plan.n_slots > 0);
         replay(&func, &plan);
         assert!(plan.n_slots < func.n_values() / 2, "slots are reused");

@@ -1,0 +1,465 @@
+//! Loop rolling: finds runs of repeated instruction groups in a straight-line program, so that
+//! the lowering can emit each run as one counted loop instead of `trips` copies of its body.
+//!
+//! A *run* starts at value `start` and is `trips` consecutive *iterations* of `period`
+//! instructions each; iteration `j` is the values `start + j·period .. start + (j+1)·period`.
+//! Instruction `t` of every iteration has the same shape (opcode, type, literals, which
+//! operands are literals) as instruction `t` of iteration 0, its *template*, and each of its
+//! value operands follows one rule for every `j` (a [`Source`]):
+//!
+//! - the value of template position `t'` of the same iteration (`t' < t`),
+//! - the value of template position `t'` of the previous iteration (a carried value: running
+//!   sums, recurrent state), with a value before the run for iteration 0,
+//! - a value before the run at index `base + step·j` (`step` = 0: loop-invariant), which is a
+//!   parameter (read from `inputs` at that index) or lies in an earlier run at one template
+//!   position (read from that run's array in `work`).
+//!
+//! Each returned value of the run is returned at output indices that are affine in `j` too
+//! (the lowering stores it there from inside the loop). Because every iteration evaluates the
+//! same operations on the same values in the same order, the loop computes exactly what the
+//! straight-line program computes, bit for bit: rolling never re-associates.
+//!
+//! Detection is greedy and linear in practice: at each position, candidate periods are the
+//! distances to the next few occurrences of the same window of four instruction shapes; each
+//! candidate grows iteration by iteration while every rule holds, and the candidate covering
+//! the most instructions wins (at least [`MIN_TRIPS`] iterations and [`MIN_INSTS`]
+//! instructions). Irregular iterations (a first term that starts a sum from a literal, a
+//! differing term every k terms) end a run; the next run starts after them, or the period
+//! grows to take the exception in (every 7th term differs: period 7 terms).
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
+
+use adjit_ir::{Function, InstData, Type, Value};
+
+/// Fewest iterations a run is rolled with.
+pub(crate) const MIN_TRIPS: usize = 4;
+/// Fewest instructions (period × trips) a run is rolled with.
+pub(crate) const MIN_INSTS: usize = 32;
+/// Longest period tried.
+const MAX_PERIOD: usize = 4096;
+/// Candidate periods tried at each position.
+const CANDIDATES: usize = 16;
+/// Shapes per window of the candidate search.
+const WINDOW: usize = 4;
+
+/// Where a value operand of a template instruction comes from, for every iteration `j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The value of template position `pos` in the same iteration.
+    Same { pos: u32 },
+    /// The value of template position `pos` in the previous iteration; in iteration 0, the
+    /// value `init` (defined before the run).
+    Carried { pos: u32, init: u32 },
+    /// The value `base + step·j`, defined before the run.
+    Affine { base: u32, step: i64 },
+}
+
+/// One output store of a template position: output `first + step·j` in iteration `j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OutputStore {
+    pub first: u32,
+    pub step: i64,
+}
+
+/// A run of `trips` iterations of a `period`-instruction template (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub start: usize,
+    pub period: usize,
+    pub trips: usize,
+    /// Per template position, the source of each value operand (in text order).
+    pub sources: Vec<Vec<Source>>,
+    /// Per template position, the outputs it is stored to.
+    pub outputs: Vec<Vec<OutputStore>>,
+}
+
+impl Run {
+    /// The value indices of the whole run.
+    pub fn range(&self) -> Range<usize> {
+        self.start..self.start + self.period * self.trips
+    }
+
+    /// Number of instructions the run covers.
+    pub fn insts(&self) -> usize {
+        self.period * self.trips
+    }
+}
+
+/// A run of repeated instruction groups that compiled code runs as one counted loop: the
+/// values `start .. start + period·trips` of the program, `trips` iterations of `period`
+/// instructions (see [`crate::regions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: usize,
+    pub period: usize,
+    pub trips: usize,
+}
+
+/// An instruction's shape: the instruction with every value operand replaced by `v0`, and
+/// its type.
+fn shape(func: &Function, v: usize) -> Option<(InstData, Type)> {
+    let inst = func.inst(Value::new(v))?;
+    Some((inst.map_values(|_| Value::new(0)), func.values[v].ty))
+}
+
+fn shape_hash(func: &Function, v: usize) -> u64 {
+    let mut h = DefaultHasher::new();
+    shape(func, v).hash(&mut h);
+    h.finish()
+}
+
+/// The value operands of every instruction, in text order (`u32::MAX` pads).
+struct Operands {
+    ops: Vec<[u32; 3]>,
+    first_inst: usize,
+}
+
+impl Operands {
+    fn new(func: &Function) -> Operands {
+        let ops = func
+            .insts()
+            .map(|(_, inst)| {
+                let mut ops = [u32::MAX; 3];
+                let mut k = 0;
+                inst.for_each_value(|v| {
+                    ops[k] = v.index() as u32;
+                    k += 1;
+                });
+                ops
+            })
+            .collect();
+        Operands {
+            ops,
+            first_inst: func.n_params,
+        }
+    }
+
+    fn of(&self, v: usize) -> impl Iterator<Item = u32> + '_ {
+        self.ops[v - self.first_inst]
+            .iter()
+            .copied()
+            .take_while(|&a| a != u32::MAX)
+    }
+}
+
+/// The output indices of every returned value, sorted by value.
+struct Outputs(Vec<(u32, u32)>);
+
+impl Outputs {
+    fn new(func: &Function) -> Outputs {
+        let mut outs: Vec<(u32, u32)> = func
+            .rets
+            .iter()
+            .enumerate()
+            .map(|(o, r)| (r.index() as u32, o as u32))
+            .collect();
+        outs.sort_unstable();
+        Outputs(outs)
+    }
+
+    fn of(&self, v: usize) -> &[(u32, u32)] {
+        let v = v as u32;
+        let lo = self.0.partition_point(|&(w, _)| w < v);
+        let hi = self.0.partition_point(|&(w, _)| w <= v);
+        &self.0[lo..hi]
+    }
+}
+
+struct Finder<'a> {
+    func: &'a Function,
+    ops: Operands,
+    outs: Outputs,
+    runs: Vec<Run>,
+}
+
+impl Finder<'_> {
+    /// The earlier run holding value `v`.
+    fn run_of(&self, v: usize) -> Option<&Run> {
+        let k = self.runs.partition_point(|r| r.start <= v);
+        let run = self.runs.get(k.checked_sub(1)?)?;
+        run.range().contains(&v).then_some(run)
+    }
+
+    /// Whether operand value `a` of iteration `j` is where `source` says (for `Affine`: also
+    /// that it is readable: a parameter, or in an earlier run at one template position).
+    fn affine_ok(&self, start: usize, base: u32, step: i64, j: usize, a: u32) -> bool {
+        let want = i64::from(base) + step * j as i64;
+        if want != i64::from(a) || a as usize >= start {
+            return false;
+        }
+        if step == 0 || self.func.is_param(Value::new(a as usize)) {
+            return true;
+        }
+        // A varying value that is not a parameter must come from one template position
+        // of an earlier run (its array in `work`).
+        let (Some(r0), Some(rj)) = (self.run_of(base as usize), self.run_of(a as usize)) else {
+            return false;
+        };
+        r0.start == rj.start && step % r0.period as i64 == 0
+    }
+
+    /// The run of period `p` starting at `s`, as long as it holds (`None` if shorter than
+    /// two iterations or not rollable).
+    fn grow(&self, s: usize, p: usize) -> Option<Run> {
+        let func = self.func;
+        let n = func.n_values();
+        if s + 2 * p > n {
+            return None;
+        }
+        let mut sources = Vec::with_capacity(p);
+        let mut outputs = Vec::with_capacity(p);
+        for t in 0..p {
+            let (a, b) = (s + t, s + p + t);
+            if shape(func, a) != shape(func, b) {
+                return None;
+            }
+            let mut srcs: Vec<Source> = Vec::with_capacity(3);
+            for (a0, a1) in self.ops.of(a).zip(self.ops.of(b)) {
+                let step = i64::from(a1) - i64::from(a0);
+                let src = if a0 as usize >= s {
+                    if step != p as i64 {
+                        return None;
+                    }
+                    Source::Same {
+                        pos: (a0 as usize - s) as u32,
+                    }
+                } else if step == p as i64 && a1 as usize >= s {
+                    Source::Carried {
+                        pos: (a1 as usize - s) as u32,
+                        init: a0,
+                    }
+                } else if self.affine_ok(s, a0, step, 1, a1) {
+                    Source::Affine { base: a0, step }
+                } else {
+                    return None;
+                };
+                // One value read twice by an instruction must come from one place.
+                let repeats_differently = self
+                    .ops
+                    .of(a)
+                    .zip(&srcs)
+                    .any(|(other, &prev)| other == a0 && prev != src);
+                if repeats_differently {
+                    return None;
+                }
+                srcs.push(src);
+            }
+            let (oa, ob) = (self.outs.of(a), self.outs.of(b));
+            if oa.len() != ob.len() {
+                return None;
+            }
+            let stores: Vec<OutputStore> = oa
+                .iter()
+                .zip(ob)
+                .map(|(&(_, o0), &(_, o1))| OutputStore {
+                    first: o0,
+                    step: i64::from(o1) - i64::from(o0),
+                })
+                .collect();
+            sources.push(srcs);
+            outputs.push(stores);
+        }
+        let mut trips = 2;
+        'iterations: while s + (trips + 1) * p <= n {
+            let j = trips;
+            for t in 0..p {
+                let v = s + j * p + t;
+                if shape(func, s + t) != shape(func, v) {
+                    break 'iterations;
+                }
+                for (src, a) in sources[t].iter().zip(self.ops.of(v)) {
+                    let ok = match *src {
+                        Source::Same { pos } => a as usize == s + j * p + pos as usize,
+                        Source::Carried { pos, .. } => a as usize == s + (j - 1) * p + pos as usize,
+                        Source::Affine { base, step } => self.affine_ok(s, base, step, j, a),
+                    };
+                    if !ok {
+                        break 'iterations;
+                    }
+                }
+                let outs = self.outs.of(v);
+                if outs.len() != outputs[t].len()
+                    || outs.iter().zip(&outputs[t]).any(|(&(_, o), st)| {
+                        i64::from(o) != i64::from(st.first) + st.step * j as i64
+                    })
+                {
+                    break 'iterations;
+                }
+            }
+            trips += 1;
+        }
+        Some(Run {
+            start: s,
+            period: p,
+            trips,
+            sources,
+            outputs,
+        })
+    }
+}
+
+/// The runs of `func` (verified) worth rolling, in program order, not overlapping.
+pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
+    let first = func.n_params;
+    let n = func.n_values();
+    if n - first < MIN_INSTS {
+        return Vec::new();
+    }
+    let keys: Vec<u64> = (first..n).map(|v| shape_hash(func, v)).collect();
+    // Window hashes and, per instruction, the next instruction starting the same window.
+    let n_windows = keys.len().saturating_sub(WINDOW - 1);
+    let mut next_same = vec![u32::MAX; n_windows];
+    let mut last: HashMap<u64, u32> = HashMap::new();
+    for k in (0..n_windows).rev() {
+        let mut h = DefaultHasher::new();
+        keys[k..k + WINDOW].hash(&mut h);
+        let w = h.finish();
+        if let Some(&next) = last.get(&w) {
+            next_same[k] = next;
+        }
+        last.insert(w, k as u32);
+    }
+    drop(last);
+    let mut finder = Finder {
+        func,
+        ops: Operands::new(func),
+        outs: Outputs::new(func),
+        runs: Vec::new(),
+    };
+    let mut k = 0usize; // instruction index (value `first + k`)
+    while k < n_windows {
+        let mut best: Option<Run> = None;
+        let mut cand = k;
+        for _ in 0..CANDIDATES {
+            let next = next_same[cand];
+            if next == u32::MAX || next as usize - k > MAX_PERIOD {
+                break;
+            }
+            cand = next as usize;
+            let p = cand - k;
+            if let Some(run) = finder.grow(first + k, p) {
+                if run.trips >= MIN_TRIPS
+                    && run.insts() >= MIN_INSTS
+                    && best.as_ref().is_none_or(|b| run.insts() > b.insts())
+                {
+                    best = Some(run);
+                }
+            }
+        }
+        match best {
+            Some(run) => {
+                k = run.range().end - first;
+                finder.runs.push(run);
+            }
+            None => k += 1,
+        }
+    }
+    finder.runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adjit_ir::{BinaryOp, Builder};
+
+    /// Σ (1 − x_i)² + 100 (x_{i+1} − x_i²)², one term after the other.
+    fn rosenbrock(n: usize) -> Function {
+        let mut b = Builder::new("rosenbrock");
+        let x: Vec<Value> = (0..n)
+            .map(|i| b.param(Type::F64, &format!("x{i}")))
+            .collect();
+        let mut acc = None;
+        for i in 0..n - 1 {
+            let a = b.binary(BinaryOp::Sub, 1.0, x[i]);
+            let sq = b.mul(x[i], x[i]);
+            let c = b.sub(x[i + 1], sq);
+            let c2 = b.mul(c, c);
+            let t = b.fma(c2, 100.0, acc.map_or(0.0.into(), adjit_ir::Operand::from));
+            acc = Some(b.fma(a, a, t));
+        }
+        b.finish(&[acc.expect("n > 1")])
+    }
+
+    #[test]
+    fn rosenbrock_rolls_after_its_first_term() {
+        let f = rosenbrock(100);
+        let runs = find_runs(&f);
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        let run = &runs[0];
+        assert_eq!(run.period, 6);
+        // The first term starts the sum from the literal 0, so the run starts at its last
+        // instruction (the template is a rotation of a term: acc_i, then term i + 1).
+        assert_eq!(run.start, 100 + 5);
+        assert_eq!(run.trips, 98);
+        assert!(run.sources[0]
+            .iter()
+            .any(|s| matches!(s, Source::Carried { pos: 5, .. })));
+        // x_{i+1} is a parameter at stride 1 (from x_1 on).
+        assert!(run.sources[1].contains(&Source::Affine { base: 1, step: 1 }));
+    }
+
+    /// The rolled Rosenbrock's value, with `mutate` applied to its runs before lowering.
+    fn rosenbrock_with(mutate: Option<fn(&mut Vec<Run>)>) -> (f64, f64) {
+        let f = rosenbrock(50);
+        let x: Vec<f64> = (0..50).map(|i| 0.5 + 0.03 * i as f64).collect();
+        let want = adjit_ir::interpret(&f, &x).expect("interprets")[0];
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(mutate));
+        let opts = crate::JitOptions {
+            roll_above: 0,
+            ..crate::JitOptions::default()
+        };
+        let code = crate::compile(&f, &opts).expect("compiles");
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(None));
+        let mut y = [0.0];
+        code.call(&x, &mut y).expect("lengths match");
+        (y[0], want)
+    }
+
+    #[test]
+    fn the_rolled_loop_computes_the_straight_line_bits() {
+        let (got, want) = rosenbrock_with(None);
+        assert_eq!(got.to_bits(), want.to_bits());
+    }
+
+    /// The comparisons of rolled code with the interpreter would catch a wrong affine index
+    /// or a carried value that is dropped: each gives another number.
+    #[test]
+    fn a_broken_index_or_a_dropped_carry_changes_the_result() {
+        fn shift_index(runs: &mut Vec<Run>) {
+            for src in runs.iter_mut().flat_map(|r| r.sources.iter_mut().flatten()) {
+                if let Source::Affine { step, .. } = src {
+                    if *step == 1 {
+                        *step = 2;
+                        return;
+                    }
+                }
+            }
+            panic!("no affine operand");
+        }
+        fn drop_carry(runs: &mut Vec<Run>) {
+            for src in runs.iter_mut().flat_map(|r| r.sources.iter_mut().flatten()) {
+                if let Source::Carried { init, .. } = *src {
+                    *src = Source::Affine {
+                        base: init,
+                        step: 0,
+                    };
+                    return;
+                }
+            }
+            panic!("no carried operand");
+        }
+        for mutate in [shift_index as fn(&mut Vec<Run>), drop_carry] {
+            let (got, want) = rosenbrock_with(Some(mutate));
+            assert_ne!(got.to_bits(), want.to_bits());
+        }
+    }
+
+    #[test]
+    fn irregular_programs_have_no_runs() {
+        let f = adjit_ir::random::random_function(3, &Default::default());
+        assert!(find_runs(&f).is_empty());
+    }
+}

@@ -1,0 +1,152 @@
+//! Loop rolling: programs made of repeated templates compile to loops whose results equal the
+//! straight-line code and the interpreter bit for bit (NaN = NaN), in one and two lanes, with
+//! chunked straight-line code around the loops, for f64 and f32; programs without repetition
+//! are not rolled.
+
+mod common;
+
+use adjit_ir::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
+use adjit_ir::{interpret, verify, Function, Type};
+use adjit_jit::{compile, regions, JitOptions};
+use common::assert_same;
+
+fn rolled() -> JitOptions {
+    JitOptions {
+        roll_above: 0,
+        ..JitOptions::default()
+    }
+}
+
+fn unrolled() -> JitOptions {
+    JitOptions {
+        roll: false,
+        ..JitOptions::default()
+    }
+}
+
+fn points(seed: u64, n: usize, count: usize) -> Vec<Vec<f64>> {
+    let mut rng = Rng::new(seed);
+    (0..count).map(|_| rng.vector(n, -2.0, 2.0)).collect()
+}
+
+/// Compile `func` under `opts` and compare one call per point with the interpreter.
+fn check(func: &Function, opts: &JitOptions, xs: &[Vec<f64>]) {
+    let code = compile(func, opts).unwrap_or_else(|e| panic!("@{}: {e}", func.name));
+    let mut out = vec![0.0; code.n_outputs()];
+    for x in xs {
+        code.call(x, &mut out).expect("lengths match");
+        let want = interpret(func, x).expect("interprets");
+        assert_same(&func.name, x, &out, &want);
+    }
+}
+
+fn repeated(seed: u64) -> Function {
+    let opts = RepeatOptions {
+        template: 3 + (seed % 9) as usize,
+        trips: 6 + (seed as usize * 7) % 60,
+        carried: 1 + (seed % 3) as usize,
+        interrupt: [0, 0, 5, 7][(seed % 4) as usize],
+        ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
+        non_smooth: seed % 2 == 1,
+    };
+    let func = random_repeated(seed, &opts);
+    verify(&func).expect("generated programs verify");
+    func
+}
+
+#[test]
+fn repeated_programs_roll_and_match_the_interpreter() {
+    let mut rolled_count = 0;
+    for seed in 0..120 {
+        let func = repeated(seed);
+        let found = regions(&func, &rolled());
+        if !found.is_empty() {
+            rolled_count += 1;
+        }
+        let xs = points(seed, func.n_params, 3);
+        check(&func, &rolled(), &xs);
+        check(&func, &unrolled(), &xs);
+    }
+    // Most generated programs have a run (interruptions and short trips may leave none).
+    assert!(rolled_count >= 90, "only {rolled_count} of 120 rolled");
+}
+
+#[test]
+fn loops_between_small_chunks_match_the_interpreter() {
+    for seed in 200..240 {
+        let func = repeated(seed);
+        let opts = JitOptions {
+            chunk_insts: 7,
+            registers: 4,
+            ..rolled()
+        };
+        check(&func, &opts, &points(seed, func.n_params, 2));
+    }
+}
+
+#[test]
+fn two_lane_loops_match_the_interpreter() {
+    for seed in 300..340 {
+        let func = repeated(seed);
+        let opts = JitOptions {
+            batch_lanes: 2,
+            ..rolled()
+        };
+        let code = compile(&func, &opts).expect("compiles");
+        let n = func.n_params;
+        let xs = points(seed, n, 5);
+        let flat: Vec<f64> = xs.concat();
+        let mut out = vec![0.0; code.n_outputs() * xs.len()];
+        code.call_batch(&flat, &mut out).expect("lengths match");
+        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
+            let want = interpret(&func, x).expect("interprets");
+            assert_same(&func.name, x, y, &want);
+        }
+    }
+}
+
+#[test]
+fn irregular_programs_are_not_rolled() {
+    for seed in 0..6 {
+        let func = random_function(
+            seed,
+            &RandomOptions {
+                n_insts: 3000,
+                ..RandomOptions::default()
+            },
+        );
+        assert!(regions(&func, &rolled()).is_empty(), "seed {seed}");
+        // And compile to the same code as with rolling off (same chunks, same size; the
+        // text differs only in the order of the constant table).
+        let a = compile(&func, &JitOptions::default()).expect("compiles");
+        let b = compile(&func, &unrolled()).expect("compiles");
+        assert_eq!(
+            (a.n_chunks(), a.code_bytes(), a.workspace_bytes()),
+            (b.n_chunks(), b.code_bytes(), b.workspace_bytes()),
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn code_size_follows_the_template_not_the_trip_count() {
+    let sizes: Vec<usize> = [100, 1000, 10_000]
+        .iter()
+        .map(|&trips| {
+            let func = random_repeated(
+                7,
+                &RepeatOptions {
+                    trips,
+                    ..RepeatOptions::default()
+                },
+            );
+            compile(&func, &rolled()).expect("compiles").code_bytes()
+        })
+        .collect();
+    // The loop is the same; only the straight-line prologue and epilogue (the sum and the
+    // per-iteration outputs are in the loop) may differ slightly.
+    assert!(
+        sizes[2] < 2 * sizes[0],
+        "code bytes grow with the trips: {sizes:?}"
+    );
+}
