@@ -14,19 +14,20 @@ use crate::compiled::{CompiledFunction, KernelFn, Kernels, OwnedModule};
 use crate::error::JitError;
 use crate::lanes::Lanes;
 use crate::options::JitOptions;
-use crate::pipeline::{lower_function, shared_flags};
+use crate::pipeline::{lower_function, lowered_insts, rolled_runs, shared_flags};
+use crate::roll::Run;
 
 /// The host ISA with its detected features (FMA, SSE4.1, AVX on x86-64).
-fn host_isa(func: &Function, opts: &JitOptions) -> Result<OwnedTargetIsa, JitError> {
-    let flags = shared_flags(func, opts, false)?;
+fn host_isa(lowered: usize, opts: &JitOptions) -> Result<OwnedTargetIsa, JitError> {
+    let flags = shared_flags(lowered, opts, false)?;
     let builder = cranelift_native::builder().map_err(|e| JitError::HostNotSupported(e.into()))?;
     builder
         .finish(flags)
         .map_err(|e| JitError::cranelift("building the host ISA", e))
 }
 
-fn new_module(func: &Function, opts: &JitOptions) -> Result<OwnedModule, JitError> {
-    let mut builder = JITBuilder::with_isa(host_isa(func, opts)?, default_libcall_names());
+fn new_module(lowered: usize, opts: &JitOptions) -> Result<OwnedModule, JitError> {
+    let mut builder = JITBuilder::with_isa(host_isa(lowered, opts)?, default_libcall_names());
     for (name, ptr) in jit_math_symbols() {
         builder.symbol(name, ptr);
     }
@@ -52,11 +53,12 @@ fn chunk_name(chunk: usize) -> String {
 /// ```
 pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
     verify(func)?;
-    let scalar = compile_kernels(func, opts, Lanes::One)?;
+    let runs = rolled_runs(func, opts);
+    let scalar = compile_kernels(func, opts, &runs, Lanes::One)?;
     // The two-point kernels live in a module of their own, so that a function the host
     // cannot lower in vector lanes keeps its scalar code (and scalar batches).
     let pairs = if opts.batch_lanes >= 2 {
-        compile_kernels(func, opts, Lanes::Two).ok()
+        compile_kernels(func, opts, &runs, Lanes::Two).ok()
     } else {
         None
     };
@@ -69,8 +71,13 @@ pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, J
 }
 
 /// Lower, compile and finalize every chunk of `func` (verified) for `lanes` points per call.
-fn compile_kernels(func: &Function, opts: &JitOptions, lanes: Lanes) -> Result<Kernels, JitError> {
-    let mut owned = new_module(func, opts)?;
+fn compile_kernels(
+    func: &Function,
+    opts: &JitOptions,
+    runs: &[Run],
+    lanes: Lanes,
+) -> Result<Kernels, JitError> {
+    let mut owned = new_module(lowered_insts(func, runs), opts)?;
     let mut code_bytes = 0usize;
     let lowered = lower_function(
         owned.module_mut(),
@@ -79,6 +86,7 @@ fn compile_kernels(func: &Function, opts: &JitOptions, lanes: Lanes) -> Result<K
         MathNames::Wrappers,
         |i, _| (chunk_name(i), Linkage::Local),
         lanes,
+        runs,
         |module, id, ctx, chunk| {
             module.define_function(id, ctx).map_err(|e| {
                 JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)
@@ -124,7 +132,8 @@ fn dump_lanes(opts: &JitOptions) -> Lanes {
 /// two-point kernels when [`JitOptions::batch_lanes`] is 2).
 pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
-    let mut owned = new_module(func, opts)?;
+    let runs = rolled_runs(func, opts);
+    let mut owned = new_module(lowered_insts(func, &runs), opts)?;
     let mut text = String::new();
     lower_function(
         owned.module_mut(),
@@ -133,6 +142,7 @@ pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError>
         MathNames::Wrappers,
         |i, _| (chunk_name(i), Linkage::Local),
         dump_lanes(opts),
+        &runs,
         |module, _, ctx, chunk| {
             let calls = called_names(module, ctx);
             let legend: Vec<String> = calls
@@ -182,7 +192,8 @@ fn symbol<M: Module>(module: &M, user: &cranelift_codegen::ir::UserExternalName)
 /// (of the two-point kernels when [`JitOptions::batch_lanes`] is 2).
 pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
-    let mut owned = new_module(func, opts)?;
+    let runs = rolled_runs(func, opts);
+    let mut owned = new_module(lowered_insts(func, &runs), opts)?;
     let mut text = String::new();
     lower_function(
         owned.module_mut(),
@@ -191,6 +202,7 @@ pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> 
         MathNames::Wrappers,
         |i, _| (chunk_name(i), Linkage::Local),
         dump_lanes(opts),
+        &runs,
         |module, id, ctx, chunk| {
             ctx.set_disasm(true);
             module.define_function(id, ctx).map_err(|e| {

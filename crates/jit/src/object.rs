@@ -24,7 +24,8 @@ use crate::abi::{kernel_signature, MathNames};
 use crate::error::JitError;
 use crate::lanes::Lanes;
 use crate::options::JitOptions;
-use crate::pipeline::{lower_function, shared_flags};
+use crate::pipeline::{lower_function, lowered_insts, rolled_runs, shared_flags};
+use crate::roll::Run;
 
 /// An object file and the C header declaring its function.
 #[derive(Clone, Debug)]
@@ -68,7 +69,7 @@ pub fn c_symbol(name: &str) -> String {
 }
 
 fn target_isa(
-    func: &Function,
+    lowered: usize,
     triple: &str,
     opts: &JitOptions,
 ) -> Result<isa::OwnedTargetIsa, JitError> {
@@ -88,7 +89,7 @@ fn target_isa(
     }
     let builder = isa::lookup(parsed).map_err(|e| unknown(e.to_string()))?;
     builder
-        .finish(shared_flags(func, opts, true)?)
+        .finish(shared_flags(lowered, opts, true)?)
         .map_err(|e| JitError::cranelift(format!("building the {triple} ISA"), e))
 }
 
@@ -175,15 +176,17 @@ pub fn compile_object_as(
             });
         }
     }
-    let isa = target_isa(func, triple, opts)?;
+    let runs = rolled_runs(func, opts);
+    let isa = target_isa(lowered_insts(func, &runs), triple, opts)?;
     let symbol = symbol.to_string();
     let builder = ObjectBuilder::new(isa, symbol.clone(), default_libcall_names())
         .map_err(|e| JitError::cranelift("creating the object module", e))?;
     let mut module = ObjectModule::new(builder);
-    let (plan, mut code_bytes) = define_kernels(&mut module, func, opts, &symbol, Lanes::One)?;
+    let (plan, mut code_bytes) =
+        define_kernels(&mut module, func, opts, &runs, &symbol, Lanes::One)?;
     let pair_symbol = if opts.batch_lanes >= 2 {
         let pair = format!("{symbol}_x2");
-        code_bytes += define_kernels(&mut module, func, opts, &pair, Lanes::Two)?.1;
+        code_bytes += define_kernels(&mut module, func, opts, &runs, &pair, Lanes::Two)?.1;
         Some(pair)
     } else {
         None
@@ -212,6 +215,7 @@ fn define_kernels(
     module: &mut ObjectModule,
     func: &Function,
     opts: &JitOptions,
+    runs: &[Run],
     symbol: &str,
     lanes: Lanes,
 ) -> Result<(crate::plan::Plan, usize), JitError> {
@@ -226,6 +230,7 @@ fn define_kernels(
             _ => (format!("{symbol}_chunk{i}"), Linkage::Local),
         },
         lanes,
+        runs,
         |module, id, ctx, chunk| {
             module.define_function(id, ctx).map_err(|e| {
                 JitError::cranelift(format!("compiling chunk {chunk} of @{}", func.name), e)

@@ -19,8 +19,9 @@ use crate::roll::{find_runs, Region, Run};
 use crate::schedule::schedule;
 
 /// Cranelift shared flags for compiling `func` under `opts`.
+/// `lowered` is the number of IR instructions the lowering emits ([`lowered_insts`]).
 pub(crate) fn shared_flags(
-    func: &Function,
+    lowered: usize,
     opts: &JitOptions,
     is_pic: bool,
 ) -> Result<settings::Flags, JitError> {
@@ -28,7 +29,7 @@ pub(crate) fn shared_flags(
     let regalloc = match opts.regalloc {
         RegAlloc::Backtracking => "backtracking",
         RegAlloc::SinglePass => "single_pass",
-        RegAlloc::Auto if func.n_insts() > opts.single_pass_above => "single_pass",
+        RegAlloc::Auto if lowered > opts.single_pass_above => "single_pass",
         RegAlloc::Auto => "backtracking",
     };
     let opt_level = match opts.opt_level {
@@ -37,7 +38,7 @@ pub(crate) fn shared_flags(
         // The e-graph re-places every pure instruction at its first use by a store, undoing
         // the schedule (measured on Rosenbrock-100: VJP 513 ns with it, 259 ns without).
         OptLevel::Auto if opts.schedule => "none",
-        OptLevel::Auto if func.n_insts() <= opts.optimize_up_to => "speed",
+        OptLevel::Auto if lowered <= opts.optimize_up_to => "speed",
         OptLevel::Auto => "none",
     };
     let settings: [(&str, &str); 5] = [
@@ -74,6 +75,12 @@ pub(crate) fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
     runs
 }
 
+/// The IR instructions lowered for `func` with `runs`: each run's template once.
+pub(crate) fn lowered_insts(func: &Function, runs: &[Run]) -> usize {
+    let rolled: usize = runs.iter().map(|r| r.insts() - r.period).sum();
+    func.n_insts() - rolled
+}
+
 /// The regions [`crate::compile`] and [`crate::compile_object`] lower as loops for `func`
 /// (verified) under `opts`, in program order (empty when nothing is rolled).
 pub fn regions(func: &Function, opts: &JitOptions) -> Vec<Region> {
@@ -103,7 +110,7 @@ pub(crate) struct Lowered {
 }
 
 /// Lower every chunk of `func` (verified) into `module`, for one point per call or two
-/// (`lanes`; the schedule and plan are the same). Chunk `i` of `n` is declared with the name
+/// (`lanes`; the schedule and plan are the same), with `runs` ([`rolled_runs`]) as loops. Chunk `i` of `n` is declared with the name
 /// and linkage `chunk_name(i, n)`, built into a context, and passed to `finish`, which must
 /// define or otherwise consume it (the context is cleared afterwards).
 #[allow(
@@ -117,14 +124,21 @@ pub(crate) fn lower_function<M: Module>(
     names: MathNames,
     chunk_name: impl Fn(usize, usize) -> (String, Linkage),
     lanes: Lanes,
+    runs: &[Run],
     mut finish: impl FnMut(&mut M, FuncId, &mut Context, usize) -> Result<(), JitError>,
 ) -> Result<Lowered, JitError> {
-    #[allow(unused_mut, reason = "mutated by tests only")]
-    let mut runs = rolled_runs(func, opts);
     #[cfg(test)]
-    if let Some(mutate) = MUTATE_RUNS.with(|m| m.get()) {
-        mutate(&mut runs);
-    }
+    let mutated;
+    #[cfg(test)]
+    let runs = match MUTATE_RUNS.with(|m| m.get()) {
+        Some(mutate) => {
+            let mut copy = runs.to_vec();
+            mutate(&mut copy);
+            mutated = copy;
+            &mutated[..]
+        }
+        None => runs,
+    };
     let scheduled;
     let func = if opts.schedule && runs.is_empty() {
         scheduled = schedule(func);
@@ -132,14 +146,14 @@ pub(crate) fn lower_function<M: Module>(
     } else {
         func
     };
-    let plan = plan(func, opts, &runs);
-    let mut consts = ConstTable::build(func, &plan, &runs, opts.const_table_above, lanes.count());
+    let plan = plan(func, opts, runs);
+    let mut consts = ConstTable::build(func, &plan, runs, opts.const_table_above, lanes.count());
     let n_chunks = plan.chunks.len();
     consts.define(module, &format!("{}.constants", chunk_name(0, n_chunks).0))?;
     let input = LowerInput {
         func,
         plan: &plan,
-        runs: &runs,
+        runs,
         consts: &consts,
         lanes,
         math: opts.math,

@@ -27,12 +27,10 @@
 //! differing term every k terms) end a run; the next run starts after them, or the period
 //! grows to take the exception in (every 7th term differs: period 7 terms).
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::ops::Range;
 
 use adjit_ir::{Function, InstData, Type, Value};
+use rustc_hash::FxHashMap;
 
 /// Fewest iterations a run is rolled with.
 pub(crate) const MIN_TRIPS: usize = 4;
@@ -105,10 +103,16 @@ fn shape(func: &Function, v: usize) -> Option<(InstData, Type)> {
     Some((inst.map_values(|_| Value::new(0)), func.values[v].ty))
 }
 
-fn shape_hash(func: &Function, v: usize) -> u64 {
-    let mut h = DefaultHasher::new();
-    shape(func, v).hash(&mut h);
-    h.finish()
+/// A number per instruction, equal for two instructions exactly when their shapes are.
+fn shape_ids(func: &Function) -> Vec<u32> {
+    let mut ids: FxHashMap<(InstData, Type), u32> = FxHashMap::default();
+    (func.n_params..func.n_values())
+        .map(|v| {
+            let key = shape(func, v).expect("values after the parameters are instructions");
+            let next = ids.len() as u32;
+            *ids.entry(key).or_insert(next)
+        })
+        .collect()
 }
 
 /// The value operands of every instruction, in text order (`u32::MAX` pads).
@@ -170,6 +174,8 @@ impl Outputs {
 
 struct Finder<'a> {
     func: &'a Function,
+    /// Shape ids by instruction index (value − first instruction).
+    ids: Vec<u32>,
     ops: Operands,
     outs: Outputs,
     runs: Vec<Run>,
@@ -213,7 +219,8 @@ impl Finder<'_> {
         let mut outputs = Vec::with_capacity(p);
         for t in 0..p {
             let (a, b) = (s + t, s + p + t);
-            if shape(func, a) != shape(func, b) {
+            let first = func.n_params;
+            if self.ids[a - first] != self.ids[b - first] {
                 return None;
             }
             let mut srcs: Vec<Source> = Vec::with_capacity(3);
@@ -267,7 +274,7 @@ impl Finder<'_> {
             let j = trips;
             for t in 0..p {
                 let v = s + j * p + t;
-                if shape(func, s + t) != shape(func, v) {
+                if self.ids[s + t - func.n_params] != self.ids[v - func.n_params] {
                     break 'iterations;
                 }
                 for (src, a) in sources[t].iter().zip(self.ops.of(v)) {
@@ -308,15 +315,14 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
     if n - first < MIN_INSTS {
         return Vec::new();
     }
-    let keys: Vec<u64> = (first..n).map(|v| shape_hash(func, v)).collect();
-    // Window hashes and, per instruction, the next instruction starting the same window.
-    let n_windows = keys.len().saturating_sub(WINDOW - 1);
+    let ids = shape_ids(func);
+    // Per instruction, the next instruction starting the same window of shapes.
+    let n_windows = ids.len().saturating_sub(WINDOW - 1);
     let mut next_same = vec![u32::MAX; n_windows];
-    let mut last: HashMap<u64, u32> = HashMap::new();
+    let mut last: FxHashMap<[u32; WINDOW], u32> = FxHashMap::default();
     for k in (0..n_windows).rev() {
-        let mut h = DefaultHasher::new();
-        keys[k..k + WINDOW].hash(&mut h);
-        let w = h.finish();
+        let mut w = [0u32; WINDOW];
+        w.copy_from_slice(&ids[k..k + WINDOW]);
         if let Some(&next) = last.get(&w) {
             next_same[k] = next;
         }
@@ -325,6 +331,7 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
     drop(last);
     let mut finder = Finder {
         func,
+        ids,
         ops: Operands::new(func),
         outs: Outputs::new(func),
         runs: Vec::new(),

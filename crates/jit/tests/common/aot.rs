@@ -137,6 +137,21 @@ pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
         let points = (0..4).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
         programs.push((f, points));
     }
+    // Repeated templates, long enough to be rolled into loops by default.
+    for seed in 0..4u64 {
+        let opts = adjit_ir::random::RepeatOptions {
+            template: 6 + seed as usize,
+            trips: 300,
+            carried: 1 + (seed % 2) as usize,
+            interrupt: [0, 7][(seed % 2) as usize],
+            ty: if seed == 3 { Type::F32 } else { Type::F64 },
+            non_smooth: seed % 2 == 1,
+        };
+        let f = adjit_ir::random::random_repeated(seed, &opts);
+        let mut rng = Rng::new(seed);
+        let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
+        programs.push((f, points));
+    }
     // The example corpus, when present.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -169,6 +184,7 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
     let mut includes = String::new();
     let mut table = String::new();
     let (mut max_in, mut max_out, mut max_work) = (1, 1, 1);
+    let mut rolled = 0;
     for (i, (func, _)) in programs.iter().enumerate() {
         let mut func = func.clone();
         func.name = format!("p{i}_{}", func.name);
@@ -177,6 +193,9 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
             batch_lanes: 2,
             ..opts_for(i)
         };
+        if !adjit_jit::regions(&func, &opts).is_empty() {
+            rolled += 1;
+        }
         let obj = compile_object(&func, tc.triple, &opts)
             .unwrap_or_else(|e| panic!("@{}: {e}", func.name));
         options.push(opts);
@@ -224,6 +243,12 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
            return 0;\n\
          }}\n"
     );
+    // The repeated programs are lowered as loops (most of them; an option set may not roll
+    // a program whose runs are too short for it).
+    assert!(
+        rolled >= 3,
+        "only {rolled} programs of the suite were rolled"
+    );
     std::fs::write(dir.join("driver.c"), driver).unwrap();
     let exe = dir.join("driver");
     let status = Command::new(tc.cc)
@@ -261,8 +286,12 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(&stdin).unwrap();
+    // Written from another thread: the driver's output may fill the pipe before it has read
+    // all of its input, and writing everything first would then wait forever.
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
     let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
     assert!(
         output.status.success(),
         "driver failed: {:?}",

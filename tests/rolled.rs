@@ -1,0 +1,153 @@
+//! Loop rolling through every derivative mode: derivative programs of repeated templates
+//! (forward sweeps, reverse sweeps running the iterations backwards, second order) are rolled
+//! by the JIT, and their results equal the straight-line code and the interpreter bit for bit
+//! (NaN = NaN); the derivatives agree with central differences.
+
+use adjit::{Compiled, Engine, Hessian, Jacobian, JitOptions, Mode, Options};
+use adjit_ir::random::{random_repeated, RepeatOptions, Rng};
+use adjit_ir::Function;
+
+fn rolled() -> Options {
+    let mut o = Options::default();
+    o.jit = JitOptions {
+        roll_above: 0,
+        ..JitOptions::default()
+    };
+    o
+}
+
+fn unrolled() -> Options {
+    let mut o = Options::default();
+    o.jit = JitOptions {
+        roll: false,
+        ..JitOptions::default()
+    };
+    o
+}
+
+fn same(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+}
+
+fn program(seed: u64) -> Function {
+    random_repeated(
+        seed,
+        &RepeatOptions {
+            template: 3 + (seed % 6) as usize,
+            trips: 12 + (seed as usize * 5) % 40,
+            carried: 1 + (seed % 2) as usize,
+            interrupt: [0, 6][(seed % 2) as usize],
+            ..RepeatOptions::default()
+        },
+    )
+}
+
+/// `func` with only its last output (the sum over the iterations).
+fn scalar(func: &Function) -> Function {
+    let mut f = func.clone();
+    let last = *f.rets.last().expect("has outputs");
+    f.rets = vec![last];
+    f.ret_types = vec![f.ty(last)];
+    f
+}
+
+#[test]
+fn every_mode_rolled_equals_unrolled_and_the_interpreter() {
+    let mut rolled_programs = 0;
+    for seed in 0..12u64 {
+        let full = program(seed);
+        let sum = scalar(&full);
+        for (func, mode) in [
+            (&full, Mode::Primal),
+            (&full, Mode::Jvp),
+            (&full, Mode::Vjp),
+            (&sum, Mode::Gradient),
+            (&sum, Mode::Hvp),
+        ] {
+            let interp =
+                Compiled::with_options(&func, mode, &Options::on(Engine::Interp)).expect("derives");
+            let derived = interp.ir();
+            if !adjit_jit::regions(derived, &rolled().jit).is_empty() {
+                rolled_programs += 1;
+            }
+            let a = Compiled::with_options(func, mode, &rolled()).expect("compiles");
+            let b = Compiled::with_options(func, mode, &unrolled()).expect("compiles");
+            let mut rng = Rng::new(seed);
+            let n_in = a.layout().n_inputs();
+            let x = rng.vector(n_in, -2.0, 2.0);
+            let mut ya = vec![0.0; a.layout().n_outputs()];
+            let mut yb = ya.clone();
+            let mut yi = ya.clone();
+            a.call(&x, &mut ya).expect("calls");
+            b.call(&x, &mut yb).expect("calls");
+            interp.call(&x, &mut yi).expect("calls");
+            assert!(same(&ya, &yb), "seed {seed} {mode:?}: rolled != unrolled");
+            assert!(
+                same(&ya, &yi),
+                "seed {seed} {mode:?}: rolled != interpreter"
+            );
+        }
+    }
+    assert!(
+        rolled_programs >= 40,
+        "only {rolled_programs} of 60 derivative programs rolled"
+    );
+}
+
+#[test]
+fn rolled_jacobians_and_hessians_equal_unrolled_and_match_differences() {
+    for seed in 30..33u64 {
+        let func = program(seed);
+        let n = func.n_params;
+        let m = func.n_outputs();
+        let x = Rng::new(seed).vector(n, -1.5, 1.5);
+        let ja = Jacobian::with_options(&func, &rolled()).expect("compiles");
+        let jb = Jacobian::with_options(&func, &unrolled()).expect("compiles");
+        let (mut ya, mut yb) = (vec![0.0; m], vec![0.0; m]);
+        let (mut a, mut b) = (vec![0.0; m * n], vec![0.0; m * n]);
+        ja.call(&x, &mut ya, &mut a).expect("calls");
+        jb.call(&x, &mut yb, &mut b).expect("calls");
+        assert!(
+            same(&a, &b) && same(&ya, &yb),
+            "seed {seed}: Jacobians differ"
+        );
+        // Central differences of the primal, column by column.
+        let primal = Compiled::with_options(&func, Mode::Primal, &rolled()).expect("compiles");
+        let h = 1e-6;
+        for j in 0..n {
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[j] += h;
+            xm[j] -= h;
+            let (mut fp, mut fm) = (vec![0.0; m], vec![0.0; m]);
+            primal.call(&xp, &mut fp).expect("calls");
+            primal.call(&xm, &mut fm).expect("calls");
+            for i in 0..m {
+                let fd = (fp[i] - fm[i]) / (2.0 * h);
+                let jij = a[i * n + j];
+                assert!(
+                    (fd - jij).abs() <= 1e-5 * (1.0 + jij.abs()),
+                    "seed {seed}: J[{i}][{j}] = {jij}, differences {fd}"
+                );
+            }
+        }
+    }
+    // Hessians of a one-output program: the last output (the sum over iterations).
+    for seed in 40..42u64 {
+        let func = scalar(&program(seed));
+        let n = func.n_params;
+        let x = Rng::new(seed).vector(n, -1.5, 1.5);
+        let ha = Hessian::with_options(&func, &rolled()).expect("compiles");
+        let hb = Hessian::with_options(&func, &unrolled()).expect("compiles");
+        let (mut ga, mut gb) = (vec![0.0; n], vec![0.0; n]);
+        let (mut a, mut b) = (vec![0.0; n * n], vec![0.0; n * n]);
+        let fa = ha.call(&x, &mut ga, &mut a).expect("calls");
+        let fb = hb.call(&x, &mut gb, &mut b).expect("calls");
+        assert!(
+            fa.to_bits() == fb.to_bits() && same(&ga, &gb) && same(&a, &b),
+            "seed {seed}: Hessians differ"
+        );
+    }
+}
