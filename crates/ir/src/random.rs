@@ -354,9 +354,7 @@ pub fn random_repeated(seed: u64, opts: &RepeatOptions) -> Function {
             };
             vals.push(v);
         }
-        for c in 0..n_carried {
-            state[c] = vals[k + c];
-        }
+        state.copy_from_slice(&vals[k..k + n_carried]);
         per_iteration.push(vals[out_pos]);
         sum = Some(match sum {
             None => vals[k - 1],

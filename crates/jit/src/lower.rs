@@ -347,7 +347,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let j = params[0];
         let mut body: Vec<ir::Value> = Vec::with_capacity(run.period);
         let mut advanced = HashMap::new();
-        for t in 0..run.period {
+        for (t, &home) in homes.iter().enumerate().take(run.period) {
             let v = run.start + t;
             let ValueDef::Inst(inst) = &func.values[v].def else {
                 unreachable!("a run holds instructions only")
@@ -397,7 +397,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             let x = self.lower_inst(v, inst)?;
             self.overrides.clear();
             body.push(x);
-            match homes[t] {
+            match home {
                 Home::None => {}
                 Home::Last(slot) => {
                     let off = self.slot_offset(slot)?;

@@ -94,11 +94,15 @@ pub fn regions(func: &Function, opts: &JitOptions) -> Vec<Region> {
         .collect()
 }
 
+/// A change made to the runs before lowering (tests only).
+#[cfg(test)]
+pub(crate) type Mutation = fn(&mut [Run]);
+
 #[cfg(test)]
 thread_local! {
     /// A change made to the runs before lowering, on this thread (tests only: they show
     /// that a wrong run gives wrong numbers, so the comparisons would catch one).
-    pub(crate) static MUTATE_RUNS: std::cell::Cell<Option<fn(&mut Vec<Run>)>> =
+    pub(crate) static MUTATE_RUNS: std::cell::Cell<Option<Mutation>> =
         const { std::cell::Cell::new(None) };
 }
 

@@ -409,7 +409,7 @@ mod tests {
     }
 
     /// The rolled Rosenbrock's value, with `mutate` applied to its runs before lowering.
-    fn rosenbrock_with(mutate: Option<fn(&mut Vec<Run>)>) -> (f64, f64) {
+    fn rosenbrock_with(mutate: Option<fn(&mut [Run])>) -> (f64, f64) {
         let f = rosenbrock(50);
         let x: Vec<f64> = (0..50).map(|i| 0.5 + 0.03 * i as f64).collect();
         let want = adjit_ir::interpret(&f, &x).expect("interprets")[0];
@@ -435,7 +435,7 @@ mod tests {
     /// or a carried value that is dropped: each gives another number.
     #[test]
     fn a_broken_index_or_a_dropped_carry_changes_the_result() {
-        fn shift_index(runs: &mut Vec<Run>) {
+        fn shift_index(runs: &mut [Run]) {
             for src in runs.iter_mut().flat_map(|r| r.sources.iter_mut().flatten()) {
                 if let Source::Affine { step, .. } = src {
                     if *step == 1 {
@@ -446,7 +446,7 @@ mod tests {
             }
             panic!("no affine operand");
         }
-        fn drop_carry(runs: &mut Vec<Run>) {
+        fn drop_carry(runs: &mut [Run]) {
             for src in runs.iter_mut().flat_map(|r| r.sources.iter_mut().flatten()) {
                 if let Source::Carried { init, .. } = *src {
                     *src = Source::Affine {
@@ -458,7 +458,7 @@ mod tests {
             }
             panic!("no carried operand");
         }
-        for mutate in [shift_index as fn(&mut Vec<Run>), drop_carry] {
+        for mutate in [shift_index as fn(&mut [Run]), drop_carry] {
             let (got, want) = rosenbrock_with(Some(mutate));
             assert_ne!(got.to_bits(), want.to_bits());
         }
