@@ -347,6 +347,11 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
             }
             cand = next as usize;
             let p = cand - k;
+            if best.as_ref().is_some_and(|b| p % b.period == 0) {
+                // A multiple of a period that already rolls covers no more (and would
+                // repeat its whole walk).
+                continue;
+            }
             if let Some(run) = finder.grow(first + k, p) {
                 if run.trips >= MIN_TRIPS
                     && run.insts() >= MIN_INSTS
