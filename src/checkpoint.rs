@@ -15,8 +15,10 @@ use adjit_diff::layout::{Kind, Layout};
 use adjit_ir::Function;
 
 use crate::compile::{bool_params, check_bools, check_parts, signature_of};
+use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::runner::Runner;
-use crate::{Error, Options, Result, Strategy};
+use adjit_diff::checkpoint::Strategy;
 
 fn make_plan(func: &Function, strategy: Strategy) -> Result<Plan> {
     adjit_ir::verify(func)?;

@@ -7,10 +7,11 @@
 use adjit_diff::layout::{Layout, Part};
 use adjit_diff::{Derived, Mode};
 use adjit_ir::{Function, Type};
-use adjit_jit::CompiledFunction;
+use adjit_jit::{CompiledFunction, JitOptions, ObjectCode};
 
+use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::runner::Runner;
-use crate::{Error, Options, Result};
 
 /// The simplified program of `mode` applied to `func` (which must verify), with its layout.
 pub fn derive(func: &Function, mode: Mode) -> Result<Derived> {
@@ -24,7 +25,7 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived> {
 /// `x` and `v` and the `bool` inputs are checked as [`Compiled::call_parts`] checks them.
 pub(crate) fn hvp_along(
     func: &Function,
-    engine: crate::Engine,
+    engine: crate::options::Engine,
     x: &[f64],
     v: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
@@ -39,7 +40,7 @@ pub(crate) fn hvp_along(
     check_parts(&name, &layout, layout.input_parts(), in_lens)?;
     check_bools(func, &bool_params(func), x)?;
     let program = adjit_diff::hvp_along(func, v);
-    let runner = Runner::new(&program, &crate::Options::on(engine))?;
+    let runner = Runner::new(&program, &Options::on(engine))?;
     let mut out = vec![0.0; layout.n_outputs()];
     runner.run(x, &mut out)?;
     let part = |p: Part| out[layout.output(p)].to_vec();
@@ -402,4 +403,22 @@ impl Gradient {
     pub fn compiled(&self) -> &Compiled {
         &self.compiled
     }
+}
+
+/// Compile `program` to an object file for `target` (`None`: the host), exported as `symbol`
+/// (`None`: the default for its name).
+pub(crate) fn object_for(
+    program: &Function,
+    target: Option<&str>,
+    symbol: Option<&str>,
+    opts: &JitOptions,
+) -> Result<ObjectCode> {
+    let host = target_lexicon::Triple::host().to_string();
+    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(&program.name), str::to_string);
+    Ok(adjit_jit::compile_object_as(
+        program,
+        target.unwrap_or(&host),
+        opts,
+        &symbol,
+    )?)
 }

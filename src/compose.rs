@@ -72,9 +72,10 @@ use adjit_diff::Mode;
 use adjit_ir::Function;
 
 use crate::compile::derive;
+use crate::error::{Error, Result};
 use crate::map::{run_on_threads, sum_blocks, Blocks, PARALLEL_WORK};
+use crate::options::Options;
 use crate::runner::Runner;
-use crate::{Error, Options, Result};
 
 /// Where one inner parameter of every component lives in θ: component `j` reads
 /// `θ[base + j·stride]` (stride 0: one entry shared by every component, its gradient summed).

@@ -12,8 +12,11 @@ use adjit_diff::layout::{Kind, Layout, Part};
 use adjit_ir::Function;
 
 use crate::compile::check_parts;
+use crate::error::{Error, Result};
+use crate::jacobian::Jacobian;
+use crate::options::InverseMode;
+use crate::options::Options;
 use crate::runner::Runner;
-use crate::{Error, InverseMode, Jacobian, Options, Result};
 
 /// The simplified program of `mode` for the verified square `func`:
 /// `(x.., v..) → (y.., product.., status)` (the [`Kind::Inverse`] layout).

@@ -27,9 +27,10 @@ use adjit_ir::Function;
 use std::sync::OnceLock;
 
 use crate::compile::{bool_params, check_bools, check_parts, derive, signature_of};
+use crate::error::Result;
+use crate::options::{Engine, JacobianMode, Options};
 use crate::runner::Runner;
 use crate::scratch::with_scratch;
-use crate::{Engine, JacobianMode, Options, Result};
 
 /// The most directions one forward call of a [`Jacobian`] carries: the vector JVP's code grows
 /// with its direction count, so wider Jacobians are assembled from several calls of one
@@ -481,10 +482,12 @@ impl Hessian {
             .unwrap_or(0);
         let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
         if float_outputs != 1 {
-            return Err(crate::Error::Diff(adjit_diff::DiffError::NotScalar {
-                func: func.name.clone(),
-                float_outputs,
-            }));
+            return Err(crate::error::Error::Diff(
+                adjit_diff::DiffError::NotScalar {
+                    func: func.name.clone(),
+                    float_outputs,
+                },
+            ));
         }
         let n = func.differentiated_params().count();
         crate::memory::check_f64s(
@@ -497,7 +500,7 @@ impl Hessian {
         let coloring = best_star_coloring(&pattern);
         if coloring.n_colors < n {
             // Fewer products than columns: one call of the seed-baked program, mirrored.
-            let plan = crate::sparse::SparsePlan::new(func, crate::SparseKind::Hessian)?;
+            let plan = crate::sparse::SparsePlan::new(func, crate::sparse::SparseKind::Hessian)?;
             let gradient = derive(func, Mode::Gradient)?;
             let lower = &plan.pattern;
             let mirror = pattern

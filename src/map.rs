@@ -27,8 +27,9 @@ use adjit_diff::Mode;
 use adjit_ir::Function;
 
 use crate::compile::{derive, signature_of};
+use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::runner::Runner;
-use crate::{Error, Options, Result};
 
 /// How a [`MappedKernel`] splits its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -39,8 +39,9 @@ use adjit_diff::sparsity::{
 use adjit_ir::Function;
 
 use crate::compile::{bool_params, check_bools, check_parts, signature_of};
+use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::runner::Runner;
-use crate::{Error, Options, Result};
 
 /// The sparse Jacobian `∂yᵢ/∂xⱼ` of a function (rows: float outputs; columns: differentiated
 /// float inputs), compiled once into one program that writes its nonzeros. See the
@@ -412,7 +413,7 @@ fn eval_dense(
     })
 }
 
-crate::named! {
+crate::options::named! {
     /// Which sparse derivative matrix: the name of its compile mode and bench row.
     SparseKind, "sparse matrix" {
         Jacobian => "sparse-jacobian", "The nonzeros of the Jacobian, CSR order: (x) -> (nz)",
@@ -566,10 +567,14 @@ pub fn compile_object(
     kind: SparseKind,
     target: Option<&str>,
     symbol: Option<&str>,
-) -> Result<crate::ObjectCode> {
+) -> Result<adjit_jit::ObjectCode> {
     let plan = SparsePlan::new(func, kind)?;
-    let mut object =
-        crate::object_for(&plan.program, target, symbol, &crate::JitOptions::default())?;
+    let mut object = crate::compile::object_for(
+        &plan.program,
+        target,
+        symbol,
+        &adjit_jit::JitOptions::default(),
+    )?;
     let upper = object.symbol.to_uppercase();
     let p = &plan.pattern;
     let join = |items: Vec<String>| items.join(", ");

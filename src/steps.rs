@@ -40,8 +40,11 @@ use crate::compile::{check_parts, derive, signature_of};
 use crate::runner::Runner;
 use std::sync::OnceLock;
 
+use crate::error::{Error, Result};
 use crate::inverse::CompiledInverse;
-use crate::{Error, InverseMode, Options, Result, Strategy};
+use crate::options::InverseMode;
+use crate::options::Options;
+use adjit_diff::checkpoint::Strategy;
 
 /// Figures of an [`IteratedStep`]'s VJP, from its schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
