@@ -389,13 +389,12 @@ impl Gradient {
     /// More than 15 `bool` outputs beside the float one: not a gradient anyone asks for.
     #[cold]
     fn too_many_outputs(&self) -> Error {
-        Error::Driver {
+        Error::Limit {
             func: self.compiled.func.name.clone(),
-            message: format!(
-                "a gradient returns the value and x̄; {} outputs are more than this object \
-                 supports (16)",
-                self.n_outputs
-            ),
+            what: "a gradient returns the value and x̄",
+            counted: "outputs",
+            limit: 16,
+            got: self.n_outputs,
         }
     }
 

@@ -72,7 +72,7 @@ use adjit_diff::Mode;
 use adjit_ir::Function;
 
 use crate::compile::derive;
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use crate::map::{run_on_threads, sum_blocks, Blocks, PARALLEL_WORK};
 use crate::options::Options;
 use crate::runner::Runner;
@@ -237,9 +237,9 @@ impl ComposedKernel {
             adjit_ir::verify(h)?;
         }
         let name = format!("{}∘{}", inner.name, outer.name);
-        let fail = |message: String| Error::Driver {
+        let fail = |needs: String| Error::Signature {
             func: name.clone(),
-            message,
+            needs,
         };
         let kernels = [
             Some((inner, "the inner kernel")),
@@ -260,10 +260,18 @@ impl ComposedKernel {
         }
         let k = spec.components;
         let m = inner.n_outputs();
-        if k == 0 || m == 0 {
-            return Err(fail(format!(
-                "needs at least one component and one inner output, got k = {k}, m = {m}"
-            )));
+        if k == 0 {
+            return Err(Error::TooFew {
+                func: name.clone(),
+                what: "the number of components k",
+                least: 1,
+                got: k,
+            });
+        }
+        if m == 0 {
+            return Err(fail(
+                "the inner kernel has no outputs; it needs at least one".into(),
+            ));
         }
         if outer.n_outputs() != 1 {
             return Err(fail(format!(
@@ -428,11 +436,7 @@ impl ComposedKernel {
     pub fn n_rows(&self, data: &[f64]) -> Result<usize> {
         let r = self.row_len();
         if !data.len().is_multiple_of(r) {
-            return Err(self.length_error(
-                "the data",
-                format!("a multiple of the row length {r}"),
-                data.len(),
-            ));
+            return Err(self.length_error("the data", Expected::MultipleOf(r), data.len()));
         }
         Ok(data.len() / r)
     }
@@ -443,7 +447,10 @@ impl ComposedKernel {
         if y.len() != n_rows {
             return Err(self.length_error(
                 "the output y",
-                format!("{n_rows} (one per row)"),
+                Expected::CountOf {
+                    count: n_rows,
+                    each: "one per row",
+                },
                 y.len(),
             ));
         }
@@ -475,7 +482,10 @@ impl ComposedKernel {
         if grad.len() != self.n_theta {
             return Err(self.length_error(
                 "the gradient",
-                format!("{} (one per θ entry)", self.n_theta),
+                Expected::CountOf {
+                    count: self.n_theta,
+                    each: "one per θ entry",
+                },
                 grad.len(),
             ));
         }
@@ -562,9 +572,9 @@ impl ComposedKernel {
             return Ok(program);
         }
         let transform = || {
-            self.transform.as_ref().ok_or_else(|| Error::Driver {
+            self.transform.as_ref().ok_or_else(|| Error::Internal {
                 func: self.name.clone(),
-                message: "no transform".into(),
+                what: "a transform program asked of a composition without a transform",
             })
         };
         let (func, mode, opts) = match slot {
@@ -611,17 +621,19 @@ impl ComposedKernel {
         })
     }
 
-    fn length_error(&self, what: &str, expected: String, got: usize) -> Error {
-        Error::Driver {
+    fn length_error(&self, what: &str, expected: Expected, got: usize) -> Error {
+        Error::ArgumentLength {
             func: self.name.clone(),
-            message: format!("{what} has {got} numbers, expected {expected}"),
+            what: what.to_string(),
+            expected,
+            got,
         }
     }
 
     /// Check θ and the data, returning the number of rows.
     fn check_inputs(&self, theta: &[f64], data: &[f64]) -> Result<usize> {
         if theta.len() != self.n_theta {
-            return Err(self.length_error("θ", self.n_theta.to_string(), theta.len()));
+            return Err(self.length_error("θ", Expected::Count(self.n_theta), theta.len()));
         }
         self.n_rows(data)
     }

@@ -100,10 +100,43 @@ pub enum Error {
     },
     #[error(transparent)]
     UnknownName(#[from] UnknownName),
-    /// An argument of a driver ([`map::MappedKernel`], [`steps::IteratedStep`]) that does
-    /// not fit; the message names it (`θ`, `the data`, `the output x̄`, …).
-    #[error("@{func}: {message}")]
-    Driver { func: String, message: String },
+    /// An argument of a driver ([`crate::map::MappedKernel`], [`crate::compose::ComposedKernel`],
+    /// [`crate::steps::IteratedStep`]) whose length does not fit; `what` names it (`θ`,
+    /// `the data`, `the output x̄`, …).
+    #[error("@{func}: {what} has {got} numbers, expected {expected}")]
+    ArgumentLength {
+        func: String,
+        what: String,
+        expected: Expected,
+        got: usize,
+    },
+    /// A count argument below the least that works (`0` steps, `0` components).
+    #[error("@{func}: {what} must be at least {least}, not {got}")]
+    TooFew {
+        func: String,
+        /// What is counted, e.g. `the number of steps N`.
+        what: &'static str,
+        least: usize,
+        got: usize,
+    },
+    /// A function with more of something than the object supports.
+    #[error("@{func}: {what}; {got} {counted} are more than this object supports ({limit})")]
+    Limit {
+        func: String,
+        /// Why there is a limit, e.g. `a gradient returns the value and x̄`.
+        what: &'static str,
+        /// What is counted, e.g. `outputs`.
+        counted: &'static str,
+        limit: usize,
+        got: usize,
+    },
+    /// A function without the shape a driver needs (a mapped kernel without `data` inputs, an
+    /// objective whose parameters differ from the step's); `needs` says what it needs.
+    #[error("@{func}: {needs}")]
+    Signature { func: String, needs: String },
+    /// A broken invariant of adjit itself (a bug to report), never a user's mistake.
+    #[error("@{func}: internal error: {what}")]
+    Internal { func: String, what: &'static str },
     /// An array sized from the inputs that this machine cannot hold, refused before it is
     /// allocated ([`memory`]); `alternative` says what to use instead.
     #[error("@{func}: {what} needs {}, more than this machine can hold ({} available); {alternative}", human_bytes(*bytes), human_bytes(*available))]
@@ -118,6 +151,55 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The length an [`Error::ArgumentLength`] expected, with its reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Exactly this many numbers.
+    Count(usize),
+    /// Exactly `count` numbers, `each` saying what they are: `3 (one per row)`.
+    CountOf { count: usize, each: &'static str },
+    /// Whole rows: a multiple of the row length.
+    MultipleOf(usize),
+    /// `rows` blocks of `len` numbers: `6 (3 rows × 2)`, `rows_are` naming the blocks.
+    Grid {
+        rows: usize,
+        len: usize,
+        rows_are: &'static str,
+    },
+}
+
+impl Expected {
+    /// Whether `got` numbers are what is expected.
+    pub fn accepts(self, got: usize) -> bool {
+        match self {
+            Expected::Count(n) | Expected::CountOf { count: n, .. } => got == n,
+            Expected::MultipleOf(r) => r > 0 && got.is_multiple_of(r),
+            Expected::Grid { rows, len, .. } => rows.checked_mul(len) == Some(got),
+        }
+    }
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Expected::Count(n) => write!(f, "{n}"),
+            Expected::CountOf { count, each } => write!(f, "{count} ({each})"),
+            Expected::MultipleOf(r) => write!(f, "a multiple of the row length {r}"),
+            Expected::Grid {
+                rows,
+                len,
+                rows_are,
+            } => match rows.checked_mul(len) {
+                Some(total) => write!(f, "{total} ({rows} {rows_are} × {len})"),
+                None => write!(
+                    f,
+                    "{rows} {rows_are} × {len} (more than memory can address)"
+                ),
+            },
+        }
+    }
+}
 
 /// What to try after a singular or non-finite inverse product.
 fn advice(mode: InverseMode) -> &'static str {

@@ -39,7 +39,7 @@ pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{JitOptions, ObjectCode};
 pub use compile::{derive, Compiled, Gradient};
-pub use error::{Error, Result};
+pub use error::{Error, Expected, Result};
 /// The `faer` linear-algebra crate the sparse objects convert to ([`SparseJacobian::to_faer`]).
 pub use faer;
 pub use jacobian::{hessian, jacobian, Hessian, Jacobian};

@@ -27,7 +27,7 @@ use adjit_diff::Mode;
 use adjit_ir::Function;
 
 use crate::compile::{derive, signature_of};
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use crate::options::Options;
 use crate::runner::Runner;
 
@@ -146,9 +146,9 @@ impl MappedKernel {
         let theta_at: Vec<usize> = kernel.differentiated_params().map(|p| p.index()).collect();
         let row_at: Vec<usize> = kernel.data_params().map(|p| p.index()).collect();
         if row_at.is_empty() {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: kernel.name.clone(),
-                message: "a mapped kernel needs `data` inputs (one row); this one has none".into(),
+                needs: "a mapped kernel needs `data` inputs (one row); this one has none".into(),
             });
         }
         let mut opts = opts.clone();
@@ -208,11 +208,7 @@ impl MappedKernel {
     pub fn n_rows(&self, data: &[f64]) -> Result<usize> {
         let r = self.row_len();
         if data.len() / r * r != data.len() {
-            return Err(self.length_error(
-                "the data",
-                format!("a multiple of the row length {r}"),
-                data.len(),
-            ));
+            return Err(self.length_error("the data", Expected::MultipleOf(r), data.len()));
         }
         Ok(data.len() / r)
     }
@@ -322,16 +318,18 @@ impl MappedKernel {
         Ok(cell.get_or_init(|| program))
     }
 
-    fn length_error(&self, what: &str, expected: String, got: usize) -> Error {
-        Error::Driver {
+    fn length_error(&self, what: &str, expected: Expected, got: usize) -> Error {
+        Error::ArgumentLength {
             func: self.sig.name.clone(),
-            message: format!("{what} has {got} numbers, expected {expected}"),
+            what: what.to_string(),
+            expected,
+            got,
         }
     }
 
     fn check_vector(&self, what: &str, v: &[f64], expected: usize) -> Result<()> {
         if v.len() != expected {
-            return Err(self.length_error(what, expected.to_string(), v.len()));
+            return Err(self.length_error(what, Expected::Count(expected), v.len()));
         }
         Ok(())
     }
@@ -342,7 +340,10 @@ impl MappedKernel {
         if theta.len() != n {
             return Err(self.length_error(
                 "θ",
-                format!("{n} (one per differentiated input of the kernel)"),
+                Expected::CountOf {
+                    count: n,
+                    each: "one per differentiated input of the kernel",
+                },
                 theta.len(),
             ));
         }
@@ -359,8 +360,15 @@ impl MappedKernel {
     ) -> Result<()> {
         for (&(part, len), out) in layout.output_parts().iter().zip(outs) {
             let (n, expected) = match rows {
-                Some(rows) => (len * rows, format!("{} ({rows} rows × {len})", len * rows)),
-                None => (len, len.to_string()),
+                Some(rows) => (
+                    len * rows,
+                    Expected::Grid {
+                        rows,
+                        len,
+                        rows_are: "rows",
+                    },
+                ),
+                None => (len, Expected::Count(len)),
             };
             if out.len() != n {
                 let what = format!("the output {}", part_name(part));
@@ -831,7 +839,7 @@ mod tests {
         let no_data = adjit_ir::trace::trace(2, |x| x[0] * x[1]);
         assert!(matches!(
             MappedKernel::new(&no_data),
-            Err(Error::Driver { .. })
+            Err(Error::Signature { .. })
         ));
         let two =
             adjit_ir::trace::trace_multi("two", &[adjit_ir::Type::F64; 2], |x| vec![x[0], x[1]]);

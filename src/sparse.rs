@@ -243,9 +243,9 @@ impl SparseHessian {
         let full = hessian_pattern(func);
         let coloring = best_star_coloring(&full);
         let lower = full.lower_triangle();
-        let program = sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Driver {
+        let program = sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Internal {
             func: func.name.clone(),
-            message: "internal error: the star colouring does not recover every entry".into(),
+            what: "the star colouring does not recover every entry",
         })?;
         // Entry k of the full pattern mirrors lower entry full_source[k].
         let mut full_source = Vec::with_capacity(full.nnz());
@@ -461,10 +461,9 @@ impl SparsePlan {
                 let full = hessian_pattern(func);
                 let coloring = best_star_coloring(&full);
                 let program =
-                    sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Driver {
+                    sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Internal {
                         func: func.name.clone(),
-                        message: "internal error: the star colouring does not recover every entry"
-                            .into(),
+                        what: "the star colouring does not recover every entry",
                     })?;
                 Ok(SparsePlan {
                     kind,

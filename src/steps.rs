@@ -40,7 +40,7 @@ use crate::compile::{check_parts, derive, signature_of};
 use crate::runner::Runner;
 use std::sync::OnceLock;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use crate::inverse::CompiledInverse;
 use crate::options::InverseMode;
 use crate::options::Options;
@@ -145,9 +145,9 @@ impl IteratedStep {
         opts: &Options,
     ) -> Result<IteratedStep> {
         adjit_ir::verify(step)?;
-        let driver_error = |message: String| Error::Driver {
+        let driver_error = |needs: String| Error::Signature {
             func: step.name.clone(),
-            message,
+            needs,
         };
         if let Some(p) = step.params().find(|&p| !step.ty(p).is_float()) {
             return Err(Error::BoolInput {
@@ -158,9 +158,12 @@ impl IteratedStep {
         }
         let n_state = step.n_outputs();
         if n_steps == 0 {
-            return Err(driver_error(
-                "an iterated step needs at least one step".into(),
-            ));
+            return Err(Error::TooFew {
+                func: step.name.clone(),
+                what: "the number of steps N of an iterated step (at least one step)",
+                least: 1,
+                got: n_steps,
+            });
         }
         if n_state == 0 || step.n_params < n_state {
             return Err(driver_error(format!(
@@ -195,9 +198,9 @@ impl IteratedStep {
                         .params()
                         .all(|p| obj.ty(p) == step.ty(p) && obj.is_data(p) == step.is_data(p));
                 if !same {
-                    return Err(Error::Driver {
+                    return Err(Error::Signature {
                         func: obj.name.clone(),
-                        message: format!(
+                        needs: format!(
                             "an objective takes the step's parameters (state, then θ, with \
                              their types and kinds), like @{}",
                             step.name
@@ -310,18 +313,25 @@ impl IteratedStep {
     /// ```
     pub fn trajectory(&self, x: &[f64], states: &mut [f64]) -> Result<()> {
         let n = self.n_state;
-        let expected = self.n_steps.checked_mul(n);
-        if x.len() != self.sig.n_params || expected != Some(states.len()) {
-            return Err(Error::Driver {
+        let checks = [
+            ("x = (s₀, θ)", Expected::Count(self.sig.n_params), x.len()),
+            (
+                "the states",
+                Expected::Grid {
+                    rows: self.n_steps,
+                    len: n,
+                    rows_are: "steps",
+                },
+                states.len(),
+            ),
+        ];
+        if let Some((what, expected, got)) = checks.into_iter().find(|(_, e, got)| !e.accepts(*got))
+        {
+            return Err(Error::ArgumentLength {
                 func: self.sig.name.clone(),
-                message: format!(
-                    "a trajectory takes x = (s₀, θ) ({} numbers, got {}) and writes N × state \
-                     = {} × {n} numbers (got {})",
-                    self.sig.n_params,
-                    x.len(),
-                    self.n_steps,
-                    states.len()
-                ),
+                what: format!("the trajectory's {what}"),
+                expected,
+                got,
             });
         }
         let mut input = x.to_vec();
@@ -435,10 +445,10 @@ impl IteratedStep {
     ) -> Result<()> {
         let n = self.n_state;
         if !self.theta_at.is_empty() || self.step_func.n_params != n || self.objective.is_some() {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: self.sig.name.clone(),
-                message: "inverse products through the steps need a square step without θ \
-                          (parameters = state) and no objective"
+                needs: "inverse products through the steps need a square step without θ \
+                        (parameters = state) and no objective"
                     .into(),
             });
         }
@@ -449,9 +459,14 @@ impl IteratedStep {
             ("out", out.len()),
         ] {
             if len != n {
-                return Err(Error::Driver {
+                return Err(Error::ArgumentLength {
                     func: self.sig.name.clone(),
-                    message: format!("{what} has {len} numbers, the state has {n}"),
+                    what: what.to_string(),
+                    expected: Expected::CountOf {
+                        count: n,
+                        each: "the state's length",
+                    },
+                    got: len,
                 });
             }
         }
@@ -579,9 +594,9 @@ impl SummedLoss {
                 .all(|p| loss.ty(p) == step.ty(p) && loss.is_data(p) == step.is_data(p));
         let float_out = loss.ret_types.iter().filter(|t| t.is_float()).count();
         if !same || float_out != 1 || loss.ret_types.len() != 1 {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: loss.name.clone(),
-                message: format!(
+                needs: format!(
                     "a summed loss takes the step's parameters (state, then θ, with their types \
                      and kinds), like @{}, and returns one float",
                     step.name
@@ -589,9 +604,9 @@ impl SummedLoss {
             });
         }
         if n_state == 0 || step.n_params < n_state {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: step.name.clone(),
-                message: "a step returns the state and takes it first".into(),
+                needs: "a step returns the state and takes it first".into(),
             });
         }
         let (augmented, total) = running_sum(step, loss, n_state);
@@ -604,9 +619,11 @@ impl SummedLoss {
         let n = self.n_state;
         let expected = self.it.sig.n_params - 1;
         if x.len() != expected {
-            return Err(Error::Driver {
+            return Err(Error::ArgumentLength {
                 func: self.it.sig.name.clone(),
-                message: format!("x = (s₀, θ) has {expected} numbers, got {}", x.len()),
+                what: "x = (s₀, θ)".into(),
+                expected: Expected::Count(expected),
+                got: x.len(),
             });
         }
         let mut xa = Vec::with_capacity(x.len() + 1);

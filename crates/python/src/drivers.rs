@@ -233,7 +233,7 @@ pub struct Steps {
 impl Steps {
     pub fn new(f: &Function, n: usize, strategy: &str) -> PyResult<Steps> {
         let strategy: Strategy = crate::transforms::byte_budget(strategy).parse().map_err(
-            |e: adjit::diff::checkpoint::ParseStrategyError| error(Kind::Other, e.to_string()),
+            |e: adjit::diff::checkpoint::ParseStrategyError| error(Kind::Option, e.to_string()),
         )?;
         Ok(Steps {
             it: IteratedStep::new(&f.func, n, strategy).py_err()?,

@@ -123,7 +123,7 @@ pub fn byte_budget(strategy: &str) -> String {
 }
 
 fn parse_err(e: impl std::fmt::Display) -> PyErr {
-    error(Kind::Other, e.to_string())
+    error(Kind::Option, e.to_string())
 }
 
 impl Object {
@@ -143,14 +143,14 @@ impl Transform {
         let mut opts = Options::on(engine);
         if !matches!(s.lanes, 1 | 2) {
             return Err(error(
-                Kind::Other,
+                Kind::Option,
                 format!("lanes must be 1 or 2, not {}", s.lanes),
             ));
         }
         opts.jit.batch_lanes = s.lanes;
         opts.jit.math = adjit::jit::MathImpl::from_name(s.math).ok_or_else(|| {
             error(
-                Kind::Other,
+                Kind::Option,
                 format!("math must be \"libm\" or \"inline\", not {:?}", s.math),
             )
         })?;
@@ -160,7 +160,7 @@ impl Transform {
             && !matches!(what, What::ValueAndGrad | What::Grad | What::Vjp)
         {
             return Err(error(
-                Kind::Other,
+                Kind::Option,
                 format!(
                     "strategy= applies to value_and_grad, grad and vjp, not {}",
                     what.name()
@@ -169,7 +169,7 @@ impl Transform {
         }
         if s.sparse && !matches!(what, What::Jacobian | What::Hessian) {
             return Err(error(
-                Kind::Other,
+                Kind::Option,
                 "sparse=True applies to jacobian and hessian",
             ));
         }
@@ -207,7 +207,7 @@ impl Transform {
                     "dense" | "dense-inverse" => InverseMode::Dense,
                     other => {
                         return Err(error(
-                            Kind::Other,
+                            Kind::Option,
                             format!(
                                 "mode must be \"reverse\" (J⁻¹·v), \"forward\" (J⁻ᵀ·v) or \
                                  \"dense\", not {other:?}"
@@ -816,7 +816,7 @@ impl Transform {
             }
             _ => {
                 return Err(error(
-                    Kind::Other,
+                    Kind::Option,
                     format!("{} does not take out=", self.what.name()),
                 ))
             }

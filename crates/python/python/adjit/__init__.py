@@ -63,6 +63,7 @@ from ._errors import (  # noqa: F401
     Error,
     MemoryError,
     NonFiniteError,
+    OptionError,
     ParseError,
     PerformanceWarning,
     ShapeError,
@@ -72,7 +73,7 @@ from ._errors import (  # noqa: F401
 
 __all__ = [
     "Error", "ParseError", "TraceError", "ShapeError", "DTypeError", "NonFiniteError",
-    "DeriveError", "SingularError", "MemoryError", "Function", "Transform", "Map", "Steps", "Var", "Bool",
+    "DeriveError", "OptionError", "SingularError", "MemoryError", "Function", "Transform", "Map", "Steps", "Var", "Bool",
     "trace", "parse", "load", "jit", "value_and_grad", "grad", "jvp", "vjp", "hvp",
     "jacobian", "hessian", "inverse", "map", "steps", "where", "sin", "cos", "tan", "exp",
     "log", "sqrt", "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "log1p", "expm1",
