@@ -640,12 +640,8 @@ impl ComposedKernel {
 
     /// Threads for `items` pieces of work over `rows` rows (as [`crate::map`] decides).
     fn threads(&self, items: usize, rows: usize, progs: &Programs<'_>) -> usize {
-        let t = match self.compose.threads {
-            0 if rows.saturating_mul(progs.cost) < PARALLEL_WORK => 1,
-            0 => rayon::current_num_threads(),
-            t => t,
-        };
-        t.min(items).max(1)
+        let pays = rows.saturating_mul(progs.cost) >= PARALLEL_WORK;
+        adjit_jit::threads_for(self.compose.threads, items, pays)
     }
 
     /// A thread's buffers, with every component's φⱼ (`phis`, k × n_φ) and the shared

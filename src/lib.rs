@@ -37,7 +37,7 @@ pub use adjit_ir::trace::{
 };
 pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
-pub use adjit_jit::{JitOptions, ObjectCode};
+pub use adjit_jit::{threads_for, JitOptions, ObjectCode};
 pub use compile::{derive, Compiled, Gradient};
 pub use error::{Error, Expected, Result};
 /// The `faer` linear-algebra crate the sparse objects convert to ([`SparseJacobian::to_faer`]).

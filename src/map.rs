@@ -451,12 +451,8 @@ impl MappedKernel {
     /// caller's thread alone: handing work to the pool costs microseconds, which a short call
     /// would pay several times over.
     fn threads(&self, work_items: usize, rows: usize, program: &Program) -> usize {
-        let t = match self.map.threads {
-            0 if rows.saturating_mul(program.cost) < PARALLEL_WORK => 1,
-            0 => rayon::current_num_threads(),
-            t => t,
-        };
-        t.min(work_items).max(1)
+        let pays = rows.saturating_mul(program.cost) >= PARALLEL_WORK;
+        adjit_jit::threads_for(self.map.threads, work_items, pays)
     }
 
     /// Every row's outputs of `mode`, scattered part by part into `outs` (row-major).

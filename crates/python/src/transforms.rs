@@ -601,7 +601,9 @@ impl Transform {
                 return Ok(out);
             }
         }
-        // Objects without a native batch: points in parallel.
+        // Objects without a native batch (Jacobian, Hessian, inverse, checkpointed gradient):
+        // the points split into one share per thread of `threads=` (adjit's one thread rule;
+        // each point is a whole matrix or sweep, so automatic threads always pay).
         let mut owned = Vec::new();
         let out: &mut [f64] = match into {
             Some(dst) => dst,
@@ -611,13 +613,25 @@ impl Transform {
             }
         };
         let chunk = len.max(1);
-        out.par_chunks_mut(chunk)
-            .enumerate()
-            .try_for_each(|(p, row)| {
-                let mut tmp = Vec::new();
+        let threads = adjit::threads_for(self.threads, b, true);
+        let per_thread = b.div_ceil(threads).max(1);
+        let share = |t: usize, rows: &mut [f64]| -> adjit::Result<()> {
+            let mut tmp = Vec::new();
+            for (i, row) in rows.chunks_mut(chunk).enumerate() {
+                let p = t * per_thread + i;
                 let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
-                self.point(inputs, vector_of(p), row)
-            })?;
+                self.point(inputs, vector_of(p), row)?;
+            }
+            Ok(())
+        };
+        if threads == 1 {
+            share(0, out)?;
+        } else {
+            out.par_chunks_mut(per_thread * chunk)
+                .enumerate()
+                .with_max_len(1)
+                .try_for_each(|(t, rows)| share(t, rows))?;
+        }
         Ok(owned)
     }
 
