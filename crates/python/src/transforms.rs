@@ -11,7 +11,8 @@ use adjit::{
 };
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{IntoPyDict, PyFloat, PyTuple};
 use rayon::prelude::*;
 
 use crate::arrays::{self, Arg, NonFinite, Policy};
@@ -90,9 +91,20 @@ pub struct Transform {
     jac_shape: Vec<usize>,
     policy: Policy,
     threads: usize,
+    /// For `sparse=True`: the pattern's `indices` and `indptr` as read-only NumPy arrays and
+    /// `scipy.sparse.csr_matrix`, built on the first call and shared by every matrix returned
+    /// (the pattern never changes), so a call converts only the values.
+    csr: PyOnceLock<SparseIndex>,
     /// The function's name, for messages.
     name: String,
     repr: String,
+}
+
+/// What every sparse result of one transform shares.
+struct SparseIndex {
+    indices: Py<PyAny>,
+    indptr: Py<PyAny>,
+    csr_matrix: Py<PyAny>,
 }
 
 /// Options common to every transform, read from keyword arguments.
@@ -243,6 +255,7 @@ impl Transform {
                 nonfinite: NonFinite::parse(s.nonfinite)?,
             },
             threads: s.threads,
+            csr: PyOnceLock::new(),
             name: func.name.clone(),
             repr: format!(
                 "<adjit.{} of @{} ({} inputs{}, strategy {}, engine {})>",
@@ -496,20 +509,13 @@ impl Transform {
             }
             _ => unreachable!("only sparse objects"),
         };
-        let scipy = PyModule::import(py, "scipy.sparse").map_err(|e| {
-            error(
-                Kind::Other,
-                format!("sparse=True returns scipy.sparse matrices; install scipy ({e})"),
-            )
-        })?;
-        let indptr: Vec<i64> = pattern.indptr().iter().map(|&i| i as i64).collect();
-        let indices: Vec<i64> = pattern.indices().iter().map(|&i| i64::from(i)).collect();
-        let np = PyModule::import(py, "numpy")?;
+        let index = self.csr.get_or_try_init(py, || sparse_index(py, pattern))?;
         let data = arrays::vector(py, values);
-        let indices = np.call_method1("array", (indices,))?;
-        let indptr = np.call_method1("array", (indptr,))?;
         let (r, c) = pattern.shape();
-        let m = scipy.call_method1("csr_matrix", ((data, indices, indptr), (r, c)))?;
+        let m = index.csr_matrix.bind(py).call1((
+            (data, index.indices.bind(py), index.indptr.bind(py)),
+            (r, c),
+        ))?;
         Ok(m.unbind())
     }
 
@@ -958,4 +964,43 @@ impl Transform {
         }
         Ok(())
     }
+}
+
+/// The index arrays of `pattern` for `scipy.sparse.csr_matrix`, read-only, in the index type
+/// SciPy would pick (int32 when every index fits, so it keeps them without a copy).
+fn sparse_index(py: Python<'_>, pattern: &adjit::SparsityPattern) -> PyResult<SparseIndex> {
+    let scipy = PyModule::import(py, "scipy.sparse").map_err(|e| {
+        error(
+            Kind::Other,
+            format!("sparse=True returns scipy.sparse matrices; install scipy ({e})"),
+        )
+    })?;
+    let (r, c) = pattern.shape();
+    let fits_i32 = [pattern.nnz(), r, c]
+        .iter()
+        .all(|&n| i32::try_from(n).is_ok());
+    let (indices, indptr) = if fits_i32 {
+        // Every value fits (checked above): nnz bounds indptr, the columns bound indices.
+        let indptr: Vec<i32> = pattern.indptr().iter().map(|&i| i as i32).collect();
+        let indices: Vec<i32> = pattern.indices().iter().map(|&i| i as i32).collect();
+        (
+            numpy::PyArray1::from_vec(py, indices).into_any(),
+            numpy::PyArray1::from_vec(py, indptr).into_any(),
+        )
+    } else {
+        let indptr: Vec<i64> = pattern.indptr().iter().map(|&i| i as i64).collect();
+        let indices: Vec<i64> = pattern.indices().iter().map(|&i| i64::from(i)).collect();
+        (
+            numpy::PyArray1::from_vec(py, indices).into_any(),
+            numpy::PyArray1::from_vec(py, indptr).into_any(),
+        )
+    };
+    for a in [&indices, &indptr] {
+        a.call_method("setflags", (), Some(&[("write", false)].into_py_dict(py)?))?;
+    }
+    Ok(SparseIndex {
+        indices: indices.unbind(),
+        indptr: indptr.unbind(),
+        csr_matrix: scipy.getattr("csr_matrix")?.unbind(),
+    })
 }
