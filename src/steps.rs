@@ -54,8 +54,10 @@ pub struct StepStats {
     pub snapshots: usize,
     /// Step primals run per VJP call besides the N step VJPs (re-advances included): for
     /// `checkpoint:S`, Revolve's `min_advances(N, S)`; N − 1 for the tape. With an objective,
-    /// one more step primal computes the final state before the objective's VJP.
-    pub advances: u64,
+    /// one more step primal computes the final state before the objective's VJP. Named like
+    /// [`crate::checkpoint::CheckpointStats::forward_ops`] (forward work per call,
+    /// recomputation included), counted in steps.
+    pub forward_steps: u64,
     /// Bytes one VJP call holds beyond the caller's buffers: stored states, the current state
     /// and adjoint, the programs' input and output buffers, and the largest native workspace.
     pub peak_bytes: u64,
@@ -280,7 +282,7 @@ impl IteratedStep {
         this.stats = StepStats {
             steps: n_steps,
             snapshots,
-            advances,
+            forward_steps: advances,
             peak_bytes: peak(snapshots),
         };
         Ok(this)
@@ -1084,7 +1086,7 @@ mod tests {
                 let advances = it.sweep(&x, w, &mut y2, &mut g2).unwrap();
                 assert_eq!(bits(&y2), bits(&y), "{strategy}");
                 assert_eq!(bits(&g2), bits(&g), "{strategy}");
-                assert_eq!(advances, it.stats().advances, "{strategy}");
+                assert_eq!(advances, it.stats().forward_steps, "{strategy}");
                 if let Strategy::Checkpoint { snapshots } = strategy {
                     assert_eq!(advances, min_advances(n_steps, snapshots), "{strategy}");
                 }
@@ -1162,7 +1164,7 @@ mod tests {
             let it = IteratedStep::new(&step, n, Strategy::Uniform).unwrap();
             let (mut y, mut g) = ([0.0], [0.0; 2]);
             it.vjp(&[1.0, 0.5], &[1.0], &mut y, &mut g).unwrap();
-            let counted = it.stats().advances;
+            let counted = it.stats().forward_steps;
             let segment = (n as f64).sqrt().ceil() as usize;
             let mut walked = 0u64;
             uniform_actions(n, segment, &mut |a| {

@@ -265,7 +265,7 @@ pub fn bench(
                     compile_ms,
                     ns_per_call: ns,
                     peak_bytes: if vjp { stats.peak_bytes } else { 0 },
-                    recomputed_ops: if vjp { stats.advances } else { 0 },
+                    recomputed_ops: if vjp { stats.forward_steps } else { 0 },
                     sparse: None,
                     batch: None,
                 },
