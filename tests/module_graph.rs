@@ -125,16 +125,17 @@ fn tree_paths(rest: &str) -> Vec<Vec<String>> {
     }
     let first = ident(rest);
     let after = &rest.trim_start()[first.len()..];
-    let mut path = vec![first];
-    if let Some(more) = after.strip_prefix("::") {
-        for sub in tree_paths(more) {
-            let mut p = path.clone();
-            p.extend(sub.into_iter().take(1));
-            return vec![p];
-        }
-        path.push(String::new());
+    match after.strip_prefix("::") {
+        // `a::b`, `a::{b, c}`: one path per second segment.
+        Some(more) => tree_paths(more)
+            .into_iter()
+            .map(|sub| {
+                let second = sub.into_iter().next().unwrap_or_default();
+                vec![first.clone(), second]
+            })
+            .collect(),
+        None => vec![vec![first]],
     }
-    vec![path]
 }
 
 /// Names the crate root defines itself (not re-exports).
