@@ -19,6 +19,7 @@ pub mod map;
 pub mod memory;
 mod one_call;
 mod options;
+mod prepared;
 mod runner;
 mod scratch;
 pub mod sparse;

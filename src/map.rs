@@ -26,9 +26,10 @@ use adjit_diff::layout::{Layout, Part};
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
-use crate::compile::{derive, signature_of};
+use crate::compile::derive;
 use crate::error::{Error, Expected, Result};
 use crate::options::Options;
+use crate::prepared::signature_of;
 use crate::runner::Runner;
 
 /// How a [`MappedKernel`] splits its rows.

@@ -36,7 +36,8 @@ use adjit_diff::layout::{Kind, Layout};
 use adjit_diff::Mode;
 use adjit_ir::{Function, Value};
 
-use crate::compile::{check_parts, derive, signature_of};
+use crate::compile::derive;
+use crate::prepared::{check_lengths, signature_of};
 use crate::runner::Runner;
 use std::sync::OnceLock;
 
@@ -356,8 +357,13 @@ impl IteratedStep {
             _ => &self.layouts[2],
         };
         let name = &self.sig.name;
-        check_parts(name, layout, layout.input_parts(), inputs.iter().copied())?;
-        check_parts(name, layout, layout.output_parts(), outputs.iter().copied())
+        check_lengths(
+            name,
+            layout,
+            inputs.iter().copied(),
+            layout.output_parts(),
+            outputs.iter().copied(),
+        )
     }
 
     /// `y = F(x)` with `x = (s₀, θ)`: N step primals, then the objective.
