@@ -71,10 +71,10 @@ use adjit_diff::layout::{Layout, Part};
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
-use crate::compile::derive;
 use crate::error::{Error, Expected, Result};
 use crate::map::{run_on_threads, sum_blocks, Blocks, PARALLEL_WORK};
 use crate::options::Options;
+use crate::rows::{self, RowProgram};
 use crate::runner::Runner;
 
 /// Where one inner parameter of every component lives in θ: component `j` reads
@@ -434,11 +434,7 @@ impl ComposedKernel {
 
     /// The number of rows in `data`, checking it holds whole rows.
     pub fn n_rows(&self, data: &[f64]) -> Result<usize> {
-        let r = self.row_len();
-        if !data.len().is_multiple_of(r) {
-            return Err(self.length_error("the data", Expected::MultipleOf(r), data.len()));
-        }
-        Ok(data.len() / r)
+        rows::n_rows(&self.name, self.row_len(), data)
     }
 
     /// `y[i]` = the value of row `i`.
@@ -567,10 +563,11 @@ impl ComposedKernel {
 
     /// The compiled program of `slot`, compiling it on first use.
     fn program(&self, slot: Slot) -> Result<&Program> {
-        let cell = &self.programs[slot as usize];
-        if let Some(program) = cell.get() {
-            return Ok(program);
-        }
+        rows::on_first_use(&self.programs[slot as usize], || self.compile(slot))
+    }
+
+    /// The program of `slot`, compiled now.
+    fn compile(&self, slot: Slot) -> Result<Program> {
         let transform = || {
             self.transform.as_ref().ok_or_else(|| Error::Internal {
                 func: self.name.clone(),
@@ -586,20 +583,21 @@ impl ComposedKernel {
             Slot::OuterPrimal => (&self.outer, Mode::Primal, &self.outer_opts),
             Slot::OuterGradient => (&self.outer, Mode::Gradient, &self.outer_opts),
         };
-        // Two threads may both compile on a first concurrent call; one result is kept.
-        let derived = derive(func, mode)?;
-        let layout = derived.layout;
-        let program = Program {
-            runner: Runner::new(&derived.func, opts)?,
-            cost: derived.func.n_insts() + derived.func.n_outputs(),
+        let RowProgram {
+            runner,
+            layout,
+            cost,
+        } = RowProgram::compile(func, mode, opts)?;
+        Ok(Program {
+            runner,
+            cost,
             n_in: layout.n_inputs(),
             n_out: layout.n_outputs(),
             y: layout.output(Part::Outputs),
             grad: layout.output(Part::Gradient),
             cot: layout.input(Part::Cotangent),
             layout,
-        };
-        Ok(cell.get_or_init(|| program))
+        })
     }
 
     /// The programs of a value (`reverse` false) or a gradient call.
@@ -622,20 +620,13 @@ impl ComposedKernel {
     }
 
     fn length_error(&self, what: &str, expected: Expected, got: usize) -> Error {
-        Error::ArgumentLength {
-            func: self.name.clone(),
-            what: what.to_string(),
-            expected,
-            got,
-        }
+        rows::length_error(&self.name, what, expected, got)
     }
 
     /// Check θ and the data, returning the number of rows.
     fn check_inputs(&self, theta: &[f64], data: &[f64]) -> Result<usize> {
-        if theta.len() != self.n_theta {
-            return Err(self.length_error("θ", Expected::Count(self.n_theta), theta.len()));
-        }
-        self.n_rows(data)
+        let expected = Expected::Count(self.n_theta);
+        rows::check_inputs(&self.name, theta, expected, self.row_len(), data)
     }
 
     /// Threads for `items` pieces of work over `rows` rows (as [`crate::map`] decides).

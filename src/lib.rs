@@ -20,6 +20,7 @@ pub mod memory;
 mod one_call;
 mod options;
 mod prepared;
+mod rows;
 mod runner;
 mod scratch;
 pub mod sparse;

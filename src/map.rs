@@ -26,11 +26,10 @@ use adjit_diff::layout::{Layout, Part};
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
-use crate::compile::derive;
 use crate::error::{Error, Expected, Result};
 use crate::options::Options;
 use crate::prepared::signature_of;
-use crate::runner::Runner;
+use crate::rows::{self, RowProgram};
 
 /// How a [`MappedKernel`] splits its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,13 +71,8 @@ const MODES: [Mode; 5] = [
     Mode::Hvp,
 ];
 
-/// A derived program of the kernel, ready to run.
-struct Program {
-    runner: Runner,
-    layout: Layout,
-    /// Instructions per row: with the row count, the work that decides whether threads pay.
-    cost: usize,
-}
+/// A compiled program of the kernel.
+type Program = RowProgram;
 
 /// A kernel `k(θ, xᵢ)` compiled once and run over the rows of a data buffer, in parallel, with
 /// sums over rows in a fixed order (see the [module docs](self)).
@@ -207,11 +201,7 @@ impl MappedKernel {
 
     /// The number of rows in `data`, checking it holds whole rows.
     pub fn n_rows(&self, data: &[f64]) -> Result<usize> {
-        let r = self.row_len();
-        if data.len() / r * r != data.len() {
-            return Err(self.length_error("the data", Expected::MultipleOf(r), data.len()));
-        }
-        Ok(data.len() / r)
+        rows::n_rows(&self.sig.name, self.row_len(), data)
     }
 
     /// `y` = k(θ, xᵢ) for every row, row-major (`n_rows × n_outputs`).
@@ -305,27 +295,13 @@ impl MappedKernel {
     /// The compiled program of `mode`, compiling it on first use.
     fn program(&self, mode: Mode) -> Result<&Program> {
         let slot = MODES.iter().position(|&m| m == mode).unwrap_or(0);
-        let cell = &self.programs[slot];
-        if let Some(program) = cell.get() {
-            return Ok(program);
-        }
-        // Two threads may both compile on a first concurrent call; one result is kept.
-        let derived = derive(&self.kernel, mode)?;
-        let program = Program {
-            runner: Runner::new(&derived.func, &self.opts)?,
-            layout: derived.layout,
-            cost: derived.func.n_insts() + derived.func.n_outputs(),
-        };
-        Ok(cell.get_or_init(|| program))
+        rows::on_first_use(&self.programs[slot], || {
+            Program::compile(&self.kernel, mode, &self.opts)
+        })
     }
 
     fn length_error(&self, what: &str, expected: Expected, got: usize) -> Error {
-        Error::ArgumentLength {
-            func: self.sig.name.clone(),
-            what: what.to_string(),
-            expected,
-            got,
-        }
+        rows::length_error(&self.sig.name, what, expected, got)
     }
 
     fn check_vector(&self, what: &str, v: &[f64], expected: usize) -> Result<()> {
@@ -337,18 +313,11 @@ impl MappedKernel {
 
     /// Check θ and the data, returning the number of rows.
     fn check_inputs(&self, theta: &[f64], data: &[f64]) -> Result<usize> {
-        let n = self.n_theta();
-        if theta.len() != n {
-            return Err(self.length_error(
-                "θ",
-                Expected::CountOf {
-                    count: n,
-                    each: "one per differentiated input of the kernel",
-                },
-                theta.len(),
-            ));
-        }
-        self.n_rows(data)
+        let expected = Expected::CountOf {
+            count: self.n_theta(),
+            each: "one per differentiated input of the kernel",
+        };
+        rows::check_inputs(&self.sig.name, theta, expected, self.row_len(), data)
     }
 
     /// Check that `outs` match the output parts of `layout`, once per row with `Some(rows)`,
