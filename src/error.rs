@@ -138,7 +138,7 @@ pub enum Error {
     #[error("@{func}: internal error: {what}")]
     Internal { func: String, what: &'static str },
     /// An array sized from the inputs that this machine cannot hold, refused before it is
-    /// allocated ([`memory`]); `alternative` says what to use instead.
+    /// allocated ([`crate::memory`]); `alternative` says what to use instead.
     #[error("@{func}: {what} needs {}, more than this machine can hold ({} available); {alternative}", human_bytes(*bytes), human_bytes(*available))]
     Memory {
         func: String,

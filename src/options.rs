@@ -81,7 +81,7 @@ named! {
 }
 
 named! {
-    /// How a [`Jacobian`] assembles its matrix.
+    /// How a [`Jacobian`](crate::Jacobian) assembles its matrix.
     JacobianMode, "Jacobian mode" {
         Auto => "auto", "Sparse when a colouring needs fewer sweeps than rows and columns, else forward when there are no more inputs than outputs, else reverse",
         Forward => "forward", "Columns by vector JVPs (several directions per call)",
@@ -91,7 +91,7 @@ named! {
 }
 
 named! {
-    /// A stage of the pipeline that [`dump`] renders.
+    /// A stage of the pipeline that [`dump`](crate::dump) renders.
     Stage, "stage" {
         Ir => "ir", "The function as parsed",
         Simplified => "simplified", "After constant folding, IEEE-exact identities, CSE and DCE",
@@ -110,8 +110,10 @@ named! {
     }
 }
 
-/// How the compile-once objects ([`Compiled`], [`Gradient`], [`Jacobian`], [`Hessian`],
-/// [`checkpoint::CheckpointedGradient`], [`inverse::CompiledInverse`]) evaluate their programs.
+/// How the compile-once objects ([`Compiled`](crate::Compiled),
+/// [`Gradient`](crate::Gradient), [`Jacobian`](crate::Jacobian), [`Hessian`](crate::Hessian),
+/// [`checkpoint::CheckpointedGradient`](crate::checkpoint::CheckpointedGradient),
+/// [`inverse::CompiledInverse`](crate::inverse::CompiledInverse)) evaluate their programs.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Interpreter or native code (default).
@@ -132,7 +134,7 @@ impl Options {
     }
 }
 
-/// Options of [`dump`].
+/// Options of [`dump`](crate::dump).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DumpOptions {
     /// For [`Stage::Clif`] and [`Stage::Asm`]: which program to lower (default: the primal).
