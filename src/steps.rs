@@ -97,7 +97,8 @@ struct ObjectivePrograms {
 /// let expected = 0.95f64.powi(1000);
 /// assert!((y[0] - expected).abs() < 1e-12 * expected);
 /// assert!((grad[0] - expected).abs() < 1e-12 * expected); // ∂s_N/∂s₀ = 0.95^N
-/// assert_eq!(decay.stats().advances, adjit::diff::checkpoint::revolve::min_advances(1000, 5));
+/// let forward_steps = adjit::diff::checkpoint::revolve::min_advances(1000, 5);
+/// assert_eq!(decay.stats().forward_steps, forward_steps);
 /// ```
 pub struct IteratedStep {
     /// The step's signature, for messages.
