@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 call.as_secs_f64() * 1e9 / n_steps as f64,
                 stats.peak_bytes,
                 stats.snapshots,
-                stats.advances,
+                stats.forward_steps,
             );
             if let Some(hwm) = peak_resident() {
                 println!("  {:<14} process peak resident memory so far: {hwm}", "");

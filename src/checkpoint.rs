@@ -14,9 +14,11 @@ use adjit_diff::checkpoint::{self, ExecBuffers, Executor, Plan, StageProgram, St
 use adjit_diff::layout::{Kind, Layout};
 use adjit_ir::Function;
 
-use crate::compile::{bool_params, check_bools, check_parts, signature_of};
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::prepared::{length_error, Signature};
 use crate::runner::Runner;
-use crate::{Error, Options, Result, Strategy};
+use adjit_diff::checkpoint::Strategy;
 
 fn make_plan(func: &Function, strategy: Strategy) -> Result<Plan> {
     adjit_ir::verify(func)?;
@@ -72,9 +74,8 @@ impl StageRunner for &Stages {
 /// assert!((grad[1] - 1.0f64.cos() * 0.25).abs() < 1e-15); // ∂/∂x₁ = cos(x₀x₁)·x₀²
 /// ```
 pub struct CheckpointedGradient {
-    func: Function,
+    sig: Signature,
     layout: Layout,
-    bools: Vec<usize>,
     executor: Executor,
     stages: Stages,
     pool: Mutex<Vec<ExecBuffers>>,
@@ -138,9 +139,8 @@ impl CheckpointedGradient {
         };
         let executor = Executor::new(func, &plan);
         Ok(CheckpointedGradient {
-            func: signature_of(func),
+            sig: Signature::of(func),
             layout: Layout::of(func, Kind::Vjp),
-            bools: bool_params(func),
             pool: Mutex::new(vec![executor.buffers()]),
             executor,
             stages: Stages { forward, reverse },
@@ -151,20 +151,14 @@ impl CheckpointedGradient {
     /// `y = f(x)` (one per output) and `grad = Jᵀ·w` (`w`: one per float output; `grad`: one
     /// per float input): the parts `x`, `ȳ`, `y`, `x̄` of the VJP layout.
     pub fn call(&self, x: &[f64], w: &[f64], y: &mut [f64], grad: &mut [f64]) -> Result<()> {
-        let name = &self.func.name;
-        check_parts(
-            name,
+        self.sig.check(
+            self.sig.name(),
             &self.layout,
-            self.layout.input_parts(),
             [x.len(), w.len()].into_iter(),
-        )?;
-        check_parts(
-            name,
-            &self.layout,
             self.layout.output_parts(),
             [y.len(), grad.len()].into_iter(),
+            x,
         )?;
-        check_bools(&self.func, &self.bools, x)?;
         // A poisoned pool only means another caller panicked: the buffers hold no invariant.
         let taken = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut bufs = taken.unwrap_or_else(|| self.executor.buffers());
@@ -177,13 +171,7 @@ impl CheckpointedGradient {
                     part,
                     expected,
                     got,
-                } => Error::Length {
-                    func: name.clone(),
-                    part,
-                    expected,
-                    got,
-                    layout: self.layout.to_string(),
-                },
+                } => length_error(self.sig.name(), &self.layout, part, expected, got),
             });
         self.pool
             .lock()

@@ -6,11 +6,13 @@
 
 use adjit_diff::layout::{Layout, Part};
 use adjit_diff::{Derived, Mode};
-use adjit_ir::{Function, Type};
-use adjit_jit::CompiledFunction;
+use adjit_ir::Function;
+use adjit_jit::{CompiledFunction, JitOptions, ObjectCode};
 
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::prepared::{check_lengths, Signature};
 use crate::runner::Runner;
-use crate::{Error, Options, Result};
 
 /// The simplified program of `mode` applied to `func` (which must verify), with its layout.
 pub fn derive(func: &Function, mode: Mode) -> Result<Derived> {
@@ -24,7 +26,7 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived> {
 /// `x` and `v` and the `bool` inputs are checked as [`Compiled::call_parts`] checks them.
 pub(crate) fn hvp_along(
     func: &Function,
-    engine: crate::Engine,
+    engine: crate::options::Engine,
     x: &[f64],
     v: &[f64],
 ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
@@ -36,10 +38,9 @@ pub(crate) fn hvp_along(
     let layout = Layout::of(func, adjit_diff::layout::Kind::Hvp);
     let name = format!("{}_hvp", func.name);
     let in_lens = [x.len(), v.len()].into_iter();
-    check_parts(&name, &layout, layout.input_parts(), in_lens)?;
-    check_bools(func, &bool_params(func), x)?;
+    Signature::of(func).check(&name, &layout, in_lens, &[], [].into_iter(), x)?;
     let program = adjit_diff::hvp_along(func, v);
-    let runner = Runner::new(&program, &crate::Options::on(engine))?;
+    let runner = Runner::new(&program, &Options::on(engine))?;
     let mut out = vec![0.0; layout.n_outputs()];
     runner.run(x, &mut out)?;
     let part = |p: Part| out[layout.output(p)].to_vec();
@@ -48,71 +49,6 @@ pub(crate) fn hvp_along(
         part(Part::Gradient),
         part(Part::HessianVector),
     ))
-}
-
-/// Check that every `bool` input of `func` in `x` holds 0 or 1 (NaN and 0.5 are not booleans).
-#[inline]
-pub(crate) fn check_bools(func: &Function, bools: &[usize], x: &[f64]) -> Result<()> {
-    if bools.is_empty() {
-        Ok(())
-    } else {
-        check_bool_values(func, bools, x)
-    }
-}
-
-#[cold]
-fn check_bool_values(func: &Function, bools: &[usize], x: &[f64]) -> Result<()> {
-    for &i in bools {
-        let value = x[i];
-        if value != 0.0 && value != 1.0 {
-            return Err(Error::NotBool {
-                func: func.name.clone(),
-                index: i,
-                name: adjit_ir::text::printed_names(func)[i].clone(),
-                value,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Positions of the `bool` parameters of `func`.
-pub(crate) fn bool_params(func: &Function) -> Vec<usize> {
-    func.param_types()
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| **t == Type::Bool)
-        .map(|(i, _)| i)
-        .collect()
-}
-
-/// Check the lengths of a call's slices against the parts of `layout` (`parts`, in order).
-pub(crate) fn check_parts(
-    func: &str,
-    layout: &Layout,
-    parts: &[(Part, usize)],
-    lens: impl ExactSizeIterator<Item = usize>,
-) -> Result<()> {
-    if parts.len() != lens.len() {
-        return Err(Error::Parts {
-            func: func.to_string(),
-            expected: parts.len(),
-            got: lens.len(),
-            layout: layout.to_string(),
-        });
-    }
-    for (&(part, expected), got) in parts.iter().zip(lens) {
-        if expected != got {
-            return Err(Error::Length {
-                func: func.to_string(),
-                part,
-                expected,
-                got,
-                layout: layout.to_string(),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// A derived program, prepared once on an engine ([`Options::engine`]).
@@ -127,10 +63,9 @@ pub(crate) fn check_parts(
 /// assert_eq!(jvp.layout().to_string(), "(x (2) ++ ẋ (2)) -> (y (1) ++ ẏ (1))");
 /// ```
 pub struct Compiled {
-    /// The user's function name, for messages.
-    func: Function,
+    /// The user's function's signature, for messages and the `bool` check.
+    sig: Signature,
     derived: Derived,
-    bools: Vec<usize>,
     /// `layout.n_inputs()` and `n_outputs()`, kept so a call does not sum the parts.
     n_in: usize,
     n_out: usize,
@@ -148,8 +83,7 @@ impl Compiled {
         let derived = derive(func, mode)?;
         let runner = Runner::new(&derived.func, opts)?;
         Ok(Compiled {
-            func: signature_of(func),
-            bools: bool_params(func),
+            sig: Signature::of(func),
             n_in: derived.layout.n_inputs(),
             n_out: derived.layout.n_outputs(),
             derived,
@@ -169,7 +103,7 @@ impl Compiled {
         // than the program (seed001's gradient in `adjit bench`: 4.8 ns against 2.2 ns).
         if let Runner::Jit(code) = &self.runner {
             let fits = inputs.len() == self.n_in && outputs.len() == self.n_out;
-            if fits && self.bools.is_empty() && code.try_call(inputs, outputs) {
+            if fits && self.sig.bools.is_empty() && code.try_call(inputs, outputs) {
                 return Ok(());
             }
         }
@@ -183,7 +117,7 @@ impl Compiled {
         if inputs.len() != self.n_in || outputs.len() != self.n_out {
             return Err(self.arity_error(inputs.len(), outputs.len()));
         }
-        check_bools(&self.func, &self.bools, inputs)?;
+        self.sig.check_bools(inputs)?;
         self.runner.run(inputs, outputs)
     }
 
@@ -208,12 +142,11 @@ impl Compiled {
         let layout = &self.derived.layout;
         let name = &self.derived.func.name;
         let in_lens = inputs.iter().map(|s| s.len());
-        check_parts(name, layout, layout.input_parts(), in_lens)?;
         let out_lens = outputs.iter().map(|s| s.len());
-        check_parts(name, layout, layout.output_parts(), out_lens)?;
+        check_lengths(name, layout, in_lens, layout.output_parts(), out_lens)?;
         if let [x] = inputs {
             // One input part: it is the flat input already.
-            check_bools(&self.func, &self.bools, x)?;
+            self.sig.check_bools(x)?;
             return crate::scratch::with_scratch(0, self.n_out, |_, flat_out| {
                 self.runner.run(x, flat_out)?;
                 scatter(flat_out, outputs);
@@ -226,7 +159,7 @@ impl Compiled {
                 flat_in[at..at + part.len()].copy_from_slice(part);
                 at += part.len();
             }
-            check_bools(&self.func, &self.bools, flat_in)?;
+            self.sig.check_bools(flat_in)?;
             self.runner.run(flat_in, flat_out)?;
             scatter(flat_out, outputs);
             Ok(())
@@ -266,17 +199,6 @@ fn scatter(flat: &[f64], parts: &mut [&mut [f64]]) {
         part.copy_from_slice(&flat[at..at + len]);
         at += len;
     }
-}
-
-/// The parameters and return types of `func` without its body: enough to name inputs in
-/// messages, without keeping a copy of a large program alive.
-pub(crate) fn signature_of(func: &Function) -> Function {
-    let mut sig = Function::new(func.name.clone());
-    for p in func.params() {
-        let q = sig.add_param(func.ty(p), func.name_of(p).map(str::to_string));
-        sig.set_param_kind(q, func.param_kind(p));
-    }
-    sig
 }
 
 /// Value and gradient of a scalar function, compiled once and callable from many threads.
@@ -330,7 +252,7 @@ impl Gradient {
         let c = &self.compiled;
         if let Runner::Jit(code) = &c.runner {
             let fits = x.len() == c.n_in && grad.len() + self.n_outputs == c.n_out;
-            if fits && c.bools.is_empty() {
+            if fits && c.sig.bools.is_empty() {
                 // A buffer just large enough: zeroing a 16-slot one costs a 2 ns call a third.
                 let done = if c.n_out <= 4 {
                     self.native::<4>(code, x, grad)
@@ -388,13 +310,12 @@ impl Gradient {
     /// More than 15 `bool` outputs beside the float one: not a gradient anyone asks for.
     #[cold]
     fn too_many_outputs(&self) -> Error {
-        Error::Driver {
-            func: self.compiled.func.name.clone(),
-            message: format!(
-                "a gradient returns the value and x̄; {} outputs are more than this object \
-                 supports (16)",
-                self.n_outputs
-            ),
+        Error::Limit {
+            func: self.compiled.sig.name().to_string(),
+            what: "a gradient returns the value and x̄",
+            counted: "outputs",
+            limit: 16,
+            got: self.n_outputs,
         }
     }
 
@@ -402,4 +323,22 @@ impl Gradient {
     pub fn compiled(&self) -> &Compiled {
         &self.compiled
     }
+}
+
+/// Compile `program` to an object file for `target` (`None`: the host), exported as `symbol`
+/// (`None`: the default for its name).
+pub(crate) fn object_for(
+    program: &Function,
+    target: Option<&str>,
+    symbol: Option<&str>,
+    opts: &JitOptions,
+) -> Result<ObjectCode> {
+    let host = target_lexicon::Triple::host().to_string();
+    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(&program.name), str::to_string);
+    Ok(adjit_jit::compile_object_as(
+        program,
+        target.unwrap_or(&host),
+        opts,
+        &symbol,
+    )?)
 }

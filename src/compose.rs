@@ -71,10 +71,11 @@ use adjit_diff::layout::{Layout, Part};
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
-use crate::compile::derive;
+use crate::error::{Error, Expected, Result};
 use crate::map::{run_on_threads, sum_blocks, Blocks, PARALLEL_WORK};
+use crate::options::Options;
+use crate::rows::{self, RowProgram};
 use crate::runner::Runner;
-use crate::{Error, Options, Result};
 
 /// Where one inner parameter of every component lives in θ: component `j` reads
 /// `θ[base + j·stride]` (stride 0: one entry shared by every component, its gradient summed).
@@ -236,9 +237,9 @@ impl ComposedKernel {
             adjit_ir::verify(h)?;
         }
         let name = format!("{}∘{}", inner.name, outer.name);
-        let fail = |message: String| Error::Driver {
+        let fail = |needs: String| Error::Signature {
             func: name.clone(),
-            message,
+            needs,
         };
         let kernels = [
             Some((inner, "the inner kernel")),
@@ -259,10 +260,18 @@ impl ComposedKernel {
         }
         let k = spec.components;
         let m = inner.n_outputs();
-        if k == 0 || m == 0 {
-            return Err(fail(format!(
-                "needs at least one component and one inner output, got k = {k}, m = {m}"
-            )));
+        if k == 0 {
+            return Err(Error::TooFew {
+                func: name.clone(),
+                what: "the number of components k",
+                least: 1,
+                got: k,
+            });
+        }
+        if m == 0 {
+            return Err(fail(
+                "the inner kernel has no outputs; it needs at least one".into(),
+            ));
         }
         if outer.n_outputs() != 1 {
             return Err(fail(format!(
@@ -425,15 +434,7 @@ impl ComposedKernel {
 
     /// The number of rows in `data`, checking it holds whole rows.
     pub fn n_rows(&self, data: &[f64]) -> Result<usize> {
-        let r = self.row_len();
-        if !data.len().is_multiple_of(r) {
-            return Err(self.length_error(
-                "the data",
-                format!("a multiple of the row length {r}"),
-                data.len(),
-            ));
-        }
-        Ok(data.len() / r)
+        rows::n_rows(&self.name, self.row_len(), data)
     }
 
     /// `y[i]` = the value of row `i`.
@@ -442,7 +443,10 @@ impl ComposedKernel {
         if y.len() != n_rows {
             return Err(self.length_error(
                 "the output y",
-                format!("{n_rows} (one per row)"),
+                Expected::CountOf {
+                    count: n_rows,
+                    each: "one per row",
+                },
                 y.len(),
             ));
         }
@@ -474,7 +478,10 @@ impl ComposedKernel {
         if grad.len() != self.n_theta {
             return Err(self.length_error(
                 "the gradient",
-                format!("{} (one per θ entry)", self.n_theta),
+                Expected::CountOf {
+                    count: self.n_theta,
+                    each: "one per θ entry",
+                },
                 grad.len(),
             ));
         }
@@ -556,14 +563,15 @@ impl ComposedKernel {
 
     /// The compiled program of `slot`, compiling it on first use.
     fn program(&self, slot: Slot) -> Result<&Program> {
-        let cell = &self.programs[slot as usize];
-        if let Some(program) = cell.get() {
-            return Ok(program);
-        }
+        rows::on_first_use(&self.programs[slot as usize], || self.compile(slot))
+    }
+
+    /// The program of `slot`, compiled now.
+    fn compile(&self, slot: Slot) -> Result<Program> {
         let transform = || {
-            self.transform.as_ref().ok_or_else(|| Error::Driver {
+            self.transform.as_ref().ok_or_else(|| Error::Internal {
                 func: self.name.clone(),
-                message: "no transform".into(),
+                what: "a transform program asked of a composition without a transform",
             })
         };
         let (func, mode, opts) = match slot {
@@ -575,20 +583,21 @@ impl ComposedKernel {
             Slot::OuterPrimal => (&self.outer, Mode::Primal, &self.outer_opts),
             Slot::OuterGradient => (&self.outer, Mode::Gradient, &self.outer_opts),
         };
-        // Two threads may both compile on a first concurrent call; one result is kept.
-        let derived = derive(func, mode)?;
-        let layout = derived.layout;
-        let program = Program {
-            runner: Runner::new(&derived.func, opts)?,
-            cost: derived.func.n_insts() + derived.func.n_outputs(),
+        let RowProgram {
+            runner,
+            layout,
+            cost,
+        } = RowProgram::compile(func, mode, opts)?;
+        Ok(Program {
+            runner,
+            cost,
             n_in: layout.n_inputs(),
             n_out: layout.n_outputs(),
             y: layout.output(Part::Outputs),
             grad: layout.output(Part::Gradient),
             cot: layout.input(Part::Cotangent),
             layout,
-        };
-        Ok(cell.get_or_init(|| program))
+        })
     }
 
     /// The programs of a value (`reverse` false) or a gradient call.
@@ -610,29 +619,20 @@ impl ComposedKernel {
         })
     }
 
-    fn length_error(&self, what: &str, expected: String, got: usize) -> Error {
-        Error::Driver {
-            func: self.name.clone(),
-            message: format!("{what} has {got} numbers, expected {expected}"),
-        }
+    fn length_error(&self, what: &str, expected: Expected, got: usize) -> Error {
+        rows::length_error(&self.name, what, expected, got)
     }
 
     /// Check θ and the data, returning the number of rows.
     fn check_inputs(&self, theta: &[f64], data: &[f64]) -> Result<usize> {
-        if theta.len() != self.n_theta {
-            return Err(self.length_error("θ", self.n_theta.to_string(), theta.len()));
-        }
-        self.n_rows(data)
+        let expected = Expected::Count(self.n_theta);
+        rows::check_inputs(&self.name, theta, expected, self.row_len(), data)
     }
 
     /// Threads for `items` pieces of work over `rows` rows (as [`crate::map`] decides).
     fn threads(&self, items: usize, rows: usize, progs: &Programs<'_>) -> usize {
-        let t = match self.compose.threads {
-            0 if rows.saturating_mul(progs.cost) < PARALLEL_WORK => 1,
-            0 => rayon::current_num_threads(),
-            t => t,
-        };
-        t.min(items).max(1)
+        let pays = rows.saturating_mul(progs.cost) >= PARALLEL_WORK;
+        adjit_jit::threads_for(self.compose.threads, items, pays)
     }
 
     /// A thread's buffers, with every component's φⱼ (`phis`, k × n_φ) and the shared

@@ -11,9 +11,12 @@ use adjit_diff::inverse::{
 use adjit_diff::layout::{Kind, Layout, Part};
 use adjit_ir::Function;
 
-use crate::compile::check_parts;
+use crate::error::{Error, Result};
+use crate::jacobian::Jacobian;
+use crate::options::InverseMode;
+use crate::options::Options;
+use crate::prepared::check_lengths;
 use crate::runner::Runner;
-use crate::{Error, InverseMode, Jacobian, Options, Result};
 
 /// The simplified program of `mode` for the verified square `func`:
 /// `(x.., v..) → (y.., product.., status)` (the [`Kind::Inverse`] layout).
@@ -147,15 +150,10 @@ impl CompiledInverse {
     pub fn call(&self, x: &[f64], v: &[f64], y: &mut [f64], out: &mut [f64]) -> Result<()> {
         let layout = &self.layout;
         let name = &self.program.name;
-        check_parts(
+        check_lengths(
             name,
             layout,
-            layout.input_parts(),
             [x.len(), v.len()].into_iter(),
-        )?;
-        check_parts(
-            name,
-            layout,
             &layout.output_parts()[..2],
             [y.len(), out.len()].into_iter(),
         )?;

@@ -26,10 +26,12 @@ use adjit_diff::Mode;
 use adjit_ir::Function;
 use std::sync::OnceLock;
 
-use crate::compile::{bool_params, check_bools, check_parts, derive, signature_of};
+use crate::compile::derive;
+use crate::error::Result;
+use crate::options::{Engine, JacobianMode, Options};
+use crate::prepared::Signature;
 use crate::runner::Runner;
 use crate::scratch::with_scratch;
-use crate::{Engine, JacobianMode, Options, Result};
 
 /// The most directions one forward call of a [`Jacobian`] carries: the vector JVP's code grows
 /// with its direction count, so wider Jacobians are assembled from several calls of one
@@ -68,8 +70,7 @@ fn check_dense(func: &Function, rows: usize, cols: usize) -> Result<()> {
 /// ```
 pub struct Jacobian {
     /// The user's signature, to name inputs in messages and find `bool` inputs.
-    sig: Function,
-    bools: Vec<usize>,
+    sig: Signature,
     /// Forward or reverse (never `Auto`).
     mode: JacobianMode,
     /// `(x) -> (y, J)`.
@@ -193,8 +194,7 @@ impl Jacobian {
             _ => Repair::new(func, opts, Lines::Rows, rows),
         };
         Ok(Jacobian {
-            sig: signature_of(func),
-            bools: bool_params(func),
+            sig: Signature::of(func),
             mode,
             layout,
             program: derived.layout,
@@ -218,8 +218,7 @@ impl Jacobian {
         let program = sparse_jacobian(func, &pattern, &coloring);
         let primal = derive(func, Mode::Primal)?;
         Ok(Jacobian {
-            sig: signature_of(func),
-            bools: bool_params(func),
+            sig: Signature::of(func),
             mode: JacobianMode::Sparse,
             layout: Layout::of(func, Kind::Jacobian),
             program: primal.layout,
@@ -236,15 +235,15 @@ impl Jacobian {
     /// Writes `y = f(x)` (every output) and the row-major `J` (`rows() × cols()` numbers). A
     /// slice of the wrong length is an [`crate::Error::Length`] naming its part (`x`, `y`, `J`).
     pub fn call(&self, x: &[f64], y: &mut [f64], jac: &mut [f64]) -> Result<()> {
-        let (layout, name) = (&self.layout, &self.sig.name);
-        check_parts(name, layout, layout.input_parts(), [x.len()].into_iter())?;
-        check_parts(
-            name,
+        let layout = &self.layout;
+        self.sig.check(
+            self.sig.name(),
             layout,
+            [x.len()].into_iter(),
             layout.output_parts(),
             [y.len(), jac.len()].into_iter(),
+            x,
         )?;
-        check_bools(&self.sig, &self.bools, x)?;
         let program = &self.program;
         if let Some(sparse) = &self.sparse {
             self.runner.run(x, y)?;
@@ -443,8 +442,7 @@ impl Jacobian {
 /// assert_eq!((y, g, h), (0.0, [0.0, 0.0], [802.0, -400.0, -400.0, 200.0]));
 /// ```
 pub struct Hessian {
-    sig: Function,
-    bools: Vec<usize>,
+    sig: Signature,
     /// `(x) -> (y, x̄, H)`.
     layout: Layout,
     /// The layout of the HVP program that runs.
@@ -481,10 +479,12 @@ impl Hessian {
             .unwrap_or(0);
         let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
         if float_outputs != 1 {
-            return Err(crate::Error::Diff(adjit_diff::DiffError::NotScalar {
-                func: func.name.clone(),
-                float_outputs,
-            }));
+            return Err(crate::error::Error::Diff(
+                adjit_diff::DiffError::NotScalar {
+                    func: func.name.clone(),
+                    float_outputs,
+                },
+            ));
         }
         let n = func.differentiated_params().count();
         crate::memory::check_f64s(
@@ -497,7 +497,7 @@ impl Hessian {
         let coloring = best_star_coloring(&pattern);
         if coloring.n_colors < n {
             // Fewer products than columns: one call of the seed-baked program, mirrored.
-            let plan = crate::sparse::SparsePlan::new(func, crate::SparseKind::Hessian)?;
+            let plan = crate::sparse::SparsePlan::new(func, crate::sparse::SparseKind::Hessian)?;
             let gradient = derive(func, Mode::Gradient)?;
             let lower = &plan.pattern;
             let mirror = pattern
@@ -508,8 +508,7 @@ impl Hessian {
                 })
                 .collect();
             return Ok(Hessian {
-                sig: signature_of(func),
-                bools: bool_params(func),
+                sig: Signature::of(func),
                 layout: Layout::of(func, Kind::Hessian),
                 program: gradient.layout,
                 n,
@@ -526,8 +525,7 @@ impl Hessian {
         }
         let derived = derive(func, Mode::Hvp)?;
         Ok(Hessian {
-            sig: signature_of(func),
-            bools: bool_params(func),
+            sig: Signature::of(func),
             layout: Layout::of(func, Kind::Hessian),
             program: derived.layout,
             n,
@@ -543,16 +541,16 @@ impl Hessian {
     /// and returns `f(x)`. A slice of the wrong length is an [`crate::Error::Length`] naming
     /// its part (`x`, `x̄`, `H`).
     pub fn call(&self, x: &[f64], grad: &mut [f64], hess: &mut [f64]) -> Result<f64> {
-        let (layout, name) = (&self.layout, &self.sig.name);
-        check_parts(name, layout, layout.input_parts(), [x.len()].into_iter())?;
+        let layout = &self.layout;
         // `y` is returned, not passed: check the parts after it.
-        check_parts(
-            name,
+        self.sig.check(
+            self.sig.name(),
             layout,
+            [x.len()].into_iter(),
             &layout.output_parts()[1..],
             [grad.len(), hess.len()].into_iter(),
+            x,
         )?;
-        check_bools(&self.sig, &self.bools, x)?;
         let (program, n) = (&self.program, self.n);
         if let Some((sparse, mirror, nnz)) = &self.sparse {
             return with_scratch(0, program.n_outputs() + nnz, |_, output| {

@@ -26,9 +26,10 @@ use adjit_diff::layout::{Layout, Part};
 use adjit_diff::Mode;
 use adjit_ir::Function;
 
-use crate::compile::{derive, signature_of};
-use crate::runner::Runner;
-use crate::{Error, Options, Result};
+use crate::error::{Error, Expected, Result};
+use crate::options::Options;
+use crate::prepared::signature_of;
+use crate::rows::{self, RowProgram};
 
 /// How a [`MappedKernel`] splits its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,13 +71,8 @@ const MODES: [Mode; 5] = [
     Mode::Hvp,
 ];
 
-/// A derived program of the kernel, ready to run.
-struct Program {
-    runner: Runner,
-    layout: Layout,
-    /// Instructions per row: with the row count, the work that decides whether threads pay.
-    cost: usize,
-}
+/// A compiled program of the kernel.
+type Program = RowProgram;
 
 /// A kernel `k(θ, xᵢ)` compiled once and run over the rows of a data buffer, in parallel, with
 /// sums over rows in a fixed order (see the [module docs](self)).
@@ -145,9 +141,9 @@ impl MappedKernel {
         let theta_at: Vec<usize> = kernel.differentiated_params().map(|p| p.index()).collect();
         let row_at: Vec<usize> = kernel.data_params().map(|p| p.index()).collect();
         if row_at.is_empty() {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: kernel.name.clone(),
-                message: "a mapped kernel needs `data` inputs (one row); this one has none".into(),
+                needs: "a mapped kernel needs `data` inputs (one row); this one has none".into(),
             });
         }
         let mut opts = opts.clone();
@@ -205,15 +201,7 @@ impl MappedKernel {
 
     /// The number of rows in `data`, checking it holds whole rows.
     pub fn n_rows(&self, data: &[f64]) -> Result<usize> {
-        let r = self.row_len();
-        if data.len() / r * r != data.len() {
-            return Err(self.length_error(
-                "the data",
-                format!("a multiple of the row length {r}"),
-                data.len(),
-            ));
-        }
-        Ok(data.len() / r)
+        rows::n_rows(&self.sig.name, self.row_len(), data)
     }
 
     /// `y` = k(θ, xᵢ) for every row, row-major (`n_rows × n_outputs`).
@@ -307,45 +295,29 @@ impl MappedKernel {
     /// The compiled program of `mode`, compiling it on first use.
     fn program(&self, mode: Mode) -> Result<&Program> {
         let slot = MODES.iter().position(|&m| m == mode).unwrap_or(0);
-        let cell = &self.programs[slot];
-        if let Some(program) = cell.get() {
-            return Ok(program);
-        }
-        // Two threads may both compile on a first concurrent call; one result is kept.
-        let derived = derive(&self.kernel, mode)?;
-        let program = Program {
-            runner: Runner::new(&derived.func, &self.opts)?,
-            layout: derived.layout,
-            cost: derived.func.n_insts() + derived.func.n_outputs(),
-        };
-        Ok(cell.get_or_init(|| program))
+        rows::on_first_use(&self.programs[slot], || {
+            Program::compile(&self.kernel, mode, &self.opts)
+        })
     }
 
-    fn length_error(&self, what: &str, expected: String, got: usize) -> Error {
-        Error::Driver {
-            func: self.sig.name.clone(),
-            message: format!("{what} has {got} numbers, expected {expected}"),
-        }
+    fn length_error(&self, what: &str, expected: Expected, got: usize) -> Error {
+        rows::length_error(&self.sig.name, what, expected, got)
     }
 
     fn check_vector(&self, what: &str, v: &[f64], expected: usize) -> Result<()> {
         if v.len() != expected {
-            return Err(self.length_error(what, expected.to_string(), v.len()));
+            return Err(self.length_error(what, Expected::Count(expected), v.len()));
         }
         Ok(())
     }
 
     /// Check θ and the data, returning the number of rows.
     fn check_inputs(&self, theta: &[f64], data: &[f64]) -> Result<usize> {
-        let n = self.n_theta();
-        if theta.len() != n {
-            return Err(self.length_error(
-                "θ",
-                format!("{n} (one per differentiated input of the kernel)"),
-                theta.len(),
-            ));
-        }
-        self.n_rows(data)
+        let expected = Expected::CountOf {
+            count: self.n_theta(),
+            each: "one per differentiated input of the kernel",
+        };
+        rows::check_inputs(&self.sig.name, theta, expected, self.row_len(), data)
     }
 
     /// Check that `outs` match the output parts of `layout`, once per row with `Some(rows)`,
@@ -358,8 +330,15 @@ impl MappedKernel {
     ) -> Result<()> {
         for (&(part, len), out) in layout.output_parts().iter().zip(outs) {
             let (n, expected) = match rows {
-                Some(rows) => (len * rows, format!("{} ({rows} rows × {len})", len * rows)),
-                None => (len, len.to_string()),
+                Some(rows) => (
+                    len * rows,
+                    Expected::Grid {
+                        rows,
+                        len,
+                        rows_are: "rows",
+                    },
+                ),
+                None => (len, Expected::Count(len)),
             };
             if out.len() != n {
                 let what = format!("the output {}", part_name(part));
@@ -442,12 +421,8 @@ impl MappedKernel {
     /// caller's thread alone: handing work to the pool costs microseconds, which a short call
     /// would pay several times over.
     fn threads(&self, work_items: usize, rows: usize, program: &Program) -> usize {
-        let t = match self.map.threads {
-            0 if rows.saturating_mul(program.cost) < PARALLEL_WORK => 1,
-            0 => rayon::current_num_threads(),
-            t => t,
-        };
-        t.min(work_items).max(1)
+        let pays = rows.saturating_mul(program.cost) >= PARALLEL_WORK;
+        adjit_jit::threads_for(self.map.threads, work_items, pays)
     }
 
     /// Every row's outputs of `mode`, scattered part by part into `outs` (row-major).
@@ -830,7 +805,7 @@ mod tests {
         let no_data = adjit_ir::trace::trace(2, |x| x[0] * x[1]);
         assert!(matches!(
             MappedKernel::new(&no_data),
-            Err(Error::Driver { .. })
+            Err(Error::Signature { .. })
         ));
         let two =
             adjit_ir::trace::trace_multi("two", &[adjit_ir::Type::F64; 2], |x| vec![x[0], x[1]]);

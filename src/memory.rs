@@ -7,7 +7,8 @@
 //! system reports as available (Linux `MemAvailable`), since an allocation that overcommits
 //! would be killed later, when its pages are touched.
 
-use crate::{Error, Result};
+pub use crate::error::human_bytes;
+use crate::error::{Error, Result};
 
 /// Beyond this many bytes an array is refused even where the available memory is unknown.
 pub(crate) const MAX_BYTES: u128 = 1 << 40;
@@ -59,22 +60,6 @@ pub fn zeros(func: &str, what: &str, count: usize, alternative: &str) -> Result<
     })?;
     v.resize(count, 0.0);
     Ok(v)
-}
-
-/// `bytes` in decimal units: `80 GB`, `1.25 MB`, `512 B`.
-pub fn human_bytes(bytes: u128) -> String {
-    const UNITS: [&str; 7] = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1000.0 && unit + 1 < UNITS.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.3} {}", UNITS[unit]).replace(".000 ", " ")
-    }
 }
 
 #[cfg(test)]

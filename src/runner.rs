@@ -4,7 +4,8 @@
 use adjit_ir::{Function, Interpreter};
 use adjit_jit::CompiledFunction;
 
-use crate::{Engine, Options, Result};
+use crate::error::{Error, Result};
+use crate::options::{Engine, Options};
 
 /// A verified program, ready to run on the engine of the [`Options`] it was built with.
 pub(crate) enum Runner {
@@ -44,7 +45,7 @@ impl Runner {
 /// enters the inlined hot path of [`Runner::run`].
 #[cold]
 #[inline(never)]
-fn length_error(code: &CompiledFunction, inputs: &[f64], outputs: &[f64]) -> crate::Error {
+fn length_error(code: &CompiledFunction, inputs: &[f64], outputs: &[f64]) -> Error {
     code.length_error(inputs.len(), outputs.len()).into()
 }
 

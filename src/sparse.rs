@@ -38,9 +38,10 @@ use adjit_diff::sparsity::{
 };
 use adjit_ir::Function;
 
-use crate::compile::{bool_params, check_bools, check_parts, signature_of};
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::prepared::{check_length, check_lengths, check_parts, Signature};
 use crate::runner::Runner;
-use crate::{Error, Options, Result};
 
 /// The sparse Jacobian `∂yᵢ/∂xⱼ` of a function (rows: float outputs; columns: differentiated
 /// float inputs), compiled once into one program that writes its nonzeros. See the
@@ -83,8 +84,7 @@ pub struct SparseHessian {
 
 /// What both objects hold: the compiled program of the nonzeros and how it was built.
 struct Sparse {
-    sig: Function,
-    bools: Vec<usize>,
+    sig: Signature,
     pattern: SparsityPattern,
     coloring: Coloring,
     layout: Layout,
@@ -101,8 +101,7 @@ impl Sparse {
         opts: &Options,
     ) -> Result<Sparse> {
         Ok(Sparse {
-            sig: signature_of(func),
-            bools: bool_params(func),
+            sig: Signature::of(func),
             layout: Layout::of(func, Kind::Nonzeros(pattern.nnz())),
             runner: Runner::new(&program, opts)?,
             pattern,
@@ -112,17 +111,17 @@ impl Sparse {
     }
 
     fn eval(&self, x: &[f64], values: &mut [f64]) -> Result<()> {
-        let (layout, name) = (&self.layout, &self.sig.name);
-        if x.len() != self.sig.n_params || values.len() != self.pattern.nnz() {
-            check_parts(name, layout, layout.input_parts(), [x.len()].into_iter())?;
-            check_parts(
-                name,
+        if x.len() != self.sig.n_params() || values.len() != self.pattern.nnz() {
+            let layout = &self.layout;
+            check_lengths(
+                self.sig.name(),
                 layout,
+                [x.len()].into_iter(),
                 layout.output_parts(),
                 [values.len()].into_iter(),
             )?;
         }
-        check_bools(&self.sig, &self.bools, x)?;
+        self.sig.check_bools(x)?;
         self.runner.run(x, values)
     }
 }
@@ -242,9 +241,9 @@ impl SparseHessian {
         let full = hessian_pattern(func);
         let coloring = best_star_coloring(&full);
         let lower = full.lower_triangle();
-        let program = sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Driver {
+        let program = sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Internal {
             func: func.name.clone(),
-            message: "internal error: the star colouring does not recover every entry".into(),
+            what: "the star colouring does not recover every entry",
         })?;
         // Entry k of the full pattern mirrors lower entry full_source[k].
         let mut full_source = Vec::with_capacity(full.nnz());
@@ -272,22 +271,15 @@ impl SparseHessian {
     /// from the lower triangle's.
     pub fn expand(&self, lower: &[f64], full: &mut [f64]) -> Result<()> {
         let layout = &self.inner.layout;
-        let name = &self.inner.sig.name;
+        let name = self.inner.sig.name();
+        // `lower` is the nonzeros object's output, not a call: its part alone.
         check_parts(
             name,
             layout,
             layout.output_parts(),
             [lower.len()].into_iter(),
         )?;
-        if full.len() != self.full.nnz() {
-            return Err(Error::Length {
-                func: name.clone(),
-                part: Part::Hessian,
-                expected: self.full.nnz(),
-                got: full.len(),
-                layout: layout.to_string(),
-            });
-        }
+        check_length(name, layout, Part::Hessian, self.full.nnz(), full.len())?;
         for (value, &k) in full.iter_mut().zip(&self.full_source) {
             *value = lower[k];
         }
@@ -360,15 +352,8 @@ fn to_faer(
     pattern: &SparsityPattern,
     values: &[f64],
 ) -> Result<faer::sparse::SparseRowMat<usize, f64>> {
-    if values.len() != pattern.nnz() {
-        return Err(Error::Length {
-            func: sparse.sig.name.clone(),
-            part: Part::Nonzeros,
-            expected: pattern.nnz(),
-            got: values.len(),
-            layout: sparse.layout.to_string(),
-        });
-    }
+    let (name, layout) = (sparse.sig.name(), &sparse.layout);
+    check_length(name, layout, Part::Nonzeros, pattern.nnz(), values.len())?;
     let symbolic = faer::sparse::SymbolicSparseRowMat::new_checked(
         pattern.nrows(),
         pattern.ncols(),
@@ -389,19 +374,18 @@ fn eval_dense(
     dense: &mut [f64],
 ) -> Result<()> {
     let (rows, cols) = pattern.shape();
-    if dense.len() != rows * cols {
-        return Err(Error::Length {
-            func: sparse.sig.name.clone(),
-            part: if source.is_some() {
-                Part::Hessian
-            } else {
-                Part::Jacobian
-            },
-            expected: rows * cols,
-            got: dense.len(),
-            layout: sparse.layout.to_string(),
-        });
-    }
+    let part = if source.is_some() {
+        Part::Hessian
+    } else {
+        Part::Jacobian
+    };
+    check_length(
+        sparse.sig.name(),
+        &sparse.layout,
+        part,
+        rows * cols,
+        dense.len(),
+    )?;
     crate::scratch::with_scratch(0, sparse.pattern.nnz(), |_, values| {
         sparse.eval(x, values)?;
         dense.fill(0.0);
@@ -412,7 +396,7 @@ fn eval_dense(
     })
 }
 
-crate::named! {
+crate::options::named! {
     /// Which sparse derivative matrix: the name of its compile mode and bench row.
     SparseKind, "sparse matrix" {
         Jacobian => "sparse-jacobian", "The nonzeros of the Jacobian, CSR order: (x) -> (nz)",
@@ -460,10 +444,9 @@ impl SparsePlan {
                 let full = hessian_pattern(func);
                 let coloring = best_star_coloring(&full);
                 let program =
-                    sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Driver {
+                    sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Internal {
                         func: func.name.clone(),
-                        message: "internal error: the star colouring does not recover every entry"
-                            .into(),
+                        what: "the star colouring does not recover every entry",
                     })?;
                 Ok(SparsePlan {
                     kind,
@@ -566,10 +549,14 @@ pub fn compile_object(
     kind: SparseKind,
     target: Option<&str>,
     symbol: Option<&str>,
-) -> Result<crate::ObjectCode> {
+) -> Result<adjit_jit::ObjectCode> {
     let plan = SparsePlan::new(func, kind)?;
-    let mut object =
-        crate::object_for(&plan.program, target, symbol, &crate::JitOptions::default())?;
+    let mut object = crate::compile::object_for(
+        &plan.program,
+        target,
+        symbol,
+        &adjit_jit::JitOptions::default(),
+    )?;
     let upper = object.symbol.to_uppercase();
     let p = &plan.pattern;
     let join = |items: Vec<String>| items.join(", ");

@@ -36,12 +36,16 @@ use adjit_diff::layout::{Kind, Layout};
 use adjit_diff::Mode;
 use adjit_ir::{Function, Value};
 
-use crate::compile::{check_parts, derive, signature_of};
+use crate::compile::derive;
+use crate::prepared::{check_lengths, signature_of};
 use crate::runner::Runner;
 use std::sync::OnceLock;
 
+use crate::error::{Error, Expected, Result};
 use crate::inverse::CompiledInverse;
-use crate::{Error, InverseMode, Options, Result, Strategy};
+use crate::options::InverseMode;
+use crate::options::Options;
+use adjit_diff::checkpoint::Strategy;
 
 /// Figures of an [`IteratedStep`]'s VJP, from its schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -51,8 +55,10 @@ pub struct StepStats {
     pub snapshots: usize,
     /// Step primals run per VJP call besides the N step VJPs (re-advances included): for
     /// `checkpoint:S`, Revolve's `min_advances(N, S)`; N − 1 for the tape. With an objective,
-    /// one more step primal computes the final state before the objective's VJP.
-    pub advances: u64,
+    /// one more step primal computes the final state before the objective's VJP. Named like
+    /// [`crate::checkpoint::CheckpointStats::forward_ops`] (forward work per call,
+    /// recomputation included), counted in steps.
+    pub forward_steps: u64,
     /// Bytes one VJP call holds beyond the caller's buffers: stored states, the current state
     /// and adjoint, the programs' input and output buffers, and the largest native workspace.
     pub peak_bytes: u64,
@@ -91,7 +97,8 @@ struct ObjectivePrograms {
 /// let expected = 0.95f64.powi(1000);
 /// assert!((y[0] - expected).abs() < 1e-12 * expected);
 /// assert!((grad[0] - expected).abs() < 1e-12 * expected); // ∂s_N/∂s₀ = 0.95^N
-/// assert_eq!(decay.stats().advances, adjit::diff::checkpoint::revolve::min_advances(1000, 5));
+/// let forward_steps = adjit::diff::checkpoint::revolve::min_advances(1000, 5);
+/// assert_eq!(decay.stats().forward_steps, forward_steps);
 /// ```
 pub struct IteratedStep {
     /// The step's signature, for messages.
@@ -142,9 +149,9 @@ impl IteratedStep {
         opts: &Options,
     ) -> Result<IteratedStep> {
         adjit_ir::verify(step)?;
-        let driver_error = |message: String| Error::Driver {
+        let driver_error = |needs: String| Error::Signature {
             func: step.name.clone(),
-            message,
+            needs,
         };
         if let Some(p) = step.params().find(|&p| !step.ty(p).is_float()) {
             return Err(Error::BoolInput {
@@ -155,9 +162,12 @@ impl IteratedStep {
         }
         let n_state = step.n_outputs();
         if n_steps == 0 {
-            return Err(driver_error(
-                "an iterated step needs at least one step".into(),
-            ));
+            return Err(Error::TooFew {
+                func: step.name.clone(),
+                what: "the number of steps N of an iterated step (at least one step)",
+                least: 1,
+                got: n_steps,
+            });
         }
         if n_state == 0 || step.n_params < n_state {
             return Err(driver_error(format!(
@@ -192,9 +202,9 @@ impl IteratedStep {
                         .params()
                         .all(|p| obj.ty(p) == step.ty(p) && obj.is_data(p) == step.is_data(p));
                 if !same {
-                    return Err(Error::Driver {
+                    return Err(Error::Signature {
                         func: obj.name.clone(),
-                        message: format!(
+                        needs: format!(
                             "an objective takes the step's parameters (state, then θ, with \
                              their types and kinds), like @{}",
                             step.name
@@ -274,7 +284,7 @@ impl IteratedStep {
         this.stats = StepStats {
             steps: n_steps,
             snapshots,
-            advances,
+            forward_steps: advances,
             peak_bytes: peak(snapshots),
         };
         Ok(this)
@@ -307,18 +317,25 @@ impl IteratedStep {
     /// ```
     pub fn trajectory(&self, x: &[f64], states: &mut [f64]) -> Result<()> {
         let n = self.n_state;
-        let expected = self.n_steps.checked_mul(n);
-        if x.len() != self.sig.n_params || expected != Some(states.len()) {
-            return Err(Error::Driver {
+        let checks = [
+            ("x = (s₀, θ)", Expected::Count(self.sig.n_params), x.len()),
+            (
+                "the states",
+                Expected::Grid {
+                    rows: self.n_steps,
+                    len: n,
+                    rows_are: "steps",
+                },
+                states.len(),
+            ),
+        ];
+        if let Some((what, expected, got)) = checks.into_iter().find(|(_, e, got)| !e.accepts(*got))
+        {
+            return Err(Error::ArgumentLength {
                 func: self.sig.name.clone(),
-                message: format!(
-                    "a trajectory takes x = (s₀, θ) ({} numbers, got {}) and writes N × state \
-                     = {} × {n} numbers (got {})",
-                    self.sig.n_params,
-                    x.len(),
-                    self.n_steps,
-                    states.len()
-                ),
+                what: format!("the trajectory's {what}"),
+                expected,
+                got,
             });
         }
         let mut input = x.to_vec();
@@ -341,8 +358,13 @@ impl IteratedStep {
             _ => &self.layouts[2],
         };
         let name = &self.sig.name;
-        check_parts(name, layout, layout.input_parts(), inputs.iter().copied())?;
-        check_parts(name, layout, layout.output_parts(), outputs.iter().copied())
+        check_lengths(
+            name,
+            layout,
+            inputs.iter().copied(),
+            layout.output_parts(),
+            outputs.iter().copied(),
+        )
     }
 
     /// `y = F(x)` with `x = (s₀, θ)`: N step primals, then the objective.
@@ -432,10 +454,10 @@ impl IteratedStep {
     ) -> Result<()> {
         let n = self.n_state;
         if !self.theta_at.is_empty() || self.step_func.n_params != n || self.objective.is_some() {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: self.sig.name.clone(),
-                message: "inverse products through the steps need a square step without θ \
-                          (parameters = state) and no objective"
+                needs: "inverse products through the steps need a square step without θ \
+                        (parameters = state) and no objective"
                     .into(),
             });
         }
@@ -446,9 +468,14 @@ impl IteratedStep {
             ("out", out.len()),
         ] {
             if len != n {
-                return Err(Error::Driver {
+                return Err(Error::ArgumentLength {
                     func: self.sig.name.clone(),
-                    message: format!("{what} has {len} numbers, the state has {n}"),
+                    what: what.to_string(),
+                    expected: Expected::CountOf {
+                        count: n,
+                        each: "the state's length",
+                    },
+                    got: len,
                 });
             }
         }
@@ -576,9 +603,9 @@ impl SummedLoss {
                 .all(|p| loss.ty(p) == step.ty(p) && loss.is_data(p) == step.is_data(p));
         let float_out = loss.ret_types.iter().filter(|t| t.is_float()).count();
         if !same || float_out != 1 || loss.ret_types.len() != 1 {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: loss.name.clone(),
-                message: format!(
+                needs: format!(
                     "a summed loss takes the step's parameters (state, then θ, with their types \
                      and kinds), like @{}, and returns one float",
                     step.name
@@ -586,9 +613,9 @@ impl SummedLoss {
             });
         }
         if n_state == 0 || step.n_params < n_state {
-            return Err(Error::Driver {
+            return Err(Error::Signature {
                 func: step.name.clone(),
-                message: "a step returns the state and takes it first".into(),
+                needs: "a step returns the state and takes it first".into(),
             });
         }
         let (augmented, total) = running_sum(step, loss, n_state);
@@ -601,9 +628,11 @@ impl SummedLoss {
         let n = self.n_state;
         let expected = self.it.sig.n_params - 1;
         if x.len() != expected {
-            return Err(Error::Driver {
+            return Err(Error::ArgumentLength {
                 func: self.it.sig.name.clone(),
-                message: format!("x = (s₀, θ) has {expected} numbers, got {}", x.len()),
+                what: "x = (s₀, θ)".into(),
+                expected: Expected::Count(expected),
+                got: x.len(),
             });
         }
         let mut xa = Vec::with_capacity(x.len() + 1);
@@ -1064,7 +1093,7 @@ mod tests {
                 let advances = it.sweep(&x, w, &mut y2, &mut g2).unwrap();
                 assert_eq!(bits(&y2), bits(&y), "{strategy}");
                 assert_eq!(bits(&g2), bits(&g), "{strategy}");
-                assert_eq!(advances, it.stats().advances, "{strategy}");
+                assert_eq!(advances, it.stats().forward_steps, "{strategy}");
                 if let Strategy::Checkpoint { snapshots } = strategy {
                     assert_eq!(advances, min_advances(n_steps, snapshots), "{strategy}");
                 }
@@ -1142,7 +1171,7 @@ mod tests {
             let it = IteratedStep::new(&step, n, Strategy::Uniform).unwrap();
             let (mut y, mut g) = ([0.0], [0.0; 2]);
             it.vjp(&[1.0, 0.5], &[1.0], &mut y, &mut g).unwrap();
-            let counted = it.stats().advances;
+            let counted = it.stats().forward_steps;
             let segment = (n as f64).sqrt().ceil() as usize;
             let mut walked = 0u64;
             uniform_actions(n, segment, &mut |a| {

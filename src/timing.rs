@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::Result;
+use crate::error::Result;
 
 /// Time `call` (which performs one evaluation) and return the median nanoseconds per call.
 pub fn time_per_call(mut call: impl FnMut() -> Result<()>) -> Result<f64> {

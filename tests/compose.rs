@@ -387,8 +387,8 @@ fn bad_lengths_and_compositions_are_typed_errors() {
     let kernel = case.kernel(ComposeOptions::default(), Engine::Jit);
     let n = case.n_theta;
     let message = |r: Result<f64, Error>| match r {
-        Err(e @ Error::Driver { .. }) => e.to_string(),
-        other => panic!("expected a driver error, got {other:?}"),
+        Err(e @ Error::ArgumentLength { .. }) => e.to_string(),
+        other => panic!("expected a length error, got {other:?}"),
     };
     let mut grad = vec![0.0; n];
     let theta = vec![0.1; n];
@@ -470,7 +470,10 @@ fn bad_lengths_and_compositions_are_typed_errors() {
     ];
     for (what, spec) in bad {
         assert!(
-            matches!(compose(spec), Err(Error::Driver { .. })),
+            matches!(
+                compose(spec),
+                Err(Error::Signature { .. } | Error::TooFew { .. })
+            ),
             "{what}: {:?}",
             compose(spec)
         );
@@ -482,7 +485,7 @@ fn bad_lengths_and_compositions_are_typed_errors() {
         &Options::default(),
     );
     assert!(
-        matches!(stored, Err(Error::Driver { .. })),
+        matches!(stored, Err(Error::Signature { .. })),
         "stored needs m = 1"
     );
     let mut bool_outer = Function::new("bool_outer");

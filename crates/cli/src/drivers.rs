@@ -84,8 +84,8 @@ pub fn run(
     };
     if let Some(name) = &driver.sum_loss {
         let funcs = adjit::load(file)
-            .map_err(|e| CliError::input(crate::commands::describe_load_error(file, &e)))?;
-        let loss = crate::commands::select_function(funcs, Some(name), file)?;
+            .map_err(|e| CliError::input(crate::load::describe_load_error(file, &e)))?;
+        let loss = crate::load::select_function(funcs, Some(name), file)?;
         let sum = adjit::steps::SummedLoss::with_options(func, &loss, n_steps, strategy, &options)?;
         let x = read_vector("--at", point.at()?)?;
         return Ok(Some(match mode {
@@ -265,7 +265,7 @@ pub fn bench(
                     compile_ms,
                     ns_per_call: ns,
                     peak_bytes: if vjp { stats.peak_bytes } else { 0 },
-                    recomputed_ops: if vjp { stats.advances } else { 0 },
+                    recomputed_ops: if vjp { stats.forward_steps } else { 0 },
                     sparse: None,
                     batch: None,
                 },

@@ -11,6 +11,7 @@ mod args;
 mod bench_report;
 mod commands;
 mod drivers;
+mod load;
 mod measure;
 mod output;
 mod paths;

@@ -36,6 +36,27 @@ pub(crate) type KernelFn = unsafe extern "C" fn(*const f64, *mut f64, *mut f64);
 /// about 17 bytes a nanosecond, so two threads pay from about 1 MB of code run (60 µs).
 pub const PARALLEL_CODE_BYTES: usize = 1_000_000;
 
+/// The one thread rule of adjit: how many threads a call runs on when `asked` threads are
+/// asked for, with `items` pieces of work that can run apart (points, rows, blocks) and
+/// `parallel_pays` saying whether the whole call is long enough to repay handing work to the
+/// pool (each caller measures that in its own unit: [`PARALLEL_CODE_BYTES`] of machine code for
+/// a batch, instruction-rows for `adjit::map`).
+///
+/// `asked: 0` is automatic: one thread (the caller's) when the pool would not pay, else the
+/// pool's threads (as many as cores unless the program configured rayon's global pool). Any
+/// other count is granted as asked. Never more threads than items, never fewer than one.
+/// The JIT's batches, `adjit::map`, `adjit::compose`, gradbench and the Python batches all call
+/// this; `tests/one_rule.rs` checks that no second copy exists.
+pub fn threads_for(asked: usize, items: usize, parallel_pays: bool) -> usize {
+    match asked {
+        0 if !parallel_pays => 1,
+        0 => rayon::current_num_threads(),
+        t => t,
+    }
+    .min(items)
+    .max(1)
+}
+
 /// Two-point batches whose outputs reach this many bytes write them with non-temporal
 /// stores. The outputs of a batch this large do not stay in the cache, and written after
 /// each pair's kernel in one burst, the ordinary stores waited for every line to be read
@@ -652,13 +673,8 @@ impl CompiledFunction {
     /// The threads a batch of `n_points` runs on when `threads` are asked for (see
     /// [`CompiledFunction::call_batch_parallel`]).
     pub(crate) fn batch_threads(&self, n_points: usize, threads: usize) -> usize {
-        match threads {
-            0 if n_points.saturating_mul(self.point_bytes) < PARALLEL_CODE_BYTES => 1,
-            // The pool's threads: as many as cores unless the program configured the pool.
-            0 => rayon::current_num_threads(),
-            t => t,
-        }
-        .min(n_points.max(1))
+        let pays = n_points.saturating_mul(self.point_bytes) >= PARALLEL_CODE_BYTES;
+        threads_for(threads, n_points, pays)
     }
 
     /// The number of points in a batch, checking the buffers agree.

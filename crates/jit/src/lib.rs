@@ -34,7 +34,7 @@ mod roll;
 mod schedule;
 mod symbols;
 
-pub use compiled::{CompiledFunction, RawEntry, PARALLEL_CODE_BYTES, STREAM_BYTES};
+pub use compiled::{threads_for, CompiledFunction, RawEntry, PARALLEL_CODE_BYTES, STREAM_BYTES};
 pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile};
 pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};

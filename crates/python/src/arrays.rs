@@ -39,7 +39,7 @@ impl NonFinite {
             "raise" => Ok(NonFinite::Raise),
             "propagate" => Ok(NonFinite::Propagate),
             other => Err(error(
-                Kind::Other,
+                Kind::Option,
                 format!("nonfinite must be \"raise\" or \"propagate\", not {other:?}"),
             )),
         }

@@ -233,7 +233,7 @@ pub struct Steps {
 impl Steps {
     pub fn new(f: &Function, n: usize, strategy: &str) -> PyResult<Steps> {
         let strategy: Strategy = crate::transforms::byte_budget(strategy).parse().map_err(
-            |e: adjit::diff::checkpoint::ParseStrategyError| error(Kind::Other, e.to_string()),
+            |e: adjit::diff::checkpoint::ParseStrategyError| error(Kind::Option, e.to_string()),
         )?;
         Ok(Steps {
             it: IteratedStep::new(&f.func, n, strategy).py_err()?,
@@ -322,8 +322,11 @@ impl Steps {
         arrays::array(py, states, &[n, s])
     }
 
-    /// Stored states and recomputed steps of the last reverse sweep's plan.
-    fn stats(&self) -> String {
-        format!("{:?}", self.it.stats())
+    /// The reverse sweep's plan as `adjit.StepStats(steps, snapshots, forward_steps,
+    /// peak_bytes)`, a NamedTuple with documented fields.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.it.stats();
+        let class = PyModule::import(py, "adjit._stats")?.getattr("StepStats")?;
+        class.call1((s.steps, s.snapshots, s.forward_steps, s.peak_bytes))
     }
 }

@@ -28,6 +28,9 @@ pub enum Kind {
     /// An array sized from the arguments that this machine cannot hold (refused before it is
     /// allocated).
     Memory,
+    /// An option whose value adjit does not accept (an unknown mode, strategy, stage or
+    /// `nonfinite` spelling, a count out of range, a byte budget too small).
+    Option,
     /// Anything else the library reports.
     Other,
 }
@@ -43,6 +46,7 @@ impl Kind {
             Kind::Derive => "DeriveError",
             Kind::Singular => "SingularError",
             Kind::Memory => "MemoryError",
+            Kind::Option => "OptionError",
             Kind::Other => "Error",
         }
     }
@@ -68,25 +72,39 @@ pub fn error(kind: Kind, message: impl Into<String>) -> PyErr {
     })
 }
 
-/// The exception for a library error: parse, shape, derive or singular, by its variant.
-pub fn from_adjit(e: adjit::Error) -> PyErr {
+/// The class of a library error. Every variant is named (no catch-all arm), so a new variant
+/// does not compile until someone decides which exception a Python user gets for it.
+pub fn kind_of(e: &adjit::Error) -> Kind {
+    use adjit::jit::JitError as J;
     use adjit::Error as E;
-    let kind = match &e {
+    match e {
         E::Io { .. } | E::Parse(_) | E::Invalid(_) | E::Verify(_) => Kind::Parse,
-        E::Length { .. } | E::Arity { .. } | E::Parts { .. } => Kind::Shape,
-        E::NotBool { .. } => Kind::DType,
-        E::Derive(_) | E::Diff(_) | E::Inverse(_) | E::BoolInput { .. } | E::UnknownName(_) => {
-            Kind::Derive
+        E::Length { .. } | E::Arity { .. } | E::Parts { .. } | E::ArgumentLength { .. } => {
+            Kind::Shape
         }
+        E::NotBool { .. } => Kind::DType,
+        E::Derive(_)
+        | E::Diff(_)
+        | E::Inverse(_)
+        | E::BoolInput { .. }
+        | E::Signature { .. }
+        | E::Limit { .. } => Kind::Derive,
+        E::UnknownName(_) | E::TooFew { .. } | E::Checkpoint(_) => Kind::Option,
         E::Singular { .. } | E::NotFinite { .. } => Kind::Singular,
-        E::Jit(adjit::jit::JitError::InputLength { .. })
-        | E::Jit(adjit::jit::JitError::OutputLength { .. })
-        | E::Jit(adjit::jit::JitError::BatchLength { .. }) => Kind::Shape,
-        E::Driver { .. } => Kind::Shape,
         E::Memory { .. } => Kind::Memory,
-        _ => Kind::Other,
-    };
-    error(kind, e.to_string())
+        E::Jit(jit) => match jit {
+            J::InputLength { .. } | J::OutputLength { .. } | J::BatchLength { .. } => Kind::Shape,
+            J::UnknownTriple { .. } | J::Symbol { .. } => Kind::Option,
+            J::NotVerified(_) => Kind::Parse,
+            J::HostNotSupported(_) | J::Cranelift { .. } | J::TooLarge(_) => Kind::Other,
+        },
+        E::Interp(_) | E::Internal { .. } => Kind::Other,
+    }
+}
+
+/// The exception for a library error, of the class [`kind_of`] decides.
+pub fn from_adjit(e: adjit::Error) -> PyErr {
+    error(kind_of(&e), e.to_string())
 }
 
 /// `Result<T, adjit::Error>` → `PyResult<T>`.

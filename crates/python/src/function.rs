@@ -402,21 +402,21 @@ impl Function {
     fn dump(&self, stage: &str, mode: &str, strategy: &str, lanes: usize) -> PyResult<String> {
         if !(1..=2).contains(&lanes) {
             return Err(error(
-                Kind::Other,
+                Kind::Option,
                 format!("lanes must be 1 or 2, not {lanes}"),
             ));
         }
         let stage: adjit::Stage = stage
             .parse()
-            .map_err(|e: adjit::UnknownName| error(Kind::Other, e.to_string()))?;
+            .map_err(|e: adjit::UnknownName| error(Kind::Option, e.to_string()))?;
         let mode: Mode = mode
             .parse()
-            .map_err(|e: adjit::UnknownName| error(Kind::Other, e.to_string()))?;
+            .map_err(|e: adjit::UnknownName| error(Kind::Option, e.to_string()))?;
         let strategy: adjit::Strategy =
             strategy
                 .parse()
                 .map_err(|e: adjit::diff::checkpoint::ParseStrategyError| {
-                    error(Kind::Other, e.to_string())
+                    error(Kind::Option, e.to_string())
                 })?;
         adjit::dump(
             &self.func,

@@ -111,7 +111,7 @@ fn transform(
         "inverse" => What::Inverse,
         other => {
             return Err(errors::error(
-                errors::Kind::Other,
+                errors::Kind::Option,
                 format!("no transform {other:?}"),
             ))
         }
@@ -149,7 +149,7 @@ fn map_kernel(
 fn count(name: &str, v: i64) -> PyResult<usize> {
     usize::try_from(v).map_err(|_| {
         errors::error(
-            errors::Kind::Other,
+            errors::Kind::Option,
             format!("{name} must be 0 or more, not {v}"),
         )
     })

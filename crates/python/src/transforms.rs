@@ -11,7 +11,8 @@ use adjit::{
 };
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{IntoPyDict, PyFloat, PyTuple};
 use rayon::prelude::*;
 
 use crate::arrays::{self, Arg, NonFinite, Policy};
@@ -90,9 +91,20 @@ pub struct Transform {
     jac_shape: Vec<usize>,
     policy: Policy,
     threads: usize,
+    /// For `sparse=True`: the pattern's `indices` and `indptr` as read-only NumPy arrays and
+    /// `scipy.sparse.csr_matrix`, built on the first call and shared by every matrix returned
+    /// (the pattern never changes), so a call converts only the values.
+    csr: PyOnceLock<SparseIndex>,
     /// The function's name, for messages.
     name: String,
     repr: String,
+}
+
+/// What every sparse result of one transform shares.
+struct SparseIndex {
+    indices: Py<PyAny>,
+    indptr: Py<PyAny>,
+    csr_matrix: Py<PyAny>,
 }
 
 /// Options common to every transform, read from keyword arguments.
@@ -123,7 +135,7 @@ pub fn byte_budget(strategy: &str) -> String {
 }
 
 fn parse_err(e: impl std::fmt::Display) -> PyErr {
-    error(Kind::Other, e.to_string())
+    error(Kind::Option, e.to_string())
 }
 
 impl Object {
@@ -143,14 +155,14 @@ impl Transform {
         let mut opts = Options::on(engine);
         if !matches!(s.lanes, 1 | 2) {
             return Err(error(
-                Kind::Other,
+                Kind::Option,
                 format!("lanes must be 1 or 2, not {}", s.lanes),
             ));
         }
         opts.jit.batch_lanes = s.lanes;
         opts.jit.math = adjit::jit::MathImpl::from_name(s.math).ok_or_else(|| {
             error(
-                Kind::Other,
+                Kind::Option,
                 format!("math must be \"libm\" or \"inline\", not {:?}", s.math),
             )
         })?;
@@ -160,7 +172,7 @@ impl Transform {
             && !matches!(what, What::ValueAndGrad | What::Grad | What::Vjp)
         {
             return Err(error(
-                Kind::Other,
+                Kind::Option,
                 format!(
                     "strategy= applies to value_and_grad, grad and vjp, not {}",
                     what.name()
@@ -169,7 +181,7 @@ impl Transform {
         }
         if s.sparse && !matches!(what, What::Jacobian | What::Hessian) {
             return Err(error(
-                Kind::Other,
+                Kind::Option,
                 "sparse=True applies to jacobian and hessian",
             ));
         }
@@ -207,7 +219,7 @@ impl Transform {
                     "dense" | "dense-inverse" => InverseMode::Dense,
                     other => {
                         return Err(error(
-                            Kind::Other,
+                            Kind::Option,
                             format!(
                                 "mode must be \"reverse\" (J⁻¹·v), \"forward\" (J⁻ᵀ·v) or \
                                  \"dense\", not {other:?}"
@@ -243,6 +255,7 @@ impl Transform {
                 nonfinite: NonFinite::parse(s.nonfinite)?,
             },
             threads: s.threads,
+            csr: PyOnceLock::new(),
             name: func.name.clone(),
             repr: format!(
                 "<adjit.{} of @{} ({} inputs{}, strategy {}, engine {})>",
@@ -496,20 +509,13 @@ impl Transform {
             }
             _ => unreachable!("only sparse objects"),
         };
-        let scipy = PyModule::import(py, "scipy.sparse").map_err(|e| {
-            error(
-                Kind::Other,
-                format!("sparse=True returns scipy.sparse matrices; install scipy ({e})"),
-            )
-        })?;
-        let indptr: Vec<i64> = pattern.indptr().iter().map(|&i| i as i64).collect();
-        let indices: Vec<i64> = pattern.indices().iter().map(|&i| i64::from(i)).collect();
-        let np = PyModule::import(py, "numpy")?;
+        let index = self.csr.get_or_try_init(py, || sparse_index(py, pattern))?;
         let data = arrays::vector(py, values);
-        let indices = np.call_method1("array", (indices,))?;
-        let indptr = np.call_method1("array", (indptr,))?;
         let (r, c) = pattern.shape();
-        let m = scipy.call_method1("csr_matrix", ((data, indices, indptr), (r, c)))?;
+        let m = index.csr_matrix.bind(py).call1((
+            (data, index.indices.bind(py), index.indptr.bind(py)),
+            (r, c),
+        ))?;
         Ok(m.unbind())
     }
 
@@ -601,7 +607,9 @@ impl Transform {
                 return Ok(out);
             }
         }
-        // Objects without a native batch: points in parallel.
+        // Objects without a native batch (Jacobian, Hessian, inverse, checkpointed gradient):
+        // the points split into one share per thread of `threads=` (adjit's one thread rule;
+        // each point is a whole matrix or sweep, so automatic threads always pay).
         let mut owned = Vec::new();
         let out: &mut [f64] = match into {
             Some(dst) => dst,
@@ -611,13 +619,25 @@ impl Transform {
             }
         };
         let chunk = len.max(1);
-        out.par_chunks_mut(chunk)
-            .enumerate()
-            .try_for_each(|(p, row)| {
-                let mut tmp = Vec::new();
+        let threads = adjit::threads_for(self.threads, b, true);
+        let per_thread = b.div_ceil(threads).max(1);
+        let share = |t: usize, rows: &mut [f64]| -> adjit::Result<()> {
+            let mut tmp = Vec::new();
+            for (i, row) in rows.chunks_mut(chunk).enumerate() {
+                let p = t * per_thread + i;
                 let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
-                self.point(inputs, vector_of(p), row)
-            })?;
+                self.point(inputs, vector_of(p), row)?;
+            }
+            Ok(())
+        };
+        if threads == 1 {
+            share(0, out)?;
+        } else {
+            out.par_chunks_mut(per_thread * chunk)
+                .enumerate()
+                .with_max_len(1)
+                .try_for_each(|(t, rows)| share(t, rows))?;
+        }
         Ok(owned)
     }
 
@@ -816,7 +836,7 @@ impl Transform {
             }
             _ => {
                 return Err(error(
-                    Kind::Other,
+                    Kind::Option,
                     format!("{} does not take out=", self.what.name()),
                 ))
             }
@@ -944,4 +964,43 @@ impl Transform {
         }
         Ok(())
     }
+}
+
+/// The index arrays of `pattern` for `scipy.sparse.csr_matrix`, read-only, in the index type
+/// SciPy would pick (int32 when every index fits, so it keeps them without a copy).
+fn sparse_index(py: Python<'_>, pattern: &adjit::SparsityPattern) -> PyResult<SparseIndex> {
+    let scipy = PyModule::import(py, "scipy.sparse").map_err(|e| {
+        error(
+            Kind::Other,
+            format!("sparse=True returns scipy.sparse matrices; install scipy ({e})"),
+        )
+    })?;
+    let (r, c) = pattern.shape();
+    let fits_i32 = [pattern.nnz(), r, c]
+        .iter()
+        .all(|&n| i32::try_from(n).is_ok());
+    let (indices, indptr) = if fits_i32 {
+        // Every value fits (checked above): nnz bounds indptr, the columns bound indices.
+        let indptr: Vec<i32> = pattern.indptr().iter().map(|&i| i as i32).collect();
+        let indices: Vec<i32> = pattern.indices().iter().map(|&i| i as i32).collect();
+        (
+            numpy::PyArray1::from_vec(py, indices).into_any(),
+            numpy::PyArray1::from_vec(py, indptr).into_any(),
+        )
+    } else {
+        let indptr: Vec<i64> = pattern.indptr().iter().map(|&i| i as i64).collect();
+        let indices: Vec<i64> = pattern.indices().iter().map(|&i| i64::from(i)).collect();
+        (
+            numpy::PyArray1::from_vec(py, indices).into_any(),
+            numpy::PyArray1::from_vec(py, indptr).into_any(),
+        )
+    };
+    for a in [&indices, &indptr] {
+        a.call_method("setflags", (), Some(&[("write", false)].into_py_dict(py)?))?;
+    }
+    Ok(SparseIndex {
+        indices: indices.unbind(),
+        indptr: indptr.unbind(),
+        csr_matrix: scipy.getattr("csr_matrix")?.unbind(),
+    })
 }

@@ -119,3 +119,52 @@ def test_tracing_mistakes():
     # A traced comparison is not a number (Python's own TypeError: no operator takes it).
     with pytest.raises(TypeError):
         adjit.trace(lambda x: (x[0] < 1) + 1.0, 1)
+
+
+# --- which class a user gets, case by case ---------------------------------------------------
+
+KERNEL = adjit.trace(lambda p, d: p[0] * d[0] + p[1], 2, data=1)
+HALF = adjit.trace(lambda x: x[0] * 0.5, 1)
+
+
+def test_option_values_are_option_errors_and_value_errors():
+    assert issubclass(adjit.OptionError, ValueError)
+    assert issubclass(adjit.OptionError, adjit.Error)
+    cases = [
+        (lambda: adjit.value_and_grad(F, nonfinite="ignore"), "nonfinite"),
+        (lambda: adjit.value_and_grad(F, strategy="nonsense"), "strategy"),
+        (lambda: adjit.value_and_grad(F, threads=-1), "threads"),
+        (lambda: adjit.jit(F, lanes=3), "lanes"),
+        (lambda: adjit.jit(F, math="fast"), "math"),
+        (lambda: adjit._adjit.transform(F, "jacobian", strategy="checkpoint:2"), "strategy"),
+        (lambda: adjit.value_and_grad(F, strategy="bytes:8"), "bytes"),
+        (lambda: adjit.inverse(adjit.trace(lambda x: (x[1], x[0]), 2), mode="bogus"), "mode"),
+        (lambda: F.dump("lump"), "stage"),
+        (lambda: adjit.steps(HALF, 0), "steps"),
+    ]
+    for make, word in cases:
+        with pytest.raises(adjit.OptionError, match=word):
+            make()
+
+
+def test_driver_errors_by_case():
+    m = adjit.map(KERNEL)
+    rows = np.array([[1.0], [2.0]])
+    # Wrong lengths are shape errors, naming the argument.
+    with pytest.raises(adjit.ShapeError, match="θ|theta"):
+        m.value_and_grad(np.ones(3), rows)
+    # A function without the shape a driver needs is a derive error, not a shape error.
+    no_data = adjit.trace(lambda p: p[0] * p[1], 2)
+    with pytest.raises(adjit.DeriveError, match="data") as e:
+        adjit.map(no_data).eval_sum(np.ones(2), rows)
+    assert not isinstance(e.value, adjit.ShapeError)
+    with pytest.raises(adjit.DeriveError, match="state"):
+        adjit.steps(adjit.trace(lambda x: (x[0], x[1], x[0] * x[1]), 2), 3)
+
+
+def test_more_than_the_machine_holds_is_a_memory_error_not_a_shape_error():
+    many = adjit.steps(HALF, 10**15)
+    with pytest.raises(adjit.MemoryError, match="trajectory") as e:
+        many.trajectory(np.array([1.0]))
+    assert not isinstance(e.value, adjit.ShapeError)
+    assert isinstance(e.value, MemoryError)

@@ -315,3 +315,83 @@ def test_dump_two_lane_kernels():
     assert "f64x2" not in ROSEN.dump("clif", mode="gradient")
     with pytest.raises(adjit.Error, match="lanes"):
         ROSEN.dump("asm", lanes=4)
+
+
+def test_threads_hold_for_every_transform_kind():
+    # threads=1 and threads=2 give the same bits for every kind, the natively batched ones
+    # (jit, value_and_grad, jvp, vjp, hvp) and the per-point ones (jacobian, hessian, inverse,
+    # a checkpointed gradient); and each batch row is the single-point call's result, so the
+    # batch really ran.
+    f = adjit.trace(lambda x: [x[0] * adjit.exp(x[1]) + x[2] ** 2, adjit.sin(x[0] * x[2]) + x[1]], 3)
+    scalar = adjit.trace(lambda x: x[0] * adjit.exp(x[1]) + adjit.sin(x[2]) * x[0], 3)
+    square = adjit.trace(lambda x: [x[0] * 2.0 + adjit.sin(x[1]), x[1] * 3.0 + x[0] * x[1] * 0.1], 2)
+    rng = np.random.default_rng(7)
+    b = 300
+    x3 = rng.uniform(-1, 1, (b, 3))
+    x2 = rng.uniform(-1, 1, (b, 2))
+    cases = [
+        ("jit", lambda t: adjit.jit(f, threads=t), (x3,)),
+        ("value_and_grad", lambda t: adjit.value_and_grad(scalar, threads=t), (x3,)),
+        ("grad", lambda t: adjit.grad(scalar, threads=t), (x3,)),
+        ("jvp", lambda t: adjit.jvp(f, threads=t), (x3, rng.uniform(-1, 1, (b, 3)))),
+        ("vjp", lambda t: adjit.vjp(f, threads=t), (x3, rng.uniform(-1, 1, (b, 2)))),
+        ("hvp", lambda t: adjit.hvp(scalar, threads=t), (x3, rng.uniform(-1, 1, (b, 3)))),
+        ("jacobian", lambda t: adjit.jacobian(f, threads=t), (x3,)),
+        ("hessian", lambda t: adjit.hessian(scalar, threads=t), (x3,)),
+        ("inverse", lambda t: adjit.inverse(square, threads=t), (x2, rng.uniform(-1, 1, (b, 2)))),
+        ("checkpointed", lambda t: adjit.value_and_grad(scalar, strategy="checkpoint:2", threads=t),
+         (x3,)),
+    ]
+
+    def parts(r):
+        return [np.asarray(p) for p in (r if isinstance(r, tuple) else (r,))]
+
+    for name, make, args in cases:
+        one, two = make(1), make(2)
+        r1, r2 = parts(one(*args)), parts(two(*args))
+        for a, c in zip(r1, r2):
+            assert a.tobytes() == c.tobytes(), name
+        for p in (0, b // 2, b - 1):
+            single = parts(one(*(a[p] for a in args)))
+            for a, s in zip(r1, single):
+                assert np.array_equal(a[p], s), (name, p)
+
+
+def test_import_star_shadows_no_builtin():
+    import builtins
+
+    namespace: dict = {}
+    exec("from adjit import *", namespace)
+    shadowed = sorted(n for n in namespace if n != "__builtins__" and hasattr(builtins, n))
+    assert shadowed == [], shadowed
+    # Still reachable as attributes.
+    for name in ("abs", "pow", "map", "MemoryError"):
+        assert hasattr(adjit, name), name
+    assert adjit.abs(-2.0) == 2.0
+
+
+def test_steps_stats_is_a_named_tuple():
+    step = adjit.trace(lambda x: x[0] * 0.5 + adjit.sin(x[0]), 1)
+    it = adjit.steps(step, 50, strategy="checkpoint:4")
+    stats = it.stats()
+    assert isinstance(stats, tuple) and isinstance(stats, adjit.StepStats)
+    assert stats._fields == ("steps", "snapshots", "forward_steps", "peak_bytes")
+    assert stats.steps == 50 and stats.snapshots == 4
+    # Revolve re-advances: more forward steps than the tape's N - 1.
+    tape = adjit.steps(step, 50).stats()
+    assert tape.forward_steps == 49 and stats.forward_steps > tape.forward_steps
+    assert stats.peak_bytes < tape.peak_bytes
+
+
+def test_sparse_results_share_the_pattern_not_the_values():
+    # The index arrays are built once and shared (read-only); each call's values are its own.
+    chain = adjit.trace(lambda x: [x[0] * x[1], adjit.sin(x[1]) + x[2] ** 2, adjit.exp(x[2])], 3)
+    jac, dense = adjit.jacobian(chain, sparse=True), adjit.jacobian(chain)
+    a, b = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
+    Ja, Jb = jac(a), jac(b)
+    assert np.shares_memory(Ja.indices, Jb.indices) and not Ja.indices.flags.writeable
+    np.testing.assert_array_equal(Ja.toarray(), dense(a))
+    np.testing.assert_array_equal(Jb.toarray(), dense(b))
+    Ja.data[:] = 0.0  # the caller owns the values
+    np.testing.assert_array_equal(jac(a).toarray(), dense(a))
+    np.testing.assert_array_equal((Jb.tocsc() @ np.ones(3)), dense(b) @ np.ones(3))

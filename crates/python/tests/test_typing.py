@@ -61,3 +61,22 @@ def test_typed_use_checks(tmp_path):
 def test_wrong_use_is_reported(tmp_path):
     out, status = _mypy(tmp_path, BAD)
     assert status == 1 and "ndarray" in out and "str" in out, out
+
+
+BAD_OPTIONS = """
+    import adjit
+
+    f = adjit.trace(lambda x: x[0] * x[1], 2)
+    adjit.jit(f, engine="gpu")
+    adjit.value_and_grad(f, nonfinite="ignore")
+    adjit.inverse(f, mode="sideways")
+    adjit.hvp(f, math="fast")
+    f.dump("lump")
+"""
+
+
+def test_option_values_are_literal_types(tmp_path):
+    out, status = _mypy(tmp_path, BAD_OPTIONS)
+    assert status == 1 and "Found 5 errors" in out, out
+    for word in ("gpu", "ignore", "sideways", "fast", "lump"):
+        assert f"'{word}'" in out, (word, out)

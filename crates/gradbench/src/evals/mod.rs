@@ -65,11 +65,8 @@ impl Default for Config {
 impl Config {
     /// Worker threads for `items` independent pieces of work: at most one per item.
     fn threads(self, items: usize) -> usize {
-        let t = match self.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            t => t,
-        };
-        t.min(items).max(1)
+        // Each item is a whole evaluation: always worth a thread.
+        adjit::threads_for(self.threads, items, true)
     }
 
     /// How mapped kernels split their rows under this configuration.

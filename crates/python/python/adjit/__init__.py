@@ -57,12 +57,14 @@ from ._adjit import (  # noqa: F401  (re-exported)
 from ._numpy import TracedArray, asarray, elementwise as _elementwise  # noqa: F401
 from ._numpy import where  # noqa: F401
 from ._adjit import map as _map
+from ._stats import StepStats  # noqa: F401
 from ._errors import (  # noqa: F401
     DeriveError,
     DTypeError,
     Error,
     MemoryError,
     NonFiniteError,
+    OptionError,
     ParseError,
     PerformanceWarning,
     ShapeError,
@@ -70,14 +72,16 @@ from ._errors import (  # noqa: F401
     TraceError,
 )
 
+# Every public name except those that would shadow a built-in on `from adjit import *`
+# (MemoryError, map, abs, pow): those stay reachable as attributes, `adjit.abs(x)`.
 __all__ = [
     "Error", "ParseError", "TraceError", "ShapeError", "DTypeError", "NonFiniteError",
-    "DeriveError", "SingularError", "MemoryError", "Function", "Transform", "Map", "Steps", "Var", "Bool",
-    "trace", "parse", "load", "jit", "value_and_grad", "grad", "jvp", "vjp", "hvp",
-    "jacobian", "hessian", "inverse", "map", "steps", "where", "sin", "cos", "tan", "exp",
+    "DeriveError", "OptionError", "SingularError", "Function", "Transform", "Map", "Steps",
+    "Var", "Bool", "trace", "parse", "load", "jit", "value_and_grad", "grad", "jvp", "vjp",
+    "hvp", "jacobian", "hessian", "inverse", "steps", "where", "sin", "cos", "tan", "exp",
     "log", "sqrt", "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "log1p", "expm1",
-    "erf", "abs", "floor", "ceil", "pow", "minimum", "maximum", "dask", "TracedArray",
-    "asarray", "PerformanceWarning",
+    "erf", "floor", "ceil", "minimum", "maximum", "dask", "TracedArray", "asarray",
+    "PerformanceWarning", "StepStats",
 ]
 
 
@@ -115,6 +119,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# The accepted values of the string options (anything else raises OptionError). `strategy`
+# stays `str`: it takes a number too ("checkpoint:S", "bytes:N").
+Engine = Literal["jit", "interp"]
+NonFinite = Literal["raise", "propagate"]
+Math = Literal["auto", "libm", "inline"]
+InverseMode = Literal["reverse", "forward", "dense"]
+
 # What each transform returns: a float where one point of one output gives one number, an
 # array where a batch (or several outputs) gives several.
 FloatArray = npt.NDArray[np.float64]
@@ -136,19 +147,19 @@ def _transform(f: Any, what: str, **options: Any) -> Transform[Any]:
     return _adjit.transform(_function(f, what), what, **options)
 
 
-def jit(f: Function, *, engine: str = "jit", strict: bool = False,
-        nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform[FloatOrArray]:
+def jit(f: Function, *, engine: Engine = "jit", strict: bool = False,
+        nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+        math: Math = "auto") -> Transform[FloatOrArray]:
     """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
     array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
     return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
 
 
-def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
-                   strict: bool = False, nonfinite: str = "raise",
+def value_and_grad(f: Function, *, strategy: str = "tape", engine: Engine = "jit",
+                   strict: bool = False, nonfinite: NonFinite = "raise",
                    threads: int = 0, lanes: int = 1,
-                   math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
+                   math: Math = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
 
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
@@ -161,53 +172,53 @@ def value_and_grad(f: Function, *, strategy: str = "tape", engine: str = "jit",
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
-def grad(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
-         nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-         math: str = "auto") -> Transform[FloatArray]:
+def grad(f: Function, *, strategy: str = "tape", engine: Engine = "jit", strict: bool = False,
+         nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+         math: Math = "auto") -> Transform[FloatArray]:
     """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
     return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
-def jvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
+def jvp(f: Function, *, engine: Engine = "jit", strict: bool = False, nonfinite: NonFinite = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatOrArray]]:
+        math: Math = "auto") -> Transform[Tuple[FloatOrArray, FloatOrArray]]:
     """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
     return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
 
 
-def vjp(f: Function, *, strategy: str = "tape", engine: str = "jit", strict: bool = False,
-        nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
+def vjp(f: Function, *, strategy: str = "tape", engine: Engine = "jit", strict: bool = False,
+        nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+        math: Math = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
     return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
-def hvp(f: Function, *, engine: str = "jit", strict: bool = False, nonfinite: str = "raise",
+def hvp(f: Function, *, engine: Engine = "jit", strict: bool = False, nonfinite: NonFinite = "raise",
         threads: int = 0, lanes: int = 1,
-        math: str = "auto") -> Transform[FloatArray]:
+        math: Math = "auto") -> Transform[FloatArray]:
     """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
     return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
                       threads=threads, lanes=lanes, math=math)
 
 
 @overload
-def jacobian(f: Function, *, sparse: Literal[False] = False, engine: str = "jit", strict: bool = False,
-             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-             math: str = "auto") -> Transform[FloatArray]: ...
+def jacobian(f: Function, *, sparse: Literal[False] = False, engine: Engine = "jit", strict: bool = False,
+             nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+             math: Math = "auto") -> Transform[FloatArray]: ...
 
 
 @overload
-def jacobian(f: Function, *, sparse: Literal[True], engine: str = "jit", strict: bool = False,
-             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-             math: str = "auto") -> Transform[Any]: ...
+def jacobian(f: Function, *, sparse: Literal[True], engine: Engine = "jit", strict: bool = False,
+             nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+             math: Math = "auto") -> Transform[Any]: ...
 
 
-def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
-             nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-             math: str = "auto") -> Transform[Any]:
+def jacobian(f: Function, *, sparse: bool = False, engine: Engine = "jit", strict: bool = False,
+             nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+             math: Math = "auto") -> Transform[Any]:
     """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
     of the structural nonzeros computed by one colored program."""
     return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
@@ -215,29 +226,29 @@ def jacobian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: 
 
 
 @overload
-def hessian(f: Function, *, sparse: Literal[False] = False, engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform[FloatArray]: ...
+def hessian(f: Function, *, sparse: Literal[False] = False, engine: Engine = "jit", strict: bool = False,
+            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+            math: Math = "auto") -> Transform[FloatArray]: ...
 
 
 @overload
-def hessian(f: Function, *, sparse: Literal[True], engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform[Any]: ...
+def hessian(f: Function, *, sparse: Literal[True], engine: Engine = "jit", strict: bool = False,
+            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+            math: Math = "auto") -> Transform[Any]: ...
 
 
-def hessian(f: Function, *, sparse: bool = False, engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform[Any]:
+def hessian(f: Function, *, sparse: bool = False, engine: Engine = "jit", strict: bool = False,
+            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+            math: Math = "auto") -> Transform[Any]:
     """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
     ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
     return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
                       nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
 
 
-def inverse(f: Function, *, mode: str = "reverse", engine: str = "jit", strict: bool = False,
-            nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-            math: str = "auto") -> Transform[FloatArray]:
+def inverse(f: Function, *, mode: InverseMode = "reverse", engine: Engine = "jit", strict: bool = False,
+            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
+            math: Math = "auto") -> Transform[FloatArray]:
     """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
     ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
     ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""

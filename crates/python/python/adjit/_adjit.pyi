@@ -1,15 +1,21 @@
 """Type stubs of the native module adjit._adjit (re-exported by adjit)."""
 
-from typing import Any, Generic, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Generic, Literal, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
+
+from ._stats import StepStats
 
 ArrayLike = npt.ArrayLike
 Number = Union[float, int]
 Float64Array = npt.NDArray[np.float64]
 # What a transform returns when called (see adjit.value_and_grad etc.).
 R = TypeVar("R", covariant=True)
+# The stages Function.dump renders (anything else raises OptionError).
+Stage = Literal["ir", "simplified", "jvp", "vjp", "clif", "asm", "schedule", "lumps", "dot",
+                "reverse-inverse", "forward-inverse", "sparsity", "sparse-jacobian",
+                "sparse-hessian"]
 __version__: str
 
 class Var:
@@ -65,7 +71,7 @@ class Function:
     n_instructions: int
     def __len__(self) -> int: ...
     def __call__(self, x: ArrayLike, data: Optional[ArrayLike] = None) -> Union[float, Float64Array]: ...
-    def dump(self, stage: str = "ir", mode: str = "primal", strategy: str = "tape",
+    def dump(self, stage: Stage = "ir", mode: str = "primal", strategy: str = "tape",
              lanes: int = 1) -> str: ...
 
 class Transform(Generic[R]):
@@ -93,7 +99,7 @@ class Steps:
     def jvp(self, x: ArrayLike, v: ArrayLike) -> Tuple[Float64Array, Float64Array]: ...
     def vjp(self, x: ArrayLike, w: ArrayLike) -> Tuple[Float64Array, Float64Array]: ...
     def trajectory(self, x: ArrayLike) -> Float64Array: ...
-    def stats(self) -> str: ...
+    def stats(self) -> StepStats: ...
 
 # name: letters, digits, '_' and '.' (the IR's @name); others raise TraceError.
 def trace(f: Any, n: int, data: int = 0, name: str = "traced") -> Function: ...
@@ -101,10 +107,11 @@ def parse(text: str, name: Optional[str] = None, file: str = "<string>") -> Func
 def _restore(text: str, shape: Sequence[int]) -> Function: ...
 # Regular files of at most 1 GiB; read and parsed with the GIL released.
 def load(path: str, name: Optional[str] = None) -> Function: ...
-def transform(f: Function, what: str, strategy: str = "tape", engine: str = "jit",
-              sparse: bool = False, mode: str = "reverse", strict: bool = False,
-              nonfinite: str = "raise", threads: int = 0, lanes: int = 1,
-              math: str = "auto") -> Transform[Any]: ...
+def transform(f: Function, what: str, strategy: str = "tape",
+              engine: Literal["jit", "interp"] = "jit", sparse: bool = False,
+              mode: Literal["reverse", "forward", "dense"] = "reverse", strict: bool = False,
+              nonfinite: Literal["raise", "propagate"] = "raise", threads: int = 0,
+              lanes: int = 1, math: Literal["auto", "libm", "inline"] = "auto") -> Transform[Any]: ...
 def map(kernel: Function, threads: int = 0, block_rows: int = 1024, lanes: int = 1) -> Map: ...
 def steps(step: Function, n: int, strategy: str = "tape") -> Steps: ...
 def where(c: Union[Bool, bool], a: Union[Var, Number], b: Union[Var, Number]) -> Var: ...

@@ -34,7 +34,13 @@ class NonFiniteError(Error, ValueError):
 
 class DeriveError(Error, ValueError):
     """The transform does not apply to this function (a gradient of two outputs, an inverse
-    of a non-square program, an unknown strategy or mode)."""
+    of a non-square program, a mapped kernel without ``data`` inputs)."""
+
+
+class OptionError(Error, ValueError):
+    """An option with a value adjit does not accept: an unknown ``mode``, ``strategy``,
+    ``stage``, ``math`` or ``nonfinite`` spelling, a negative count, a byte budget below the
+    smallest that works; the message names the option and what it accepts."""
 
 
 class SingularError(Error, ArithmeticError):

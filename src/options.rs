@@ -1,0 +1,149 @@
+//! The facade's vocabulary of options: the named enums (stages, engines, modes) with their
+//! spelling and parser, and the [`Options`] of the compile-once objects.
+
+use adjit_diff::checkpoint::Strategy;
+use adjit_diff::inverse::InverseOptions;
+use adjit_diff::Mode;
+use adjit_jit::JitOptions;
+
+/// A fixed set of names (stages, engines, modes) with their spelling and parser.
+macro_rules! named {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($variant:ident => $text:literal, $help:literal),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $(#[doc = $help] $variant),*
+        }
+
+        impl $name {
+            /// Every variant, in order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// The spelling in messages and on the command line.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),*
+                }
+            }
+
+            /// One line saying what the variant is (command-line help).
+            pub fn help(self) -> &'static str {
+                match self {
+                    $($name::$variant => $help),*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = adjit_diff::UnknownName;
+
+            fn from_str(s: &str) -> std::result::Result<$name, adjit_diff::UnknownName> {
+                $name::ALL.iter().copied().find(|v| v.name() == s).ok_or_else(|| adjit_diff::UnknownName {
+                    what: $what,
+                    name: s.to_string(),
+                    expected: $name::ALL.iter().map(|v| v.name()).collect::<Vec<_>>().join(", "),
+                })
+            }
+        }
+    };
+}
+pub(crate) use named;
+
+named! {
+    /// Which evaluator runs a function.
+    Engine, "engine" {
+        Jit => "jit", "Native code from Cranelift",
+        Interp => "interp", "The reference interpreter",
+    }
+}
+
+// The enum comes from `named!`, which does not take `#[default]`.
+#[allow(clippy::derivable_impls)]
+impl Default for Engine {
+    fn default() -> Engine {
+        Engine::Jit
+    }
+}
+
+named! {
+    /// Which inverse product to compute for a square program.
+    InverseMode, "inverse mode" {
+        Reverse => "reverse-inverse", "J⁻¹·v, lumps last to first (Pearlmutter & Siskind)",
+        Forward => "forward-inverse", "J⁻ᵀ·v, lumps first to last, no tape",
+        Dense => "dense-inverse", "J⁻¹·v by the dense Jacobian and one LU (the baseline)",
+    }
+}
+
+named! {
+    /// How a [`Jacobian`](crate::Jacobian) assembles its matrix.
+    JacobianMode, "Jacobian mode" {
+        Auto => "auto", "Sparse when a colouring needs fewer sweeps than rows and columns, else forward when there are no more inputs than outputs, else reverse",
+        Forward => "forward", "Columns by vector JVPs (several directions per call)",
+        Reverse => "reverse", "Rows by VJPs (one per output)",
+        Sparse => "sparse", "Every nonzero from one compiled program (a colouring baked in), scattered into the dense matrix",
+    }
+}
+
+named! {
+    /// A stage of the pipeline that [`dump`](crate::dump) renders.
+    Stage, "stage" {
+        Ir => "ir", "The function as parsed",
+        Simplified => "simplified", "After constant folding, IEEE-exact identities, CSE and DCE",
+        Jvp => "jvp", "The simplified JVP program",
+        Vjp => "vjp", "The simplified VJP program",
+        Clif => "clif", "Cranelift IR of the program chosen by the mode",
+        Asm => "asm", "Machine code of the program chosen by the mode",
+        Schedule => "schedule", "The checkpointing schedule of the strategy",
+        Lumps => "lumps", "The lump analysis of a square program",
+        Dot => "dot", "Graphviz source with the lumps as clusters",
+        ReverseInverse => "reverse-inverse", "The simplified reverse-inverse program",
+        ForwardInverse => "forward-inverse", "The simplified forward-inverse program",
+        Sparsity => "sparsity", "Jacobian and Hessian patterns, colour counts per ordering, ASCII spy plots",
+        SparseJacobian => "sparse-jacobian", "The simplified program of the Jacobian's nonzeros",
+        SparseHessian => "sparse-hessian", "The simplified program of the Hessian's lower-triangle nonzeros",
+    }
+}
+
+/// How the compile-once objects ([`Compiled`](crate::Compiled),
+/// [`Gradient`](crate::Gradient), [`Jacobian`](crate::Jacobian), [`Hessian`](crate::Hessian),
+/// [`checkpoint::CheckpointedGradient`](crate::checkpoint::CheckpointedGradient),
+/// [`inverse::CompiledInverse`](crate::inverse::CompiledInverse)) evaluate their programs.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Interpreter or native code (default).
+    pub engine: Engine,
+    /// Code generation, with [`Engine::Jit`].
+    pub jit: JitOptions,
+    /// Lump sizes and pivot tolerance, for the inverse modes.
+    pub inverse: InverseOptions,
+}
+
+impl Options {
+    /// The default options on `engine`.
+    pub fn on(engine: Engine) -> Options {
+        Options {
+            engine,
+            ..Options::default()
+        }
+    }
+}
+
+/// Options of [`dump`](crate::dump).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DumpOptions {
+    /// For [`Stage::Clif`] and [`Stage::Asm`]: which program to lower (default: the primal).
+    pub mode: Mode,
+    /// For [`Stage::Schedule`]: the strategy.
+    pub strategy: Strategy,
+    /// For [`Stage::Clif`] and [`Stage::Asm`]: 2 prints the two-point (`F64X2`) kernels that
+    /// batches run with [`JitOptions::batch_lanes`] = 2; 0 or 1 the scalar code.
+    pub lanes: usize,
+    /// For [`Stage::Clif`] and [`Stage::Asm`]: C library calls or adjit's inline routines.
+    pub math: adjit_jit::MathImpl,
+}
