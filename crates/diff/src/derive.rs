@@ -2,15 +2,16 @@
 //! the result and returns it with its [`Layout`], so that compile-once objects, the CLI and the
 //! tests read named parts instead of offsets.
 //!
-//! It also holds [`vjp_seeded_with_one`], the one place where a VJP's cotangent parameters
+//! It re-exports [`vjp_seeded_with_one`] (from `seeded.rs`), the one place where a VJP's cotangent parameters
 //! become the constant 1 (the gradient of a scalar function, and the inner program of an HVP).
 
 use std::fmt;
 use std::str::FromStr;
 
-use adjit_ir::{Function, InstData, Value, ValueDef};
+use adjit_ir::Function;
 
-use crate::layout::{Kind, Layout, Part};
+use crate::layout::{Kind, Layout};
+pub use crate::seeded::vjp_seeded_with_one;
 use crate::simplify::simplify;
 
 /// Which program to derive from a function.
@@ -162,7 +163,7 @@ pub struct Derived {
 pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
     let derived = match mode {
         Mode::Primal => func.clone(),
-        Mode::Jvp => crate::jvp(func),
+        Mode::Jvp => crate::forward::jvp(func),
         Mode::JvpVector(0) => return Err(DeriveError::NoDirections),
         Mode::JvpVector(k) if (k as u128 + 1) * func.n_values() as u128 > MAX_DERIVED_VALUES => {
             return Err(DeriveError::TooManyDirections {
@@ -171,8 +172,8 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
                 estimate: (k as u128 + 1) * func.n_values() as u128,
             })
         }
-        Mode::JvpVector(k) => crate::jvp_vector(func, k),
-        Mode::Vjp => crate::vjp(func),
+        Mode::JvpVector(k) => crate::forward::jvp_vector(func, k),
+        Mode::Vjp => crate::reverse::vjp(func),
         Mode::Gradient => {
             scalar_output(func, mode)?;
             let mut g = vjp_seeded_with_one(func);
@@ -181,7 +182,7 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
         }
         Mode::Hvp => {
             scalar_output(func, mode)?;
-            crate::hvp(func)
+            crate::hessian::hvp(func)
         }
     };
     Ok(Derived {
@@ -205,42 +206,4 @@ fn scalar_output(func: &Function, mode: Mode) -> Result<(), DeriveError> {
             .collect::<Vec<_>>()
             .join(", "),
     })
-}
-
-/// `vjp(func)` with every cotangent ȳ the constant 1, so the simplifier can remove the
-/// multiplications by the seed: `(x…) -> (y…, x̄…)` (not simplified). For several float
-/// outputs this is the gradient of their sum.
-pub fn vjp_seeded_with_one(func: &Function) -> Function {
-    let n_seeds = Layout::of(func, Kind::Vjp).input(Part::Cotangent).len();
-    seed_last_params_with_one(&crate::vjp(func), n_seeds)
-}
-
-/// `g` with its last `n_seeds` parameters replaced by `const 1.0`.
-fn seed_last_params_with_one(g: &Function, n_seeds: usize) -> Function {
-    let n_x = g.n_params - n_seeds;
-    let mut out = Function::new(g.name.clone());
-    out.values.extend(g.values[..n_x].iter().cloned());
-    out.n_params = n_x;
-    for p in g.params().take(n_x) {
-        out.set_param_kind(p, g.param_kind(p));
-    }
-    let mut map: Vec<Value> = g.params().take(n_x).collect();
-    for p in g.params().skip(n_x) {
-        let ty = g.ty(p);
-        map.push(out.push_inst(ty, InstData::constant(ty, 1.0), None));
-    }
-    for data in &g.values[g.n_params..] {
-        if let ValueDef::Inst(inst) = &data.def {
-            let new = out.push_inst(
-                data.ty,
-                inst.map_values(|u| map[u.index()]),
-                data.name.clone(),
-            );
-            map.push(new);
-        }
-    }
-    for &r in &g.rets {
-        out.push_ret(map[r.index()]);
-    }
-    out
 }

@@ -13,9 +13,9 @@
 
 use adjit_ir::{interpret, Function, InterpError, Value};
 
-use crate::derive::vjp_seeded_with_one;
 use crate::forward::{jvp, jvp_along};
 use crate::layout::{Kind, Layout, Part};
+use crate::seeded::vjp_seeded_with_one;
 use crate::simplify::{dce, simplify};
 
 /// Why [`hessian`] could not compute a Hessian.

@@ -14,6 +14,7 @@ pub mod hessian;
 pub mod layout;
 pub mod reverse;
 pub mod rules;
+pub mod seeded;
 pub mod simplify;
 
 // Recompute-checkpointing: Revolve schedules and stage partitioning.

@@ -285,8 +285,12 @@ fn bool_value(b: bool) -> f64 {
 
 /// Evaluate one instruction whose result has type `ty`, given a lookup of operand values
 /// (bools carried as 0.0/1.0, f32 values as exactly representable f64s).
-pub fn eval_inst(inst: &InstData, ty: Type, operand: impl Fn(crate::Operand) -> f64) -> f64 {
-    use crate::Operand as O;
+pub fn eval_inst(
+    inst: &InstData,
+    ty: Type,
+    operand: impl Fn(crate::function::Operand) -> f64,
+) -> f64 {
+    use crate::function::Operand as O;
     match inst {
         InstData::Const { bits, .. } => f64::from_bits(*bits),
         InstData::Unary { op, arg } => unary(*op, ty, operand(O::Value(*arg))),

@@ -96,7 +96,7 @@ where
 }
 
 /// Trace a function of `n_params` differentiated `f64` parameters followed by `n_data` data
-/// parameters ([`crate::ParamKind::Data`]: inputs that derivative programs take but do not
+/// parameters ([`crate::function::ParamKind::Data`]: inputs that derivative programs take but do not
 /// differentiate, like JAX's `argnums` or CasADi's parameter vector). The closure receives the
 /// two groups separately; the function's parameters are `%x0 … %x{n_params-1}` then
 /// `data %x{n_params} …`, in that order, and it returns the closure's one value.
@@ -185,7 +185,7 @@ impl Tracer {
         }
     }
 
-    /// Add the next parameter as a data input ([`crate::ParamKind::Data`]: derivative programs
+    /// Add the next parameter as a data input ([`crate::function::ParamKind::Data`]: derivative programs
     /// take it but do not differentiate it), named `%xN` with N its position. Inputs of both
     /// kinds may be added in any order.
     ///
@@ -204,7 +204,7 @@ impl Tracer {
         let var = self.input(ty);
         self.builder
             .borrow_mut()
-            .set_param_kind(var.value, crate::ParamKind::Data);
+            .set_param_kind(var.value, crate::function::ParamKind::Data);
         var
     }
 

@@ -130,7 +130,7 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
                         format!("{shown} is a parameter after the instructions"),
                     );
                 }
-                if !data.ty.is_float() && data.ty != crate::Type::Bool {
+                if !data.ty.is_float() && data.ty != crate::types::Type::Bool {
                     err(Some(v), format!("{shown} has an unsupported type"));
                 }
             }
@@ -268,7 +268,7 @@ fn check_inst(
         }
     }
     match func.result_type(inst) {
-        None if matches!(inst, InstData::Select { cond, .. } if func.ty(*cond) != crate::Type::Bool) => {
+        None if matches!(inst, InstData::Select { cond, .. } if func.ty(*cond) != crate::types::Type::Bool) => {
             if let InstData::Select { cond, .. } = inst {
                 let names = crate::text::printed_names(func);
                 err(

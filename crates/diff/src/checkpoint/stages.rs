@@ -348,7 +348,7 @@ fn stage_reverse(
 /// `states[k + 1]`.
 fn stage_function(
     func: &Function,
-    varied: &crate::Activity,
+    varied: &crate::activity::Activity,
     k: usize,
     bounds: &[usize],
     states: &[Vec<Value>],

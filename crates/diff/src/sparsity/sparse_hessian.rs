@@ -13,9 +13,9 @@
 
 use adjit_ir::{Function, Value};
 
-use crate::derive::vjp_seeded_with_one;
 use crate::forward::jvp_unit_seeded;
 use crate::layout::{Kind, Layout, Part};
+use crate::seeded::vjp_seeded_with_one;
 use crate::simplify::{dce, simplify};
 use crate::sparsity::{names_within_limit, star_recovery, Coloring, SparsityPattern};
 

@@ -5,7 +5,7 @@
 //!   literal unit seeds ([`crate::forward::jvp_unit_seeded`]); entry `(i, j)` is output `i` of
 //!   direction `c(j)`.
 //! - A **row** colouring becomes one reverse sweep per colour: the gradient of the sum of the
-//!   outputs of that colour ([`crate::derive::vjp_seeded_with_one`] of the function restricted
+//!   outputs of that colour ([`crate::seeded::vjp_seeded_with_one`] of the function restricted
 //!   to them). The sweeps are inlined into one function, whose duplicated forward sweeps
 //!   common-subexpression elimination merges; entry `(i, j)` is `x̄ⱼ` of sweep `c(i)`.
 //!
@@ -19,9 +19,9 @@ use std::ops::Range;
 
 use adjit_ir::{Function, InstData, Value, ValueDef};
 
-use crate::derive::vjp_seeded_with_one;
 use crate::forward::jvp_unit_seeded;
 use crate::layout::{Kind, Layout, Part};
+use crate::seeded::vjp_seeded_with_one;
 use crate::simplify::{dce, simplify};
 use crate::sparsity::{names_within_limit, Coloring, ColoringKind, SparsityPattern};
 
