@@ -29,7 +29,7 @@ impl BenchRow {
 /// `{"rows": [{"mode": ..., "strategy": ..., "compile_ms": F, "ns_per_call": F,
 /// "peak_bytes": N, "recomputed_ops": N}, ...]}` (strategy is `null` for non-vjp rows; the
 /// sparse rows add `"nnz": N, "colors": N`; `--batch` rows `"points": N, "lanes": N, "threads": N,
-/// "ns_per_point": F`).
+/// "ns_per_point": F`; rows of one compiled program `"code_bytes": N, "loops": N`).
 pub fn rows_json(rows: &[BenchRow]) -> String {
     let items: Vec<String> = rows
         .iter()
@@ -38,6 +38,12 @@ pub fn rows_json(rows: &[BenchRow]) -> String {
             let mut sparse = m.sparse.map_or(String::new(), |s| {
                 format!(", \"nnz\": {}, \"colors\": {}", s.nnz, s.colors)
             });
+            if let Some(c) = m.code {
+                sparse.push_str(&format!(
+                    ", \"code_bytes\": {}, \"loops\": {}",
+                    c.bytes, c.loops
+                ));
+            }
             if let Some(b) = m.batch {
                 sparse.push_str(&format!(
                     ", \"points\": {}, \"lanes\": {}, \"threads\": {}, \"ns_per_point\": {}",
@@ -71,8 +77,10 @@ pub fn rows_table(rows: &[BenchRow]) -> String {
         "ns/call",
         "peak bytes",
         "recomputed",
+        "code bytes",
+        "loops",
     ];
-    let cells: Vec<[String; 6]> = rows
+    let cells: Vec<[String; 8]> = rows
         .iter()
         .map(|r| {
             let m = &r.measurement;
@@ -98,6 +106,8 @@ pub fn rows_table(rows: &[BenchRow]) -> String {
                 format!("{:.1}", m.ns_per_call),
                 m.peak_bytes.to_string(),
                 m.recomputed_ops.to_string(),
+                m.code.map_or("-".into(), |c| c.bytes.to_string()),
+                m.code.map_or("-".into(), |c| c.loops.to_string()),
             ]
         })
         .collect();
@@ -108,7 +118,7 @@ pub fn rows_table(rows: &[BenchRow]) -> String {
         }
     }
     let mut out = String::new();
-    let mut line = |items: [&str; 6]| {
+    let mut line = |items: [&str; 8]| {
         let mut s = String::new();
         for (i, (item, w)) in items.iter().zip(widths).enumerate() {
             // Text columns align left, numbers right.
@@ -123,7 +133,7 @@ pub fn rows_table(rows: &[BenchRow]) -> String {
     };
     line(header);
     for row in &cells {
-        line([&row[0], &row[1], &row[2], &row[3], &row[4], &row[5]].map(|s| s.as_str()));
+        line(row.each_ref().map(|s| s.as_str()));
     }
     out
 }
@@ -156,6 +166,7 @@ mod tests {
             recomputed_ops: rec,
             sparse: None,
             batch: None,
+            code: None,
         };
         vec![
             BenchRow {

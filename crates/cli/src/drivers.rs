@@ -224,6 +224,7 @@ pub fn bench(
                     recomputed_ops: 0,
                     sparse: None,
                     batch: None,
+                    code: None,
                 },
             ));
         }
@@ -268,6 +269,7 @@ pub fn bench(
                     recomputed_ops: if vjp { stats.forward_steps } else { 0 },
                     sparse: None,
                     batch: None,
+                    code: None,
                 },
             ));
         }

@@ -74,6 +74,26 @@ pub struct BenchMeasurement {
     pub sparse: Option<SparseStats>,
     /// For `--batch` rows: the batch and the time per point.
     pub batch: Option<BatchStats>,
+    /// For rows of one compiled program: its bytes of machine code and its loops.
+    pub code: Option<CodeStats>,
+}
+
+/// The machine code of a row's compiled program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeStats {
+    /// Bytes of machine code (every chunk, both lane widths when batches use two).
+    pub bytes: usize,
+    /// Loops made of repeated instruction groups (see `docs/rolling.md`).
+    pub loops: usize,
+}
+
+impl CodeStats {
+    pub fn of(code: &adjit::jit::CompiledFunction) -> CodeStats {
+        CodeStats {
+            bytes: code.code_bytes(),
+            loops: code.loops(),
+        }
+    }
 }
 
 /// A batch to measure: points, points per kernel call, threads (0 = every core).
@@ -163,6 +183,7 @@ pub fn bench(
         recomputed_ops: 0,
         sparse: None,
         batch: None,
+        code: compiled.code().map(CodeStats::of),
     })
 }
 
@@ -192,6 +213,7 @@ fn bench_checkpointed(
         recomputed_ops: stats.recomputed_ops,
         sparse: None,
         batch: None,
+        code: None,
     })
 }
 
@@ -215,6 +237,7 @@ fn bench_inverse(func: &Function, x: &[f64], mode: InverseMode) -> adjit::Result
         recomputed_ops: 0,
         sparse: None,
         batch: None,
+        code: None,
     })
 }
 
@@ -228,7 +251,7 @@ fn bench_sparse(
     let start = Instant::now();
     let built = SparseObject::new(func, kind)?;
     let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (nnz, colors, workspace) = built.stats();
+    let (nnz, colors, workspace, code) = built.stats();
     let mut values = vec![0.0; nnz];
     let ns_per_call = adjit::time_per_call(|| {
         built.eval(black_box(x), &mut values)?;
@@ -242,6 +265,7 @@ fn bench_sparse(
         recomputed_ops: 0,
         sparse: Some(SparseStats { nnz, colors }),
         batch: None,
+        code,
     })
 }
 
@@ -262,12 +286,13 @@ impl SparseObject {
     }
 
     /// Nonzeros, colours and the native workspace in bytes.
-    fn stats(&self) -> (usize, usize, u64) {
+    fn stats(&self) -> (usize, usize, u64, Option<CodeStats>) {
         let (nnz, colors, code) = match self {
             SparseObject::Jacobian(j) => (j.nnz(), j.colors(), j.code()),
             SparseObject::Hessian(h) => (h.nnz(), h.colors(), h.code()),
         };
-        (nnz, colors, code.map_or(0, |c| c.workspace_bytes() as u64))
+        let workspace = code.map_or(0, |c| c.workspace_bytes() as u64);
+        (nnz, colors, workspace, code.map(CodeStats::of))
     }
 
     fn eval(&self, x: &[f64], values: &mut [f64]) -> adjit::Result<()> {
@@ -353,5 +378,6 @@ pub fn bench_batch(
             batch,
             ns_per_point: ns_per_call / batch.points as f64,
         }),
+        code: Some(CodeStats::of(code)),
     })
 }

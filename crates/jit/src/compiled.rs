@@ -229,6 +229,10 @@ pub(crate) struct Kernels {
     /// Workspace slots one call needs (8 bytes each for one point, 16 for two).
     pub n_slots: usize,
     pub code_bytes: usize,
+    /// Loops the rolling made of repeated instruction groups.
+    pub loops: usize,
+    /// Bytes of code one call executes: `code_bytes`, scaled by the trips of its loops.
+    pub executed_bytes: usize,
 }
 
 /// Run `chunks` in order.
@@ -310,8 +314,9 @@ pub struct CompiledFunction {
     n_outputs: usize,
     n_slots: usize,
     code_bytes: usize,
-    /// Bytes of the scalar kernels: straight-line code runs each once per point, so this is
-    /// the cost of a point that decides whether a batch is worth threads.
+    loops: usize,
+    /// Bytes of scalar code one point executes (straight-line code once, a loop's body once
+    /// per trip): the cost of a point that decides whether a batch is worth threads.
     point_bytes: usize,
     /// Two-point kernels, when asked for and the host could compile them. Same plan, so
     /// the same `n_slots` (of 16 bytes).
@@ -333,6 +338,7 @@ impl std::fmt::Debug for CompiledFunction {
             .field("chunks", &self.chunks.len())
             .field("workspace_bytes", &self.workspace_bytes())
             .field("code_bytes", &self.code_bytes)
+            .field("loops", &self.loops)
             .field("batch_lanes", &self.batch_lanes())
             .finish()
     }
@@ -350,6 +356,8 @@ impl CompiledFunction {
             chunks,
             n_slots,
             code_bytes,
+            loops,
+            executed_bytes,
         } = scalar;
         let direct = match chunks[..] {
             [only] if n_slots == 0 => Some(only),
@@ -363,7 +371,8 @@ impl CompiledFunction {
             n_outputs,
             n_slots,
             code_bytes: code_bytes + pairs.as_ref().map_or(0, |p| p.code_bytes),
-            point_bytes: code_bytes,
+            point_bytes: executed_bytes,
+            loops,
             pairs,
             _module: module,
         }
@@ -421,6 +430,12 @@ impl CompiledFunction {
     /// Bytes of machine code (scalar and two-point kernels).
     pub fn code_bytes(&self) -> usize {
         self.code_bytes
+    }
+
+    /// Number of loops the one-point code runs: repeated instruction groups the compiler
+    /// kept rolled ([`crate::regions`]); 0 for straight-line code.
+    pub fn loops(&self) -> usize {
+        self.loops
     }
 
     /// Number of chunk functions the program was split into.

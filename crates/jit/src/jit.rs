@@ -116,6 +116,10 @@ fn compile_kernels(
         chunks,
         n_slots: lowered.plan.n_slots,
         code_bytes,
+        loops: runs.len(),
+        // A loop's body runs once per trip: as much code as the unrolled program.
+        executed_bytes: code_bytes.saturating_mul(func.n_insts().max(1))
+            / lowered_insts(func, runs).max(1),
     })
 }
 

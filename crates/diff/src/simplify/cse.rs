@@ -5,26 +5,43 @@
 //! are compared as unordered pairs; `min`, `max` and `fcmp` are not (ties and predicates make
 //! order matter). The emitted instructions keep their operand order. O(size) expected time.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use adjit_ir::{Function, InstData, Type, Value};
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 use super::{copy_params, finish, operand_key};
 
 /// Eliminate common subexpressions; see the module docs.
+///
+/// The table holds only the index of each kept instruction (4 bytes an entry, so that a
+/// program of millions of instructions keeps it in the cache: one probe per instruction is
+/// the pass's cost); keys are compared against the kept instruction itself.
 pub fn cse(func: &Function) -> Function {
     let (mut out, mut map) = copy_params(func);
-    let mut seen: HashMap<(Type, InstData), Value> = HashMap::with_capacity(func.n_insts());
+    let hasher = FxBuildHasher;
+    let key_of = |out: &Function, v: u32| -> (Type, InstData) {
+        let data = &out.values[v as usize];
+        let adjit_ir::ValueDef::Inst(inst) = &data.def else {
+            unreachable!("the table holds instructions")
+        };
+        (data.ty, canonical(inst))
+    };
+    let mut seen: HashTable<u32> = HashTable::with_capacity(func.n_insts());
     for (v, inst) in func.insts() {
         let data = func.data(v);
         let inst = inst.map_values(|u| map[u.index()]);
         let key = (data.ty, canonical(&inst));
-        if let Some(&earlier) = seen.get(&key) {
-            map.push(earlier);
+        let hash = hasher.hash_one(&key);
+        if let Some(&earlier) = seen.find(hash, |&w| key_of(&out, w) == key) {
+            map.push(Value::new(earlier as usize));
             continue;
         }
         let new = out.push_inst(data.ty, inst, data.name.clone());
-        seen.insert(key, new);
+        seen.insert_unique(hash, new.index() as u32, |&w| {
+            hasher.hash_one(key_of(&out, w))
+        });
         map.push(new);
     }
     finish(out, func, &map)
