@@ -191,6 +191,10 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
                 adjit_jit::asm_text(&derived.func, &opts)?
             })
         }
+        Stage::Rolled => {
+            let derived = adjit_diff::derive(func, options.mode)?; // verified above
+            Ok(rolled_text(&derived.func, &JitOptions::default()))
+        }
         Stage::Lumps => crate::inverse::dump_lumps(func, false),
         Stage::Dot => crate::inverse::dump_lumps(func, true),
         // Simplified, like the jvp/vjp stages and like the program CompiledInverse runs.
@@ -273,4 +277,48 @@ pub fn compile_inverse_object_as(
     adjit_ir::verify(func)?;
     let program = crate::inverse::inverse_program(func, mode, &InverseOptions::default())?;
     object_for(&program, target, symbol, &JitOptions::default())
+}
+
+/// The `rolled` stage: which instructions of `func` the JIT runs as loops, the share they
+/// cover, and each loop's body (its first iteration, as text).
+fn rolled_text(func: &Function, opts: &JitOptions) -> String {
+    use std::fmt::Write;
+    let regions = adjit_jit::regions(func, opts);
+    let n = func.n_insts();
+    let covered: usize = regions.iter().map(|r| r.period * r.trips).sum();
+    let lowered = n - covered + regions.iter().map(|r| r.period).sum::<usize>();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "; @{}: {n} instructions; {} loop(s) cover {covered} ({:.1}%); {lowered} instructions are lowered",
+        func.name,
+        regions.len(),
+        if n == 0 { 0.0 } else { 100.0 * covered as f64 / n as f64 },
+    );
+    if regions.is_empty() {
+        let _ = writeln!(
+            out,
+            "; nothing is rolled (programs under {} instructions are not searched, and runs must cover half of a program)",
+            opts.roll_above
+        );
+        return out;
+    }
+    // One line per instruction, in order, after the signature line.
+    let text = func.to_string();
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    for (k, r) in regions.iter().enumerate() {
+        let first = r.start - func.n_params;
+        let _ = writeln!(
+            out,
+            "loop {k}: v{}..v{}, {} trips of {} instructions; iteration 0:",
+            r.start,
+            r.start + r.period * r.trips,
+            r.trips,
+            r.period
+        );
+        for line in lines.iter().skip(first).take(r.period) {
+            let _ = writeln!(out, "  {}", line.trim());
+        }
+    }
+    out
 }

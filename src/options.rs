@@ -99,6 +99,7 @@ named! {
         Vjp => "vjp", "The simplified VJP program",
         Clif => "clif", "Cranelift IR of the program chosen by the mode",
         Asm => "asm", "Machine code of the program chosen by the mode",
+        Rolled => "rolled", "The loops the JIT makes of repeated instruction groups in the program chosen by the mode: regions, trips, the share they cover, each loop's body",
         Schedule => "schedule", "The checkpointing schedule of the strategy",
         Lumps => "lumps", "The lump analysis of a square program",
         Dot => "dot", "Graphviz source with the lumps as clusters",
@@ -137,7 +138,8 @@ impl Options {
 /// Options of [`dump`](crate::dump).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DumpOptions {
-    /// For [`Stage::Clif`] and [`Stage::Asm`]: which program to lower (default: the primal).
+    /// For [`Stage::Clif`], [`Stage::Asm`] and [`Stage::Rolled`]: which program to lower
+    /// (default: the primal).
     pub mode: Mode,
     /// For [`Stage::Schedule`]: the strategy.
     pub strategy: Strategy,

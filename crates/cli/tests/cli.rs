@@ -2000,3 +2000,35 @@ fn bench_rows_for_mapped_kernels_and_iterated_steps() {
         "{json} (Revolve: {expected})"
     );
 }
+
+/// The chained Rosenbrock sum of `n` inputs, term by term (a traced loop).
+fn rosenbrock_text(n: usize) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("%x{i}: f64")).collect();
+    let mut text = format!(
+        "func @rb({}) -> f64 {{\n    %s0 = const f64 0.0\n",
+        params.join(", ")
+    );
+    for i in 0..n - 1 {
+        text += &format!(
+            "    %n{i} = neg %x{i}\n    %a{i} = add %n{i}, 1.0\n    %c{i} = fma %n{i}, %x{i}, %x{j}\n    \
+             %d{i} = mul %c{i}, %c{i}\n    %t{i} = fma %d{i}, 100.0, %s{i}\n    %s{j} = fma %a{i}, %a{i}, %t{i}\n",
+            j = i + 1
+        );
+    }
+    text + &format!("    ret %s{}\n}}\n", n - 1)
+}
+
+#[test]
+fn dump_rolled_shows_the_loops_and_bench_counts_them() {
+    let file = temp_file("rb500.ir", &rosenbrock_text(500));
+    let run = adjit(&["dump", "--stage", "rolled", "--mode", "vjp", &file]);
+    let out = run.ok();
+    // The forward sweep and the reverse sweep (which runs the terms backwards).
+    assert!(out.contains("2 loop(s) cover"), "{out}");
+    assert!(out.contains("loop 1: "), "{out}");
+    let small = adjit(&["dump", "--stage", "rolled", &example("rosenbrock.ir")]);
+    assert!(small.ok().contains("nothing is rolled"));
+    let at = vec!["0.5"; 500].join(",");
+    let bench = adjit(&["bench", &file, "--at", &at, "--modes", "primal", "--json"]);
+    assert!(bench.ok().contains("\"loops\": 1"), "{}", bench.stdout);
+}
