@@ -298,7 +298,7 @@ fn rolled_text(func: &Function, opts: &JitOptions) -> String {
     if regions.is_empty() {
         let _ = writeln!(
             out,
-            "; nothing is rolled (programs under {} instructions are not searched, and runs must cover half of a program)",
+            "; nothing is rolled (programs under {} instructions are not searched, and runs must cover half of a program; see docs/rolling.md)",
             opts.roll_above
         );
         return out;

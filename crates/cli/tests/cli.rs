@@ -2020,7 +2020,9 @@ fn rosenbrock_text(n: usize) -> String {
 
 #[test]
 fn dump_rolled_shows_the_loops_and_bench_counts_them() {
-    let file = temp_file("rb500.ir", &rosenbrock_text(500));
+    // 14,000 terms: a VJP of about 2.1·10⁵ instructions, above the default threshold.
+    let n = 14_000;
+    let file = temp_file("rb14000.ir", &rosenbrock_text(n));
     let run = adjit(&["dump", "--stage", "rolled", "--mode", "vjp", &file]);
     let out = run.ok();
     // The forward sweep and the reverse sweep (which runs the terms backwards).
@@ -2028,7 +2030,7 @@ fn dump_rolled_shows_the_loops_and_bench_counts_them() {
     assert!(out.contains("loop 1: "), "{out}");
     let small = adjit(&["dump", "--stage", "rolled", &example("rosenbrock.ir")]);
     assert!(small.ok().contains("nothing is rolled"));
-    let at = vec!["0.5"; 500].join(",");
-    let bench = adjit(&["bench", &file, "--at", &at, "--modes", "primal", "--json"]);
-    assert!(bench.ok().contains("\"loops\": 1"), "{}", bench.stdout);
+    let at = vec!["0.5"; n].join(",");
+    let bench = adjit(&["bench", &file, "--at", &at, "--modes", "vjp", "--json"]);
+    assert!(bench.ok().contains("\"loops\": 2"), "{}", bench.stdout);
 }

@@ -142,6 +142,9 @@ struct Lowerer<'a, 'm, M: Module> {
     /// Registers standing for IR values in the instruction being lowered (the loop body
     /// of a run: operands resolved by their [`Source`]), consulted before the cache.
     overrides: Vec<(usize, ir::Value)>,
+    /// Literals already materialised in the current loop body (one block: each is loaded
+    /// once per iteration, not once per use); `None` outside loops.
+    body_literals: Option<HashMap<(Type, u64), ir::Value>>,
 }
 
 /// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`): a run's
@@ -183,6 +186,7 @@ pub(crate) fn lower_chunk<M: Module>(
         const_base,
         table_bases: HashMap::new(),
         overrides: Vec::new(),
+        body_literals: None,
     };
     let func = input.func;
     if chunk == 0 {
@@ -289,10 +293,21 @@ impl<M: Module> Lowerer<'_, '_, M> {
         if bytes == 0 {
             return base;
         }
-        *advanced.entry((base, bytes)).or_insert_with(|| {
-            let delta = self.b.ins().imul_imm_s(j, bytes);
-            self.b.ins().iadd(base, delta)
-        })
+        if let Some(&at) = advanced.get(&(base, bytes)) {
+            return at;
+        }
+        // The counter scaled by `bytes` is shared by every base advancing as far.
+        let delta = match advanced.get(&(j, bytes)) {
+            Some(&d) => d,
+            None => {
+                let d = self.b.ins().imul_imm_s(j, bytes);
+                advanced.insert((j, bytes), d);
+                d
+            }
+        };
+        let at = self.b.ins().iadd(base, delta);
+        advanced.insert((base, bytes), at);
+        at
     }
 
     /// The run `run` as one counted loop (see [`crate::roll`]): the template's instructions
@@ -347,6 +362,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let j = params[0];
         let mut body: Vec<ir::Value> = Vec::with_capacity(run.period);
         let mut advanced = HashMap::new();
+        // Values read from memory in this iteration, by IR value: each is loaded once.
+        let mut loaded: HashMap<(usize, i64), ir::Value> = HashMap::new();
+        self.body_literals = Some(HashMap::new());
         for (t, &home) in homes.iter().enumerate().take(run.period) {
             let v = run.start + t;
             let ValueDef::Inst(inst) = &func.values[v].def else {
@@ -356,6 +374,12 @@ impl<M: Module> Lowerer<'_, '_, M> {
             let mut operands = Vec::with_capacity(3);
             inst.for_each_value(|a| operands.push(a));
             for (a, &src) in operands.into_iter().zip(&run.sources[t]) {
+                if let Source::Affine { step, .. } = src {
+                    if let Some(&x) = loaded.get(&(a.index(), step)) {
+                        overrides.push((a.index(), x));
+                        continue;
+                    }
+                }
                 let x = match src {
                     Source::Same { pos } => body[pos as usize],
                     Source::Carried { pos, .. } => {
@@ -391,6 +415,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
                         self.b.ins().load(reg, FLAGS, at, off)
                     }
                 };
+                if let Source::Affine { step, .. } = src {
+                    loaded.insert((a.index(), step), x);
+                }
                 overrides.push((a.index(), x));
             }
             self.overrides = overrides;
@@ -418,6 +445,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 }
             }
         }
+        self.body_literals = None;
         let next = self.b.ins().iadd_imm_s(j, 1);
         let trips = i64::try_from(run.trips)
             .map_err(|_| JitError::TooLarge(format!("a loop of {} trips", run.trips)))?;
@@ -605,6 +633,17 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// A literal of type `ty` (in every lane in [`Lanes::Two`] code).
     fn literal(&mut self, ty: Type, bits: u64) -> Result<ir::Value, JitError> {
+        if let Some(&x) = self.body_literals.as_ref().and_then(|m| m.get(&(ty, bits))) {
+            return Ok(x);
+        }
+        let x = self.materialise_literal(ty, bits)?;
+        if let Some(memo) = self.body_literals.as_mut() {
+            memo.insert((ty, bits), x);
+        }
+        Ok(x)
+    }
+
+    fn materialise_literal(&mut self, ty: Type, bits: u64) -> Result<ir::Value, JitError> {
         if let (Lanes::Two, Some(base), Some(&index)) = (
             self.input.lanes,
             self.const_base,

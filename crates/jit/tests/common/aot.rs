@@ -137,7 +137,7 @@ pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
         let points = (0..4).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
         programs.push((f, points));
     }
-    // Repeated templates, long enough to be rolled into loops by default.
+    // Repeated templates, rolled into loops (the suite searches programs of every size).
     for seed in 0..4u64 {
         let opts = adjit_ir::random::RepeatOptions {
             template: 6 + seed as usize,
@@ -191,6 +191,8 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
         // Every object also exports its two-point kernels (`SYMBOL_x2`), run on pairs below.
         let opts = JitOptions {
             batch_lanes: 2,
+            // Programs of every size are searched for repetition (the repeated ones roll).
+            roll_above: 0,
             ..opts_for(i)
         };
         if !adjit_jit::regions(&func, &opts).is_empty() {
