@@ -307,7 +307,6 @@ fn rolled_text(func: &Function, opts: &JitOptions) -> String {
     let text = func.to_string();
     let lines: Vec<&str> = text.lines().skip(1).collect();
     for (k, r) in regions.iter().enumerate() {
-        let first = r.start - func.n_params;
         let _ = writeln!(
             out,
             "loop {k}: v{}..v{}, {} trips of {} instructions; iteration 0:",
@@ -316,8 +315,10 @@ fn rolled_text(func: &Function, opts: &JitOptions) -> String {
             r.trips,
             r.period
         );
-        for line in lines.iter().skip(first).take(r.period) {
-            let _ = writeln!(out, "  {}", line.trim());
+        for &v in &r.template {
+            if let Some(line) = lines.get(v - func.n_params) {
+                let _ = writeln!(out, "  {}", line.trim());
+            }
         }
     }
     out

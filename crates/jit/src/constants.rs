@@ -92,7 +92,8 @@ impl ConstTable {
             let mut distinct: Vec<LiteralKey> = Vec::new();
             let looped = plan.chunk_runs[c].is_some();
             for v in plan
-                .lowered_range(c, runs)
+                .lowered_values(c, runs)
+                .into_iter()
                 .filter(|&v| looped || plan.live[v])
             {
                 if let Some(inst) = func.inst(adjit_ir::Value::new(v)) {

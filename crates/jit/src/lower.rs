@@ -352,7 +352,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let exit = self.b.create_block();
         self.b.append_block_param(header, ptr);
         for &pos in &carried {
-            let ty = func.values[run.start + pos as usize].ty;
+            let ty = func.values[run.value(pos as usize, 0)].ty;
             let reg = self.reg_type(ty);
             self.b.append_block_param(header, reg);
         }
@@ -366,7 +366,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut loaded: HashMap<(usize, i64), ir::Value> = HashMap::new();
         self.body_literals = Some(HashMap::new());
         for (t, &home) in homes.iter().enumerate().take(run.period) {
-            let v = run.start + t;
+            let v = run.value(t, 0);
             let ValueDef::Inst(inst) = &func.values[v].def else {
                 unreachable!("a run holds instructions only")
             };

@@ -90,6 +90,7 @@ pub fn regions(func: &Function, opts: &JitOptions) -> Vec<Region> {
             start: r.start,
             period: r.period,
             trips: r.trips,
+            template: (0..r.period).map(|t| r.value(t, 0)).collect(),
         })
         .collect()
 }

@@ -72,10 +72,10 @@ pub(crate) enum Home {
 
 impl Plan {
     /// The instructions lowered for chunk `c`: its range, or the first iteration of its run.
-    pub fn lowered_range(&self, c: usize, runs: &[Run]) -> Range<usize> {
+    pub fn lowered_values(&self, c: usize, runs: &[Run]) -> Vec<usize> {
         match self.chunk_runs[c] {
-            Some(r) => runs[r].start..runs[r].start + runs[r].period,
-            None => self.chunks[c].clone(),
+            Some(r) => (0..runs[r].period).map(|t| runs[r].value(t, 0)).collect(),
+            None => self.chunks[c].clone().collect(),
         }
     }
 
@@ -447,7 +447,7 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
     for run in runs {
         let mut run_homes = Vec::with_capacity(run.period);
         for t in 0..run.period {
-            let at = |j: usize| run.start + t + j * run.period;
+            let at = |j: usize| run.value(t, j);
             let last = run.trips - 1;
             let home = if !(0..run.trips).any(|j| needs_slot[at(j)]) {
                 Home::None

@@ -62,12 +62,26 @@ pub(crate) struct OutputStore {
     pub step: i64,
 }
 
-/// A run of `trips` iterations of a `period`-instruction template (see the module docs).
+/// Consecutive instructions of the program that hold template positions `first_pos ..
+/// first_pos + period` of every iteration: iteration `j`'s are `start + j·period ..`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Segment {
+    pub start: usize,
+    pub period: usize,
+    pub first_pos: usize,
+}
+
+/// A run of `trips` iterations of a `period`-instruction template (see the module docs). A
+/// run found in the program is one segment; runs of equal trips whose later one reads the
+/// earlier only in the same iteration are fused into one loop of several segments (a
+/// vectorised trace: each elementwise operation over the whole array is a run of period 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Run {
     pub start: usize,
     pub period: usize,
     pub trips: usize,
+    /// Where the template positions lie in the program, in template order.
+    pub segments: Vec<Segment>,
     /// Per template position, the source of each value operand (in text order).
     pub sources: Vec<Vec<Source>>,
     /// Per template position, the outputs it is stored to.
@@ -77,7 +91,26 @@ pub(crate) struct Run {
 impl Run {
     /// The value indices of the whole run.
     pub fn range(&self) -> Range<usize> {
-        self.start..self.start + self.period * self.trips
+        let last = self.segments[self.segments.len() - 1];
+        self.start..last.start + last.period * self.trips
+    }
+
+    /// The value of template position `t` in iteration `j`.
+    pub fn value(&self, t: usize, j: usize) -> usize {
+        let k = self.segments.partition_point(|s| s.first_pos <= t) - 1;
+        let seg = self.segments[k];
+        seg.start + (t - seg.first_pos) + j * seg.period
+    }
+
+    /// The segment holding value `v` (inside the run) and its template position.
+    fn locate(&self, v: usize) -> Option<(Segment, usize)> {
+        let k = self
+            .segments
+            .partition_point(|s| s.start <= v)
+            .checked_sub(1)?;
+        let seg = self.segments[k];
+        let off = v - seg.start;
+        (off < seg.period * self.trips).then_some((seg, seg.first_pos + off % seg.period))
     }
 
     /// Number of instructions the run covers.
@@ -89,11 +122,14 @@ impl Run {
 /// A run of repeated instruction groups that compiled code runs as one counted loop: the
 /// values `start .. start + period·trips` of the program, `trips` iterations of `period`
 /// instructions (see [`crate::regions`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
     pub start: usize,
     pub period: usize,
     pub trips: usize,
+    /// The values of the first iteration, in the order the loop body computes them (a loop
+    /// fused from several runs interleaves parts of the program that lie apart).
+    pub template: Vec<usize>,
 }
 
 /// An instruction's shape: the instruction with every value operand replaced by `v0`, and
@@ -302,6 +338,11 @@ impl Finder<'_> {
             start: s,
             period: p,
             trips,
+            segments: vec![Segment {
+                start: s,
+                period: p,
+                first_pos: 0,
+            }],
             sources,
             outputs,
         })
@@ -369,7 +410,73 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
             None => k += 1,
         }
     }
-    finder.runs
+    fuse(finder.runs)
+}
+
+/// Fuse each run with the next when they are adjacent, have equal trips, and the later reads
+/// the earlier only in the same iteration (and not through its carried values' first
+/// inputs): one loop then computes both, iteration by iteration. Each iteration still
+/// evaluates exactly its instructions, and every value it reads is computed before it.
+fn fuse(runs: Vec<Run>) -> Vec<Run> {
+    let mut out: Vec<Run> = Vec::with_capacity(runs.len());
+    for b in runs {
+        let fused = out.last().and_then(|a| fused(a, &b));
+        match fused {
+            Some(f) => {
+                let last = out.len() - 1;
+                out[last] = f;
+            }
+            None => out.push(b),
+        }
+    }
+    out
+}
+
+/// `a` and `b` as one run, if they can be (see [`fuse`]).
+fn fused(a: &Run, b: &Run) -> Option<Run> {
+    if b.start != a.range().end || b.trips != a.trips {
+        return None;
+    }
+    let shift = a.period as u32;
+    let mut sources = a.sources.clone();
+    for srcs in &b.sources {
+        let mut moved = Vec::with_capacity(srcs.len());
+        for &src in srcs {
+            moved.push(match src {
+                Source::Same { pos } => Source::Same { pos: pos + shift },
+                Source::Carried { pos, init } if (init as usize) < a.start => Source::Carried {
+                    pos: pos + shift,
+                    init,
+                },
+                Source::Carried { .. } => return None,
+                Source::Affine { base, .. } if (base as usize) < a.start => src,
+                Source::Affine { base, step } => {
+                    // In `a`: only its value of the same iteration.
+                    let (seg, pos) = a.locate(base as usize)?;
+                    if base as usize >= seg.start + seg.period || step != seg.period as i64 {
+                        return None;
+                    }
+                    Source::Same { pos: pos as u32 }
+                }
+            });
+        }
+        sources.push(moved);
+    }
+    let mut segments = a.segments.clone();
+    segments.extend(b.segments.iter().map(|s| Segment {
+        first_pos: s.first_pos + a.period,
+        ..*s
+    }));
+    let mut outputs = a.outputs.clone();
+    outputs.extend(b.outputs.iter().cloned());
+    Some(Run {
+        start: a.start,
+        period: a.period + b.period,
+        trips: a.trips,
+        segments,
+        sources,
+        outputs,
+    })
 }
 
 #[cfg(test)]
@@ -467,6 +574,33 @@ mod tests {
             let (got, want) = rosenbrock_with(Some(mutate));
             assert_ne!(got.to_bits(), want.to_bits());
         }
+    }
+
+    /// A later run reading the earlier one in the same iteration fuses; reading it one
+    /// iteration ahead (not yet computed in a fused loop), or through a loop invariant, does not.
+    #[test]
+    fn runs_fuse_only_on_same_iteration_reads() {
+        let run = |start: usize, src: Source| Run {
+            start,
+            period: 1,
+            trips: 5,
+            segments: vec![Segment {
+                start,
+                period: 1,
+                first_pos: 0,
+            }],
+            sources: vec![vec![src]],
+            outputs: vec![Vec::new()],
+        };
+        let a = run(10, Source::Affine { base: 0, step: 1 });
+        let same = fused(&a, &run(15, Source::Affine { base: 10, step: 1 })).expect("fuses");
+        assert_eq!(same.period, 2);
+        assert_eq!(same.sources[1], vec![Source::Same { pos: 0 }]);
+        assert_eq!(same.value(1, 3), 18);
+        assert_eq!(same.range(), 10..20);
+        assert!(fused(&a, &run(15, Source::Affine { base: 11, step: 1 })).is_none());
+        assert!(fused(&a, &run(15, Source::Affine { base: 12, step: 0 })).is_none());
+        assert!(fused(&a, &run(16, Source::Affine { base: 10, step: 1 })).is_none());
     }
 
     #[test]

@@ -150,3 +150,57 @@ fn code_size_follows_the_template_not_the_trip_count() {
         "code bytes grow with the trips: {sizes:?}"
     );
 }
+
+/// The shape of a vectorised (NumPy-style) trace: each elementwise operation over the whole
+/// array, one after the other, then a serial sum: `Σ 100 (x[1:] − x[:-1]²)² + (1 − x[:-1])²`
+/// plus a stage reading two arrays and a stage with a math call.
+fn vectorised(n: usize) -> Function {
+    use adjit_ir::{BinaryOp, Builder, UnaryOp};
+    let mut b = Builder::new("vectorised");
+    let x: Vec<_> = (0..n)
+        .map(|i| b.param(Type::F64, &format!("x{i}")))
+        .collect();
+    let m = n - 1;
+    let sq: Vec<_> = (0..m).map(|i| b.powi(x[i], 2)).collect();
+    let d: Vec<_> = (0..m).map(|i| b.sub(x[i + 1], sq[i])).collect();
+    let d2: Vec<_> = (0..m).map(|i| b.powi(d[i], 2)).collect();
+    let h: Vec<_> = (0..m).map(|i| b.mul(100.0, d2[i])).collect();
+    let a: Vec<_> = (0..m).map(|i| b.binary(BinaryOp::Sub, 1.0, x[i])).collect();
+    let s: Vec<_> = (0..m).map(|i| b.unary(UnaryOp::Sin, a[i])).collect();
+    let t: Vec<_> = (0..m).map(|i| b.fma(s[i], s[i], h[i])).collect();
+    let mut acc = t[0];
+    for &ti in &t[1..] {
+        acc = b.add(acc, ti);
+    }
+    // Outputs: the sum and every term (outputs at affine indices from inside the loop).
+    let mut rets = vec![acc];
+    rets.extend(&t);
+    b.finish(&rets)
+}
+
+#[test]
+fn vectorised_traces_fuse_into_one_loop_and_match_the_interpreter() {
+    let func = vectorised(300);
+    let found = regions(&func, &rolled());
+    // The seven elementwise stages fuse into one loop; the serial sum is a second one.
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found[0].period, 7);
+    let xs = points(11, func.n_params, 3);
+    check(&func, &rolled(), &xs);
+    let opts = JitOptions {
+        batch_lanes: 2,
+        ..rolled()
+    };
+    let code = compile(&func, &opts).expect("compiles");
+    let flat: Vec<f64> = xs.concat();
+    let mut out = vec![0.0; code.n_outputs() * xs.len()];
+    code.call_batch(&flat, &mut out).expect("lengths match");
+    for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
+        assert_same(
+            "vectorised",
+            x,
+            y,
+            &interpret(&func, x).expect("interprets"),
+        );
+    }
+}
