@@ -388,7 +388,7 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
             }
             cand = next as usize;
             let p = cand - k;
-            if best.as_ref().is_some_and(|b| p % b.period == 0) {
+            if best.as_ref().is_some_and(|b| p.is_multiple_of(b.period)) {
                 // A multiple of a period that already rolls covers no more (and would
                 // repeat its whole walk).
                 continue;
