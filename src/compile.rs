@@ -72,6 +72,16 @@ pub struct Compiled {
     runner: Runner,
 }
 
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("func", &self.sig.name())
+            .field("layout", &self.derived.layout.to_string())
+            .field("code", &self.code())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Compiled {
     /// Derive `mode` from `func`, simplify it and JIT-compile it.
     pub fn new(func: &Function, mode: Mode) -> Result<Compiled> {
@@ -221,6 +231,14 @@ pub struct Gradient {
     value_at: usize,
 }
 
+impl std::fmt::Debug for Gradient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gradient")
+            .field("compiled", &self.compiled)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Gradient {
     /// Compile the gradient of `func`, which must have exactly one float output (`bool`
     /// outputs beside it are allowed and not returned).
@@ -317,6 +335,12 @@ impl Gradient {
             limit: 16,
             got: self.n_outputs,
         }
+    }
+
+    /// Which input and output slots hold which part (of the gradient program: `(x) -> (y,
+    /// x̄)`).
+    pub fn layout(&self) -> &Layout {
+        self.compiled.layout()
     }
 
     /// The compiled program `(x) -> (y, ∇y)`.

@@ -60,6 +60,17 @@ pub struct CompiledInverse {
     solver: Solver,
 }
 
+impl std::fmt::Debug for CompiledInverse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledInverse")
+            .field("func", &self.func_name)
+            .field("mode", &self.mode)
+            .field("layout", &self.layout.to_string())
+            .field("lumps", &self.lump_names.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// How the product is computed.
 enum Solver {
     /// The reverse- or forward-inverse program, with its status and pivot outputs.

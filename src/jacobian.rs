@@ -91,6 +91,16 @@ pub struct Jacobian {
     repair: Option<Repair>,
 }
 
+impl std::fmt::Debug for Jacobian {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jacobian")
+            .field("func", &self.sig.name())
+            .field("mode", &self.mode)
+            .field("layout", &self.layout.to_string())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A second opinion on a row (reverse mode) or a column (forward mode): the program of its
 /// nonzeros, one sweep seeded with a literal 1 ([`sparse_jacobian_rows`],
 /// [`sparse_jacobian_column`]), compiled the first time it is needed. A runtime unit seed
@@ -460,6 +470,15 @@ pub struct Hessian {
     value_at: usize,
     /// Dense mode: what rebuilds a column that came out with a NaN.
     repair: Option<Repair>,
+}
+
+impl std::fmt::Debug for Hessian {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hessian")
+            .field("func", &self.sig.name())
+            .field("layout", &self.layout.to_string())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Hessian {

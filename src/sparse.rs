@@ -50,6 +50,16 @@ pub struct SparseJacobian {
     inner: Sparse,
 }
 
+impl std::fmt::Debug for SparseJacobian {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseJacobian")
+            .field("func", &self.inner.sig.name())
+            .field("nnz", &self.nnz())
+            .field("colors", &self.colors())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The sparse Hessian of a function with one float output: its **lower triangle**
 /// (`j ≤ i`) in CSR order, compiled once by forward-over-reverse with a star colouring. The
 /// full symmetric matrix is [`SparseHessian::full_pattern`] with values from
@@ -80,6 +90,16 @@ pub struct SparseHessian {
     /// mirrors.
     full: SparsityPattern,
     full_source: Vec<usize>,
+}
+
+impl std::fmt::Debug for SparseHessian {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparseHessian")
+            .field("func", &self.inner.sig.name())
+            .field("nnz", &self.nnz())
+            .field("colors", &self.colors())
+            .finish_non_exhaustive()
+    }
 }
 
 /// What both objects hold: the compiled program of the nonzeros and how it was built.
@@ -414,6 +434,16 @@ pub struct SparsePlan {
     pub coloring: Coloring,
     /// `(x…) -> (nz…)`, simplified.
     pub program: Function,
+}
+
+impl std::fmt::Debug for SparsePlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SparsePlan")
+            .field("kind", &self.kind)
+            .field("nnz", &self.pattern.nnz())
+            .field("program", &self.program.name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SparsePlan {

@@ -574,6 +574,15 @@ pub struct SummedLoss {
     n_state: usize,
 }
 
+impl std::fmt::Debug for SummedLoss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SummedLoss")
+            .field("steps", &self.it)
+            .field("n_state", &self.n_state)
+            .finish_non_exhaustive()
+    }
+}
+
 impl SummedLoss {
     /// `n_steps` steps of `step` and `loss` (the step's parameters, one float output) summed
     /// over the states after each step, under `strategy`, as native code.
