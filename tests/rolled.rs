@@ -151,3 +151,70 @@ fn rolled_jacobians_and_hessians_equal_unrolled_and_match_differences() {
         );
     }
 }
+
+/// A square chain `y_i = x_i + ½ sin(x_{i+1})` (`y_{n-1} = x_{n-1}`), term by term: its
+/// Jacobian is unit upper bidiagonal, so every inverse mode applies.
+fn square_chain(n: usize) -> Function {
+    let types = vec![adjit::Type::F64; n];
+    adjit::ir::trace::trace_multi("chain", &types, |x| {
+        let mut ys: Vec<_> = (0..n - 1).map(|i| x[i] + x[i + 1].sin() * 0.5).collect();
+        ys.push(x[n - 1] * 1.0);
+        ys
+    })
+}
+
+#[test]
+fn sparse_checkpointed_and_inverse_modes_rolled_equal_unrolled() {
+    use adjit::checkpoint::CheckpointedGradient;
+    use adjit::inverse::CompiledInverse;
+    use adjit::{InverseMode, SparseJacobian, Strategy};
+
+    let func = program(50);
+    let n = func.n_params;
+    let x = Rng::new(50).vector(n, -1.5, 1.5);
+    let (sa, sb) = (
+        SparseJacobian::with_options(&func, &rolled()).expect("compiles"),
+        SparseJacobian::with_options(&func, &unrolled()).expect("compiles"),
+    );
+    let (mut va, mut vb) = (vec![0.0; sa.nnz()], vec![0.0; sb.nnz()]);
+    sa.eval(&x, &mut va).expect("calls");
+    sb.eval(&x, &mut vb).expect("calls");
+    assert!(same(&va, &vb), "sparse Jacobians differ");
+
+    let sum = scalar(&func);
+    for strategy in [Strategy::Tape, "checkpoint:3".parse().expect("a strategy")] {
+        let (ga, gb) = (
+            CheckpointedGradient::with_options(&sum, strategy, &rolled()).expect("compiles"),
+            CheckpointedGradient::with_options(&sum, strategy, &unrolled()).expect("compiles"),
+        );
+        let (mut ya, mut yb, mut da, mut db) = ([0.0], [0.0], vec![0.0; n], vec![0.0; n]);
+        ga.call(&x, &[1.0], &mut ya, &mut da).expect("calls");
+        gb.call(&x, &[1.0], &mut yb, &mut db).expect("calls");
+        assert!(
+            same(&ya, &yb) && same(&da, &db),
+            "{strategy:?}: gradients differ"
+        );
+    }
+
+    let chain = square_chain(40);
+    let x = Rng::new(51).vector(40, -1.0, 1.0);
+    let v = Rng::new(52).vector(40, -1.0, 1.0);
+    for mode in [
+        InverseMode::Reverse,
+        InverseMode::Forward,
+        InverseMode::Dense,
+    ] {
+        let (ia, ib) = (
+            CompiledInverse::with_options(&chain, mode, &rolled()).expect("compiles"),
+            CompiledInverse::with_options(&chain, mode, &unrolled()).expect("compiles"),
+        );
+        let (mut ya, mut yb, mut oa, mut ob) =
+            (vec![0.0; 40], vec![0.0; 40], vec![0.0; 40], vec![0.0; 40]);
+        ia.call(&x, &v, &mut ya, &mut oa).expect("calls");
+        ib.call(&x, &v, &mut yb, &mut ob).expect("calls");
+        assert!(
+            same(&ya, &yb) && same(&oa, &ob),
+            "{mode:?}: inverse products differ"
+        );
+    }
+}
