@@ -8,21 +8,23 @@ use adjit_ir::random::{random_repeated, RepeatOptions, Rng};
 use adjit_ir::Function;
 
 fn rolled() -> Options {
-    let mut o = Options::default();
-    o.jit = JitOptions {
-        roll_above: 0,
-        ..JitOptions::default()
-    };
-    o
+    Options {
+        jit: JitOptions {
+            roll_above: 0,
+            ..JitOptions::default()
+        },
+        ..Options::default()
+    }
 }
 
 fn unrolled() -> Options {
-    let mut o = Options::default();
-    o.jit = JitOptions {
-        roll: false,
-        ..JitOptions::default()
-    };
-    o
+    Options {
+        jit: JitOptions {
+            roll: false,
+            ..JitOptions::default()
+        },
+        ..Options::default()
+    }
 }
 
 fn same(a: &[f64], b: &[f64]) -> bool {
