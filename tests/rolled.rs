@@ -65,12 +65,13 @@ fn every_mode_rolled_equals_unrolled_and_the_interpreter() {
         for (func, mode) in [
             (&full, Mode::Primal),
             (&full, Mode::Jvp),
+            (&full, Mode::JvpVector(3)),
             (&full, Mode::Vjp),
             (&sum, Mode::Gradient),
             (&sum, Mode::Hvp),
         ] {
             let interp =
-                Compiled::with_options(&func, mode, &Options::on(Engine::Interp)).expect("derives");
+                Compiled::with_options(func, mode, &Options::on(Engine::Interp)).expect("derives");
             let derived = interp.ir();
             if !adjit_jit::regions(derived, &rolled().jit).is_empty() {
                 rolled_programs += 1;
@@ -94,8 +95,8 @@ fn every_mode_rolled_equals_unrolled_and_the_interpreter() {
         }
     }
     assert!(
-        rolled_programs >= 40,
-        "only {rolled_programs} of 60 derivative programs rolled"
+        rolled_programs >= 48,
+        "only {rolled_programs} of 72 derivative programs rolled"
     );
 }
 
@@ -169,7 +170,7 @@ fn square_chain(n: usize) -> Function {
 fn sparse_checkpointed_and_inverse_modes_rolled_equal_unrolled() {
     use adjit::checkpoint::CheckpointedGradient;
     use adjit::inverse::CompiledInverse;
-    use adjit::{InverseMode, SparseJacobian, Strategy};
+    use adjit::{InverseMode, SparseHessian, SparseJacobian, Strategy};
 
     let func = program(50);
     let n = func.n_params;
@@ -184,6 +185,14 @@ fn sparse_checkpointed_and_inverse_modes_rolled_equal_unrolled() {
     assert!(same(&va, &vb), "sparse Jacobians differ");
 
     let sum = scalar(&func);
+    let (ha, hb) = (
+        SparseHessian::with_options(&sum, &rolled()).expect("compiles"),
+        SparseHessian::with_options(&sum, &unrolled()).expect("compiles"),
+    );
+    let (mut la, mut lb) = (vec![0.0; ha.nnz()], vec![0.0; hb.nnz()]);
+    ha.eval(&x, &mut la).expect("calls");
+    hb.eval(&x, &mut lb).expect("calls");
+    assert!(same(&la, &lb), "sparse Hessians differ");
     for strategy in [Strategy::Tape, "checkpoint:3".parse().expect("a strategy")] {
         let (ga, gb) = (
             CheckpointedGradient::with_options(&sum, strategy, &rolled()).expect("compiles"),
