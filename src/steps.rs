@@ -693,11 +693,11 @@ fn running_sum(step: &Function, loss: &Function, n_state: usize) -> (Function, F
     if step.n_params == n_state {
         f.add_param(adjit_ir::Type::F64, Some(running_name(step)));
     }
-    let next = inline(&mut f, step, &params);
+    let next = f.inline(step, &params);
     // ℓ reads the new state and the same θ.
     let mut loss_params = next.clone();
     loss_params.extend_from_slice(&params[n_state..]);
-    let l = inline(&mut f, loss, &loss_params)[0];
+    let l = f.inline(loss, &loss_params)[0];
     let l = if f.ty(l) == adjit_ir::Type::F64 {
         l
     } else {
@@ -736,17 +736,6 @@ fn running_name(step: &Function) -> String {
         name.push('_');
     }
     name
-}
-
-/// Append the instructions of `g` to `f` with `g`'s parameters bound to `args`; returns the
-/// values of `g`'s returns. Names are dropped (they could clash with `f`'s).
-fn inline(f: &mut Function, g: &Function, args: &[Value]) -> Vec<Value> {
-    let mut map: Vec<Value> = args.to_vec();
-    for (v, inst) in g.insts() {
-        let v = f.push_inst(g.ty(v), inst.map_values(|u| map[u.index()]), None);
-        map.push(v);
-    }
-    g.rets.iter().map(|r| map[r.index()]).collect()
 }
 
 fn pass_theta(func: &Function, theta_at: &[usize]) -> Function {

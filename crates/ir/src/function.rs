@@ -448,6 +448,21 @@ impl Function {
         Value::new(self.values.len() - 1)
     }
 
+    /// Append the instructions of `g` with `g`'s parameter `k` standing for `args[k]`; returns
+    /// the images of `g`'s returns. Names are dropped (they could clash with this function's).
+    /// How transforms call one program from another (stacked sweeps, a step then a loss).
+    ///
+    /// # Panics
+    /// If `args` has fewer values than `g` has parameters.
+    pub fn inline(&mut self, g: &Function, args: &[Value]) -> Vec<Value> {
+        let mut map: Vec<Value> = args[..g.n_params].to_vec();
+        for (v, inst) in g.insts() {
+            let new = self.push_inst(g.ty(v), inst.map_values(|u| map[u.index()]), None);
+            map.push(new);
+        }
+        g.rets.iter().map(|r| map[r.index()]).collect()
+    }
+
     /// Append a returned value (its type becomes the declared return type).
     pub fn push_ret(&mut self, v: Value) {
         self.rets.push(v);

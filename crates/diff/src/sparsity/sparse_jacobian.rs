@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use adjit_ir::{Function, InstData, Value, ValueDef};
+use adjit_ir::{Function, Value, ValueDef};
 
 use crate::forward::jvp_unit_seeded;
 use crate::layout::{Kind, Layout, Part};
@@ -195,7 +195,7 @@ fn sweeps(
         let rets: Vec<Value> = class.iter().map(|&row| float_rets[row as usize]).collect();
         let (slice, params) = slicer.cone(func, &rets);
         let sweep = simplify(&vjp_seeded_with_one(&slice));
-        let images = inline(&mut out, &sweep, &params);
+        let images = out.inline(&sweep, &params);
         let n_grad = Layout::of(&slice, Kind::Gradient)
             .output(Part::Gradient)
             .len();
@@ -282,19 +282,6 @@ impl Slicer {
         }
         (slice, params)
     }
-}
-
-/// Append the body of `g` to `out`, unnamed (the sweeps would define the same names), with
-/// parameter `k` of `g` standing for `params[k]` of `out`; returns the images of `g`'s returns.
-fn inline(out: &mut Function, g: &Function, params: &[Value]) -> Vec<Value> {
-    let mut map: Vec<Value> = params.to_vec();
-    for data in &g.values[g.n_params..] {
-        if let ValueDef::Inst(inst) = &data.def {
-            let inst: InstData = inst.map_values(|u| map[u.index()]);
-            map.push(out.push_inst(data.ty, inst, None));
-        }
-    }
-    g.rets.iter().map(|r| map[r.index()]).collect()
 }
 
 /// Make `rets` the returns of `out`, named `name`.
