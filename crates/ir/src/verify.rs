@@ -108,7 +108,8 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     if func.n_params > func.values.len() {
         err(None, "more parameters than values".into());
     }
-    let mut seen: FxHashMap<&str, Value> = FxHashMap::default();
+    let mut seen: FxHashMap<&str, Value> =
+        FxHashMap::with_capacity_and_hasher(func.values.len(), Default::default());
     for (i, data) in func.values.iter().enumerate() {
         let v = Value::new(i);
         let shown = Shown(&names, i);

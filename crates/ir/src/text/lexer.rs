@@ -6,8 +6,8 @@
 //! text; [`parse_literal`] converts them once the type they take is known, so an `f32` literal
 //! is rounded once, directly from its decimal or hexadecimal digits (never via `f64`).
 //! Tokens are slices of the line (nothing is allocated per token or character), and nothing
-//! recurses; any input, including NUL bytes and
-//! non-ASCII text, yields tokens or errors, never a panic.
+//! recurses; any input, including NUL bytes and non-ASCII text, yields tokens or errors, never
+//! a panic.
 //!
 //! Lines end at `\n`, `\r\n` or a lone `\r` ([`source_lines`]), and a byte order mark at the
 //! very start of a source is skipped. A character that cannot be seen (a control character, a

@@ -204,13 +204,23 @@ enum Kind {
 /// An operand as written (a slice of the source).
 #[derive(Clone, Copy, Debug)]
 enum RawOperand<'src> {
-    Value { name: &'src str, col: usize },
-    Literal { text: &'src str, col: usize },
+    /// `id` numbers the name in its function ([`PendingFunc::name_id`]).
+    Value {
+        name: &'src str,
+        id: usize,
+        col: usize,
+    },
+    Literal {
+        text: &'src str,
+        col: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
 struct RawInst<'src> {
     name: &'src str,
+    /// The number of `name` in its function.
+    id: usize,
     line: usize,
     /// Column of the `%name` that starts the line.
     col: usize,
@@ -225,7 +235,8 @@ struct RawInst<'src> {
 #[derive(Default)]
 struct PendingFunc<'src> {
     name: &'src str,
-    params: Vec<(&'src str, Type, ParamKind)>,
+    /// Name, type, kind and name number.
+    params: Vec<(&'src str, Type, ParamKind, usize)>,
     ret_types: Vec<Type>,
     insts: Vec<RawInst<'src>>,
     /// The operands of every instruction, one after another.
@@ -235,7 +246,7 @@ struct PendingFunc<'src> {
     /// Line of the header.
     line: usize,
     /// `ret` operands: name, line, column.
-    rets: Option<Vec<(&'src str, usize, usize)>>,
+    rets: Option<Vec<(&'src str, usize, usize, usize)>>,
     /// Line and column of the `ret` keyword.
     ret_at: (usize, usize),
     /// Column of each parameter's `%name` in the header.
@@ -246,9 +257,34 @@ struct PendingFunc<'src> {
     n_errors: usize,
     /// The header had an error, so parameters may be missing: undefined names are not reported.
     header_broken: bool,
+    /// Every name the function mentions (defined or used) → its number, given in order of
+    /// first mention. Names are looked up here once, as they are read; resolving them later
+    /// indexes vectors by number.
+    ids: FxHashMap<&'src str, usize>,
+    /// Per name number, the first value that defines it (`usize::MAX`: none).
+    first_def: Vec<usize>,
 }
 
-impl PendingFunc<'_> {
+impl<'src> PendingFunc<'src> {
+    /// The number of `name`, given it on its first mention.
+    fn name_id(&mut self, name: &'src str) -> usize {
+        let first_def = &mut self.first_def;
+        *self.ids.entry(name).or_insert_with(|| {
+            first_def.push(usize::MAX);
+            first_def.len() - 1
+        })
+    }
+
+    /// Record that `value` defines `name`; returns the name's number.
+    fn define(&mut self, name: &'src str, value: usize) -> usize {
+        let id = self.name_id(name);
+        let first = &mut self.first_def[id];
+        if *first == usize::MAX {
+            *first = value;
+        }
+        id
+    }
+
     /// Whether an undefined `name` is explained by an earlier error.
     fn is_poisoned(&self, name: &str) -> bool {
         self.header_broken || self.poisoned.contains(name)
@@ -266,6 +302,8 @@ struct Parser<'src> {
     toks: Vec<Spanned<'src>>,
     /// The number of lines of the source (an upper bound on a function's instructions).
     n_lines: usize,
+    /// The most instructions a function read so far had.
+    largest: Option<usize>,
 }
 
 /// Tokens of one line with a read position; "end of line" is reported at the column after
@@ -497,11 +535,15 @@ impl<'src> Parser<'src> {
                 line: line_no,
                 ..PendingFunc::default()
             };
-            // Every later line may be an instruction of this function (the vectors grow past
-            // this only in a file of several functions, which never needs it).
+            // Reserve for as many instructions as the largest function so far had or, for
+            // the first function, as there are lines left: the name table costs 2.5 times as
+            // much to fill when it grows as it goes.
             let n_later = self.n_lines.saturating_sub(line_no);
-            func.insts.reserve(n_later);
-            func.operands.reserve(2 * n_later);
+            let guess = self.largest.map_or(n_later, |n| n.min(n_later));
+            func.insts.reserve(guess);
+            func.operands.reserve(2 * guess);
+            func.ids.reserve(guess);
+            func.first_def.reserve(guess);
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
             let twice = self.redefinition(&func);
@@ -581,7 +623,7 @@ impl<'src> Parser<'src> {
                             Some(Spanned {
                                 tok: Tok::Value(n),
                                 col,
-                            }) => rets.push((*n, line_no, *col)),
+                            }) => rets.push((*n, func.name_id(*n), line_no, *col)),
                             Some(Spanned {
                                 tok: Tok::Number(_),
                                 col,
@@ -607,7 +649,7 @@ impl<'src> Parser<'src> {
                     return cur.fail(&format!("'=' after '%{name}'"));
                 }
                 let operands_start = func.operands.len();
-                let parsed = instruction(cur, &mut func.operands);
+                let parsed = instruction(cur, func);
                 let kind = match parsed {
                     Ok(kind) => kind,
                     Err(e) => {
@@ -615,8 +657,10 @@ impl<'src> Parser<'src> {
                         return Err(e);
                     }
                 };
+                let id = func.define(*name, func.params.len() + func.insts.len());
                 func.insts.push(RawInst {
                     name,
+                    id,
                     line: line_no,
                     col: first.col,
                     kind,
@@ -635,24 +679,25 @@ impl<'src> Parser<'src> {
 
     /// Second pass: resolve names and build the function.
     fn finish(&mut self, pending: PendingFunc<'src>) {
-        // Per name, its first definition and its latest one so far (updated in program order
-        // below): a use refers to the latest definition before it, else to the first one (a
-        // forward reference, reported by the verifier).
-        let mut defs: FxHashMap<&str, (usize, usize)> = FxHashMap::default();
-        defs.reserve(pending.params.len() + pending.insts.len());
+        self.largest = Some(self.largest.unwrap_or(0).max(pending.insts.len()));
+        // Per name number, its first definition (`pending.first_def`) and its latest one so
+        // far (`latest`, updated in program order below): a use refers to the latest
+        // definition before it, else to the first one (a forward reference, reported by the
+        // verifier), else to nothing (undefined).
         let n_params = pending.params.len();
-        for (index, &(name, _, _)) in pending.params.iter().enumerate() {
-            defs.entry(name)
-                .and_modify(|d| d.1 = index)
-                .or_insert((index, index));
+        let mut latest = vec![usize::MAX; pending.first_def.len()];
+        for (index, &(_, _, _, id)) in pending.params.iter().enumerate() {
+            latest[id] = index;
         }
-        for (k, raw) in pending.insts.iter().enumerate() {
-            defs.entry(raw.name).or_insert((n_params + k, usize::MAX));
-        }
+        let resolve = |latest: &[usize], id: usize, at: usize| {
+            let (first, latest) = (pending.first_def[id], latest[id]);
+            let v = if latest < at { latest } else { first };
+            (v != usize::MAX).then(|| Value::new(v))
+        };
         let mut errors = Vec::new();
         let mut func = Function::new(pending.name);
         func.values.reserve_exact(n_params + pending.insts.len());
-        for &(name, ty, kind) in &pending.params {
+        for &(name, ty, kind, _) in &pending.params {
             let p = func.add_param(ty, Some(name.to_string()));
             func.set_param_kind(p, kind);
         }
@@ -668,10 +713,8 @@ impl<'src> Parser<'src> {
             let mut values = [None; 3];
             for (o, slot) in raw_operands.iter().zip(&mut values) {
                 *slot = match *o {
-                    RawOperand::Value { name, col } => {
-                        let v = defs.get(name).map(|&(first, latest)| {
-                            Value::new(if latest < at { latest } else { first })
-                        });
+                    RawOperand::Value { name, id, col } => {
+                        let v = resolve(&latest, id, at);
                         if v.is_none() && !pending.is_poisoned(name) {
                             errors.push(ParseError {
                                 line: raw.line,
@@ -685,9 +728,7 @@ impl<'src> Parser<'src> {
                 };
             }
             let values = &values[..raw_operands.len().min(3)];
-            if let Some(d) = defs.get_mut(raw.name) {
-                d.1 = at;
-            }
+            latest[raw.id] = at;
             // The type literal operands take: that of the first earlier float value among the
             // float operands (the select condition excluded), as the printer assumes.
             let float_from = usize::from(matches!(raw.kind, Kind::Select));
@@ -763,12 +804,9 @@ impl<'src> Parser<'src> {
             let ty = func.result_type(&inst).unwrap_or(fallback);
             func.push_inst(ty, inst, Some(raw.name.to_string()));
         }
-        for &(name, line, col) in pending.rets.iter().flatten() {
+        for &(name, id, line, col) in pending.rets.iter().flatten() {
             // The latest definition (every one has been seen by now).
-            let latest = defs.get(name).map(|&(first, latest)| {
-                Value::new(if latest == usize::MAX { first } else { latest })
-            });
-            match latest {
+            match resolve(&latest, id, usize::MAX) {
                 Some(v) => func.rets.push(v),
                 None => {
                     if !pending.is_poisoned(name) {
@@ -853,7 +891,8 @@ fn header<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -> Lin
                 ));
             }
             let ty = cur.ty()?;
-            func.params.push((name, ty, kind));
+            let id = func.define(name, func.params.len());
+            func.params.push((name, ty, kind, id));
             if cur.eat_punct(')') {
                 break;
             }
@@ -894,11 +933,8 @@ fn header<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -> Lin
 }
 
 /// The rest of `%name = ...` after the `=`: the instruction's kind, its operands appended to
-/// `operands` (the caller drops them again on an error).
-fn instruction<'src>(
-    cur: &mut Cursor<'_, 'src>,
-    operands: &mut Vec<RawOperand<'src>>,
-) -> LineResult<Kind> {
+/// `func.operands` (the caller drops them again on an error).
+fn instruction<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -> LineResult<Kind> {
     let (word, op_col) = match cur.peek() {
         Some(Spanned {
             tok: Tok::Word(w),
@@ -924,7 +960,7 @@ fn instruction<'src>(
     let Some((mut kind, arity)) = opcode(word) else {
         return Err((op_col, unknown_opcode(word)));
     };
-    let start = operands.len();
+    let start = func.operands.len();
     // Operands past the arity are counted for the message, not kept.
     let mut n_found = 0;
     let mut second_col = 0;
@@ -932,7 +968,11 @@ fn instruction<'src>(
         loop {
             let col = cur.col();
             let operand = match cur.peek().map(|t| t.tok) {
-                Some(Tok::Value(name)) => RawOperand::Value { name, col },
+                Some(Tok::Value(name)) => RawOperand::Value {
+                    name,
+                    id: func.name_id(name),
+                    col,
+                },
                 Some(Tok::Number(text)) => RawOperand::Literal { text, col },
                 Some(Tok::Word(w)) if matches!(w, "inf" | "nan" | "true" | "false") => {
                     RawOperand::Literal { text: w, col }
@@ -940,7 +980,7 @@ fn instruction<'src>(
                 _ => return cur.fail("an operand (a %value or a literal)"),
             };
             if n_found < arity {
-                operands.push(operand);
+                func.operands.push(operand);
             }
             if n_found == 1 {
                 second_col = col;
@@ -967,7 +1007,7 @@ fn instruction<'src>(
         _ => &[],
     };
     for &k in value_only {
-        if let Some(RawOperand::Literal { text, col }) = operands.get(start + k) {
+        if let Some(RawOperand::Literal { text, col }) = func.operands.get(start + k) {
             let role = if matches!(kind, Kind::Select) {
                 "the condition of select".to_string()
             } else {
@@ -980,7 +1020,7 @@ fn instruction<'src>(
         }
     }
     if let Kind::Powi(exp) = &mut kind {
-        let Some(RawOperand::Literal { text, col }) = operands.pop() else {
+        let Some(RawOperand::Literal { text, col }) = func.operands.pop() else {
             return Err((
                 second_col,
                 "the exponent of powi must be an integer literal, found a value".into(),
