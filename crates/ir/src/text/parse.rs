@@ -13,7 +13,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::{hash_table, HashTable};
+use rustc_hash::FxBuildHasher;
 
 use super::lexer::{
     is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
@@ -206,7 +209,6 @@ enum Kind {
 enum RawOperand<'src> {
     /// `id` numbers the name in its function ([`PendingFunc::name_id`]).
     Value {
-        name: &'src str,
         id: usize,
         col: usize,
     },
@@ -260,7 +262,11 @@ struct PendingFunc<'src> {
     /// Every name the function mentions (defined or used) → its number, given in order of
     /// first mention. Names are looked up here once, as they are read; resolving them later
     /// indexes vectors by number.
-    ids: FxHashMap<&'src str, usize>,
+    /// A table of numbers, hashed by the names they stand for: a third of the memory of a
+    /// map from names (10⁶ names: 18 instead of 50 MB, less than the last-level cache).
+    ids: HashTable<usize>,
+    /// Per name number, the name.
+    names: Vec<&'src str>,
     /// Per name number, the first value that defines it (`usize::MAX`: none).
     first_def: Vec<usize>,
 }
@@ -268,11 +274,22 @@ struct PendingFunc<'src> {
 impl<'src> PendingFunc<'src> {
     /// The number of `name`, given it on its first mention.
     fn name_id(&mut self, name: &'src str) -> usize {
-        let first_def = &mut self.first_def;
-        *self.ids.entry(name).or_insert_with(|| {
-            first_def.push(usize::MAX);
-            first_def.len() - 1
-        })
+        let names = &self.names;
+        let entry = self.ids.entry(
+            FxBuildHasher.hash_one(name),
+            |&id| names[id] == name,
+            |&id| FxBuildHasher.hash_one(names[id]),
+        );
+        match entry {
+            hash_table::Entry::Occupied(e) => *e.get(),
+            hash_table::Entry::Vacant(e) => {
+                let id = self.names.len();
+                e.insert(id);
+                self.names.push(name);
+                self.first_def.push(usize::MAX);
+                id
+            }
+        }
     }
 
     /// Record that `value` defines `name`; returns the name's number.
@@ -542,7 +559,8 @@ impl<'src> Parser<'src> {
             let guess = self.largest.map_or(n_later, |n| n.min(n_later));
             func.insts.reserve(guess);
             func.operands.reserve(2 * guess);
-            func.ids.reserve(guess);
+            func.ids.reserve(guess, |_| 0);
+            func.names.reserve(guess);
             func.first_def.reserve(guess);
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
@@ -713,7 +731,8 @@ impl<'src> Parser<'src> {
             let mut values = [None; 3];
             for (o, slot) in raw_operands.iter().zip(&mut values) {
                 *slot = match *o {
-                    RawOperand::Value { name, id, col } => {
+                    RawOperand::Value { id, col } => {
+                        let name = pending.names[id];
                         let v = resolve(&latest, id, at);
                         if v.is_none() && !pending.is_poisoned(name) {
                             errors.push(ParseError {
@@ -969,7 +988,6 @@ fn instruction<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -
             let col = cur.col();
             let operand = match cur.peek().map(|t| t.tok) {
                 Some(Tok::Value(name)) => RawOperand::Value {
-                    name,
                     id: func.name_id(name),
                     col,
                 },
