@@ -512,7 +512,7 @@ impl<'src> Parser<'src> {
             // Still track the structure so one bad character costs one error.
             if first_word == Some("func") {
                 if let Some(f) = self.current.take() {
-                    self.error(line_no, 1, missing_close_before_func(&f.name));
+                    self.error(line_no, 1, missing_close_before_func(f.name));
                 }
                 self.current = Some(PendingFunc {
                     header_broken: true,
@@ -536,7 +536,7 @@ impl<'src> Parser<'src> {
         let is_func = matches!(toks[0].tok, Tok::Word("func"));
         if self.current.is_some() && is_func {
             if let Some(f) = self.current.take() {
-                self.error(line_no, 1, missing_close_before_func(&f.name));
+                self.error(line_no, 1, missing_close_before_func(f.name));
             }
         }
         if self.current.is_none() {
@@ -641,7 +641,7 @@ impl<'src> Parser<'src> {
                             Some(Spanned {
                                 tok: Tok::Value(n),
                                 col,
-                            }) => rets.push((*n, func.name_id(*n), line_no, *col)),
+                            }) => rets.push((*n, func.name_id(n), line_no, *col)),
                             Some(Spanned {
                                 tok: Tok::Number(_),
                                 col,
@@ -675,7 +675,7 @@ impl<'src> Parser<'src> {
                         return Err(e);
                     }
                 };
-                let id = func.define(*name, func.params.len() + func.insts.len());
+                let id = func.define(name, func.params.len() + func.insts.len());
                 func.insts.push(RawInst {
                     name,
                     id,
