@@ -80,7 +80,8 @@ pub fn source_lines(src: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let (line, next) = match rest.find(['\n', '\r']) {
+        // A byte search: both line ends are ASCII, so a match is a character boundary.
+        let (line, next) = match rest.bytes().position(|b| b == b'\n' || b == b'\r') {
             None => (rest, ""),
             Some(i) => {
                 let end_len = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
