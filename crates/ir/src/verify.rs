@@ -8,9 +8,11 @@
 //! successful `verify` indexes values without re-checking.
 
 use std::cell::OnceCell;
-
-use rustc_hash::FxHashMap;
 use std::fmt;
+use std::hash::BuildHasher;
+
+use hashbrown::{hash_table, HashTable};
+use rustc_hash::FxBuildHasher;
 
 use crate::function::{Function, InstData, Operand, Value, ValueDef};
 use crate::text::inst_to_string_with_names;
@@ -108,12 +110,27 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     if func.n_params > func.values.len() {
         err(None, "more parameters than values".into());
     }
-    let mut seen: FxHashMap<&str, Value> = FxHashMap::default();
+    // The latest value of each name, as a table of values hashed by their names: a fifth of
+    // the memory of a map from names, which keeps 10⁶ names within the cache.
+    let mut seen: HashTable<Value> = HashTable::with_capacity(func.values.len());
+    let name_of = |v: &Value| func.values[v.index()].name.as_deref().unwrap_or_default();
     for (i, data) in func.values.iter().enumerate() {
         let v = Value::new(i);
         let shown = Shown(&names, i);
         if let Some(name) = &data.name {
-            if let Some(prev) = seen.insert(name.as_str(), v) {
+            let entry = seen.entry(
+                FxBuildHasher.hash_one(name.as_str()),
+                |&u| name_of(&u) == name,
+                |u| FxBuildHasher.hash_one(name_of(u)),
+            );
+            let prev = match entry {
+                hash_table::Entry::Occupied(mut e) => Some(std::mem::replace(e.get_mut(), v)),
+                hash_table::Entry::Vacant(e) => {
+                    e.insert(v);
+                    None
+                }
+            };
+            if let Some(prev) = prev {
                 let what = if i < func.n_params && prev.index() < func.n_params {
                     "duplicate parameter name"
                 } else {

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use adjit_ir::random::{random_function, RandomOptions};
+use adjit_ir::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
+use adjit_ir::text::parse_with_source;
 use adjit_ir::{parse, verify, Function, InstData, Operand, ParamKind, Type, Value};
 
 /// Parse `src`, print, parse again: the function must be identical and printing a fixpoint.
@@ -596,4 +597,140 @@ fn the_verifier_rejects_a_data_mark_on_an_instruction() {
     let err = verify(&f).expect_err("a data mark on a non-parameter");
     let messages: Vec<&str> = err.errors.iter().map(|e| e.message.as_str()).collect();
     assert_eq!(messages, ["%t is marked 'data' but is not a parameter"]);
+}
+
+/// `text` laid out again: every blank between tokens becomes one of several blanks (tabs,
+/// runs of spaces, no-break and ideographic spaces, which are multi-byte in UTF-8), lines are
+/// re-indented or not, some end in a comment of multi-byte characters, some in CRLF. If
+/// `compact`, instead every optional blank goes (`%a=add %b,1.0`).
+fn relayout(text: &str, seed: u64, compact: bool) -> String {
+    let mut rng = Rng::new(seed);
+    let blanks = [" ", "  ", "\t", "\u{A0}", "\u{3000}", " \u{2003} "];
+    let mut out = String::with_capacity(2 * text.len());
+    for line in text.lines() {
+        let line = line.trim_start();
+        if compact {
+            out.push_str(&line.replace(" = ", "=").replace(", ", ","));
+            out.push('\n');
+            continue;
+        }
+        out.push_str(blanks[rng.below(blanks.len())]);
+        for (i, word) in line.split(' ').enumerate() {
+            if i > 0 {
+                out.push_str(blanks[rng.below(blanks.len())]);
+            }
+            out.push_str(word);
+        }
+        if rng.chance(0.3) {
+            out.push_str(" ; ∞ é 😀 ;; %x = ");
+        }
+        out.push_str(if rng.chance(0.5) { "\r\n" } else { "\n" });
+    }
+    out
+}
+
+/// print → parse gives the same program (literals bit-exact) and prints the same text, in
+/// any layout: on random programs and on random repeated templates (the long, regular
+/// programs of traced loops).
+#[test]
+fn random_programs_round_trip_in_every_layout() {
+    let mut funcs = Vec::new();
+    for seed in 0..60 {
+        let ty = if seed % 2 == 0 { Type::F64 } else { Type::F32 };
+        funcs.push(random_function(
+            seed,
+            &RandomOptions {
+                ty,
+                non_smooth: seed % 3 == 0,
+                n_insts: 20 + 7 * seed as usize,
+                ..RandomOptions::default()
+            },
+        ));
+        funcs.push(random_repeated(
+            seed,
+            &RepeatOptions {
+                ty,
+                template: 3 + seed as usize % 6,
+                trips: 1 + 5 * seed as usize,
+                carried: 1 + seed as usize % 3,
+                interrupt: seed as usize % 4,
+                non_smooth: seed % 3 == 1,
+            },
+        ));
+    }
+    for (k, func) in funcs.iter().enumerate() {
+        let text = func.to_string();
+        let parsed = parse(&text).unwrap_or_else(|e| panic!("program {k}: {e}\n{text}"));
+        let [g] = parsed.as_slice() else {
+            panic!("program {k}: expected one function, found {}", parsed.len());
+        };
+        verify(g).unwrap_or_else(|e| panic!("program {k}: {e}\n{text}"));
+        // The generators name only some values, the parser names every one: compare all
+        // but the names, then the text.
+        assert_eq!(g.values.len(), func.values.len(), "program {k}");
+        for (i, (a, b)) in g.values.iter().zip(&func.values).enumerate() {
+            assert_eq!(
+                (a.ty, &a.def),
+                (b.ty, &b.def),
+                "program {k}, value {i}\n{text}"
+            );
+        }
+        let kinds = |f: &Function| f.params().map(|p| f.param_kind(p)).collect::<Vec<_>>();
+        assert_eq!(kinds(g), kinds(func), "program {k}");
+        assert_eq!((&g.rets, &g.ret_types), (&func.rets, &func.ret_types));
+        assert_eq!(
+            g.to_string(),
+            text,
+            "program {k}: printing is not a fixpoint"
+        );
+        for (layout, compact) in [("compact", true), ("spread", false)] {
+            let other = relayout(&text, k as u64, compact);
+            let again = parse(&other)
+                .unwrap_or_else(|e| panic!("program {k}, {layout} layout: {e}\n{other}"));
+            assert_eq!(again, parsed, "program {k}, {layout} layout\n{other}");
+        }
+    }
+}
+
+/// Columns count characters: a multi-byte blank (no-break space, ideographic space, em
+/// space) before a token moves every later column by one, in lexing, syntax, name and
+/// verifier positions alike.
+#[test]
+fn columns_count_characters_after_multi_byte_blanks() {
+    // Syntax error in the header, after four multi-byte blanks.
+    check_errors(
+        "func\u{A0}@f(%x:\u{3000}f64)\u{3000}->\u{3000}f64\u{3000}{\u{3000}junk\n    ret %x\n}\n",
+        &["1:27: error: unexpected 'junk' after '{' (instructions go on their own lines)"],
+    );
+    check_errors(
+        concat!(
+            "func @f(%x: f64) -> f64 { ; ∞ é 😀\n",
+            // Arity, at the opcode.
+            "\u{3000}\u{A0}%a = neg %x,\u{2003}%x\n",
+            // An undefined name, found in the second pass.
+            "\u{A0}\u{A0}%b\u{3000}=\u{3000}add\u{3000}%x,\u{A0}%nope\n",
+            // Characters the lexer rejects: two bytes, four bytes.
+            "\u{3000}%c = neg %x é\n",
+            "\u{A0}%d = neg\u{A0}😀\n",
+            // End of line, after a trailing multi-byte blank.
+            "\u{3000}%e = add %x,\u{A0}\n",
+            "    ret %x\n}\n"
+        ),
+        &[
+            "2:8: error: neg takes 1 operand, found 2",
+            "3:16: error: undefined value %nope",
+            "4:14: error: unexpected character 'é'",
+            "5:11: error: unexpected character '😀'",
+            "6:14: error: expected an operand (a %value or a literal), found end of line",
+        ],
+    );
+    // Where values stand, for the verifier's messages.
+    let src = "func @f(\u{3000}%x: f64) -> f64 {\n\u{A0}\u{3000}%a = neg %x\n\u{2003}ret %a\n}\n";
+    let parsed = parse_with_source(src).unwrap_or_else(|e| panic!("{e}"));
+    let [(_, map)] = parsed.as_slice() else {
+        panic!("expected one function");
+    };
+    assert_eq!(map.header, (1, 6));
+    assert_eq!(map.values, [(1, 10), (2, 3)]);
+    assert_eq!(map.ret, (3, 2));
 }

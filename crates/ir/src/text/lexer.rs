@@ -5,8 +5,9 @@
 //! reports a character it does not know as an error instead of guessing. Literals are kept as
 //! text; [`parse_literal`] converts them once the type they take is known, so an `f32` literal
 //! is rounded once, directly from its decimal or hexadecimal digits (never via `f64`).
-//! Nothing here allocates per character or recurses; any input, including NUL bytes and
-//! non-ASCII text, yields tokens or errors, never a panic.
+//! Tokens are slices of the line (nothing is allocated per token or character), and nothing
+//! recurses; any input, including NUL bytes and non-ASCII text, yields tokens or errors, never
+//! a panic.
 //!
 //! Lines end at `\n`, `\r\n` or a lone `\r` ([`source_lines`]), and a byte order mark at the
 //! very start of a source is skipped. A character that cannot be seen (a control character, a
@@ -17,24 +18,24 @@ use std::fmt;
 
 use crate::types::Type;
 
-/// One token of a line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Tok {
+/// One token of a line, borrowing its text from the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tok<'src> {
     /// `%name` (the name without `%`).
-    Value(String),
+    Value(&'src str),
     /// `@name` (the name without `@`).
-    Func(String),
+    Func(&'src str),
     /// A word: keyword, opcode, type, `inf`, `nan`, `true`, `false`.
-    Word(String),
+    Word(&'src str),
     /// A numeric literal as written, sign included (`-1.5`, `0x1p-3`, `-inf`).
-    Number(String),
+    Number(&'src str),
     /// One of `( ) { } , : =`.
     Punct(char),
     /// `->`.
     Arrow,
 }
 
-impl fmt::Display for Tok {
+impl fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Tok::Value(n) => write!(f, "'%{n}'"),
@@ -47,9 +48,9 @@ impl fmt::Display for Tok {
 }
 
 /// A token and the 1-based column of its first character.
-#[derive(Clone, Debug)]
-pub(crate) struct Spanned {
-    pub tok: Tok,
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spanned<'src> {
+    pub tok: Tok<'src>,
     pub col: usize,
 }
 
@@ -60,8 +61,8 @@ pub(crate) struct LexError {
     pub message: String,
 }
 
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'.'
 }
 
 /// The lines of a source, as the parser and every error position count them: a leading byte
@@ -79,7 +80,8 @@ pub fn source_lines(src: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let (line, next) = match rest.find(['\n', '\r']) {
+        // A byte search: both line ends are ASCII, so a match is a character boundary.
+        let (line, next) = match rest.bytes().position(|b| b == b'\n' || b == b'\r') {
             None => (rest, ""),
             Some(i) => {
                 let end_len = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
@@ -99,112 +101,141 @@ pub(crate) fn strip_comment(line: &str) -> &str {
     }
 }
 
-/// Tokenize one line (without its comment). Stops at the first character it cannot lex.
-pub(crate) fn lex_line(line: &str) -> Result<Vec<Spanned>, LexError> {
-    let chars: Vec<char> = line.chars().collect();
-    let mut toks = Vec::new();
+/// Tokenize one line (without its comment) into `toks`, which is cleared first. Stops at the
+/// first character it cannot lex.
+///
+/// The lexer walks bytes: every character a token can hold is ASCII, so a token's text is a
+/// slice of `line` and only a non-ASCII character (whitespace to skip, or an error) is decoded.
+/// Columns still count characters.
+pub(crate) fn lex_line<'src>(
+    line: &'src str,
+    toks: &mut Vec<Spanned<'src>>,
+) -> Result<(), LexError> {
+    toks.clear();
+    let bytes = line.as_bytes();
+    let n = bytes.len();
+    // `i` is a byte index, always at a character boundary; `col` the column of that character.
     let mut i = 0;
-    let take_name = |start: usize| -> (String, usize) {
+    let mut col = 1;
+    let name_end = |start: usize| {
         let mut j = start;
-        while j < chars.len() && is_name_char(chars[j]) {
+        while j < n && is_name_byte(bytes[j]) {
             j += 1;
         }
-        (chars[start..j].iter().collect(), j)
+        j
     };
-    while i < chars.len() {
-        let c = chars[i];
-        let col = i + 1;
-        let next = chars.get(i + 1).copied();
-        if c.is_whitespace() {
-            i += 1;
-            continue;
+    while i < n {
+        let b = bytes[i];
+        if !b.is_ascii() {
+            let Some(c) = line[i..].chars().next() else {
+                break;
+            };
+            if c.is_whitespace() {
+                i += c.len_utf8();
+                col += 1;
+                continue;
+            }
+            return Err(LexError {
+                col,
+                message: format!("unexpected character {}", describe_char(Some(c))),
+            });
         }
-        match c {
-            '%' | '@' => {
-                let (name, j) = take_name(i + 1);
+        let next = bytes.get(i + 1).copied();
+        // The token's end (exclusive, in bytes); the token is ASCII, so `col` advances by
+        // its length.
+        let end = match b {
+            _ if char::from(b).is_whitespace() => i + 1,
+            b'%' | b'@' => {
+                let j = name_end(i + 1);
+                let name = &line[i + 1..j];
                 if name.is_empty() {
-                    let what = if c == '%' { "value" } else { "function" };
+                    let what = if b == b'%' { "value" } else { "function" };
                     return Err(LexError {
                         col,
                         message: format!(
-                            "expected a {what} name after '{c}' (letters, digits, '_', '.'), found {}",
-                            describe_char(next)
+                            "expected a {what} name after '{}' (letters, digits, '_', '.'), found {}",
+                            char::from(b),
+                            describe_char(line[i + 1..].chars().next())
                         ),
                     });
                 }
+                let tok = if b == b'%' {
+                    Tok::Value(name)
+                } else {
+                    Tok::Func(name)
+                };
+                toks.push(Spanned { tok, col });
+                j
+            }
+            b'(' | b')' | b'{' | b'}' | b',' | b':' | b'=' => {
                 toks.push(Spanned {
-                    tok: if c == '%' {
-                        Tok::Value(name)
-                    } else {
-                        Tok::Func(name)
-                    },
+                    tok: Tok::Punct(char::from(b)),
                     col,
                 });
-                i = j;
+                i + 1
             }
-            '(' | ')' | '{' | '}' | ',' | ':' | '=' => {
-                toks.push(Spanned {
-                    tok: Tok::Punct(c),
-                    col,
-                });
-                i += 1;
-            }
-            '-' if next == Some('>') => {
+            b'-' if next == Some(b'>') => {
                 toks.push(Spanned {
                     tok: Tok::Arrow,
                     col,
                 });
-                i += 2;
+                i + 2
             }
-            _ if c.is_ascii_digit()
-                || ((c == '-' || c == '+')
-                    && next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '.'))
-                || (c == '.' && next.is_some_and(|n| n.is_ascii_digit())) =>
+            _ if b.is_ascii_digit()
+                || ((b == b'-' || b == b'+')
+                    && next.is_some_and(|n| n.is_ascii_alphanumeric() || n == b'.'))
+                || (b == b'.' && next.is_some_and(|n| n.is_ascii_digit())) =>
             {
-                let start = i;
-                if c == '-' || c == '+' {
-                    i += 1;
+                let mut j = i;
+                if b == b'-' || b == b'+' {
+                    j += 1;
                 }
-                let body_start = i;
+                let body_start = j;
                 let hex =
-                    chars.get(i) == Some(&'0') && matches!(chars.get(i + 1), Some('x') | Some('X'));
-                while i < chars.len() {
-                    let d = chars[i];
-                    let exp_sign = (d == '+' || d == '-')
-                        && i > body_start
-                        && match chars[i - 1] {
-                            'p' | 'P' => true,
-                            'e' | 'E' => !hex,
+                    bytes.get(j) == Some(&b'0') && matches!(bytes.get(j + 1), Some(b'x' | b'X'));
+                while j < n {
+                    let d = bytes[j];
+                    let exp_sign = (d == b'+' || d == b'-')
+                        && j > body_start
+                        && match bytes[j - 1] {
+                            b'p' | b'P' => true,
+                            b'e' | b'E' => !hex,
                             _ => false,
                         };
-                    if is_name_char(d) || exp_sign {
-                        i += 1;
+                    if is_name_byte(d) || exp_sign {
+                        j += 1;
                     } else {
                         break;
                     }
                 }
                 toks.push(Spanned {
-                    tok: Tok::Number(chars[start..i].iter().collect()),
+                    tok: Tok::Number(&line[i..j]),
                     col,
                 });
+                j
             }
-            _ if c.is_ascii_alphabetic() || c == '_' => {
-                let (word, j) = take_name(i);
+            _ if b.is_ascii_alphabetic() || b == b'_' => {
+                let j = name_end(i);
                 toks.push(Spanned {
-                    tok: Tok::Word(word),
+                    tok: Tok::Word(&line[i..j]),
                     col,
                 });
-                i = j;
+                j
             }
             _ => {
                 return Err(LexError {
                     col,
-                    message: format!("unexpected character {}", describe_char(Some(c))),
+                    message: format!(
+                        "unexpected character {}",
+                        describe_char(Some(char::from(b)))
+                    ),
                 })
             }
-        }
+        };
+        col += end - i;
+        i = end;
     }
-    Ok(toks)
+    Ok(())
 }
 
 fn describe_char(c: Option<char>) -> String {

@@ -13,7 +13,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::{hash_table, HashTable};
+use rustc_hash::FxBuildHasher;
 
 use super::lexer::{
     is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
@@ -86,7 +89,11 @@ impl SourceMap {
 
 /// [`parse`], also returning where each function's values stand in `src`.
 pub fn parse_with_source(src: &str) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
-    let mut parser = Parser::default();
+    let mut parser = Parser {
+        // The lines that end in `\n` (all but a few, in practice): only for reserving.
+        n_lines: count_byte(src.as_bytes(), b'\n') + 1,
+        ..Parser::default()
+    };
     let mut n_lines = 0;
     for (i, line) in source_lines(src).enumerate() {
         n_lines = i + 1;
@@ -109,6 +116,11 @@ pub fn parse_with_source(src: &str) -> Result<Vec<(Function, SourceMap)>, ParseE
         errors.sort_by_key(|e| (e.line, e.col));
         Err(ParseErrors { errors })
     }
+}
+
+/// How many times `byte` occurs in `bytes`.
+fn count_byte(bytes: &[u8], byte: u8) -> usize {
+    bytes.iter().filter(|&&b| b == byte).count()
 }
 
 /// The text of a source read as bytes (a file), or a located error at the first byte that is
@@ -192,49 +204,104 @@ enum Kind {
     Fdemote,
 }
 
-/// An operand as written.
-#[derive(Clone, Debug)]
-enum RawOperand {
-    Value { name: String, col: usize },
-    Literal { text: String, col: usize },
+/// An operand as written (a slice of the source).
+#[derive(Clone, Copy, Debug)]
+enum RawOperand<'src> {
+    /// `id` numbers the name in its function ([`PendingFunc::name_id`]).
+    Value {
+        id: usize,
+        col: usize,
+    },
+    Literal {
+        text: &'src str,
+        col: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
-struct RawInst {
-    name: String,
+struct RawInst<'src> {
+    name: &'src str,
+    /// The number of `name` in its function.
+    id: usize,
     line: usize,
     /// Column of the `%name` that starts the line.
     col: usize,
     kind: Kind,
-    operands: Vec<RawOperand>,
+    /// Where its operands start in [`PendingFunc::operands`] (they end where the next
+    /// instruction's start).
+    operands_start: usize,
 }
 
-/// A function whose lines have been read but whose names are not yet resolved.
+/// A function whose lines have been read but whose names are not yet resolved. Names and
+/// literals are slices of the source; only the names the [`Function`] keeps are allocated.
 #[derive(Default)]
-struct PendingFunc {
-    name: String,
-    params: Vec<(String, Type, ParamKind)>,
+struct PendingFunc<'src> {
+    name: &'src str,
+    /// Name, type, kind and name number.
+    params: Vec<(&'src str, Type, ParamKind, usize)>,
     ret_types: Vec<Type>,
-    insts: Vec<RawInst>,
+    insts: Vec<RawInst<'src>>,
+    /// The operands of every instruction, one after another.
+    operands: Vec<RawOperand<'src>>,
     /// Column of the `@name` in the header (on `line`).
     name_col: usize,
     /// Line of the header.
     line: usize,
     /// `ret` operands: name, line, column.
-    rets: Option<Vec<(String, usize, usize)>>,
+    rets: Option<Vec<(&'src str, usize, usize, usize)>>,
     /// Line and column of the `ret` keyword.
     ret_at: (usize, usize),
     /// Column of each parameter's `%name` in the header.
     param_cols: Vec<usize>,
     /// Names defined on lines that had errors: uses of them are not reported again.
-    poisoned: HashSet<String>,
+    poisoned: HashSet<&'src str>,
     /// Errors in this function so far; if any, it is not built.
     n_errors: usize,
     /// The header had an error, so parameters may be missing: undefined names are not reported.
     header_broken: bool,
+    /// Every name the function mentions (defined or used) → its number, given in order of
+    /// first mention. Names are looked up here once, as they are read; resolving them later
+    /// indexes vectors by number.
+    /// A table of numbers, hashed by the names they stand for: a third of the memory of a
+    /// map from names (10⁶ names: 18 instead of 50 MB, less than the last-level cache).
+    ids: HashTable<usize>,
+    /// Per name number, the name.
+    names: Vec<&'src str>,
+    /// Per name number, the first value that defines it (`usize::MAX`: none).
+    first_def: Vec<usize>,
 }
 
-impl PendingFunc {
+impl<'src> PendingFunc<'src> {
+    /// The number of `name`, given it on its first mention.
+    fn name_id(&mut self, name: &'src str) -> usize {
+        let names = &self.names;
+        let entry = self.ids.entry(
+            FxBuildHasher.hash_one(name),
+            |&id| names[id] == name,
+            |&id| FxBuildHasher.hash_one(names[id]),
+        );
+        match entry {
+            hash_table::Entry::Occupied(e) => *e.get(),
+            hash_table::Entry::Vacant(e) => {
+                let id = self.names.len();
+                e.insert(id);
+                self.names.push(name);
+                self.first_def.push(usize::MAX);
+                id
+            }
+        }
+    }
+
+    /// Record that `value` defines `name`; returns the name's number.
+    fn define(&mut self, name: &'src str, value: usize) -> usize {
+        let id = self.name_id(name);
+        let first = &mut self.first_def[id];
+        if *first == usize::MAX {
+            *first = value;
+        }
+        id
+    }
+
     /// Whether an undefined `name` is explained by an earlier error.
     fn is_poisoned(&self, name: &str) -> bool {
         self.header_broken || self.poisoned.contains(name)
@@ -242,29 +309,36 @@ impl PendingFunc {
 }
 
 #[derive(Default)]
-struct Parser {
+struct Parser<'src> {
     funcs: Vec<(Function, SourceMap)>,
     errors: Vec<ParseError>,
-    current: Option<PendingFunc>,
+    current: Option<PendingFunc<'src>>,
     /// Every function name seen in a header so far, with its line and column.
-    defined: HashMap<String, (usize, usize)>,
+    defined: HashMap<&'src str, (usize, usize)>,
+    /// The token buffer, reused from line to line.
+    toks: Vec<Spanned<'src>>,
+    /// The number of lines of the source (an upper bound on a function's instructions).
+    n_lines: usize,
+    /// The most instructions a function read so far had.
+    largest: Option<usize>,
 }
 
-/// Tokens of one line with a read position; `end_col` is where "end of line" is reported.
-struct Cursor<'a> {
-    toks: &'a [Spanned],
+/// Tokens of one line with a read position; "end of line" is reported at the column after
+/// the last non-blank character of `code` (counted only when an error needs it).
+struct Cursor<'a, 'src> {
+    toks: &'a [Spanned<'src>],
     pos: usize,
-    end_col: usize,
+    code: &'src str,
 }
 
 type LineResult<T> = Result<T, (usize, String)>;
 
-impl<'a> Cursor<'a> {
-    fn peek(&self) -> Option<&'a Spanned> {
+impl<'a, 'src> Cursor<'a, 'src> {
+    fn peek(&self) -> Option<&'a Spanned<'src>> {
         self.toks.get(self.pos)
     }
 
-    fn next(&mut self) -> Option<&'a Spanned> {
+    fn next(&mut self) -> Option<&'a Spanned<'src>> {
         let t = self.toks.get(self.pos);
         if t.is_some() {
             self.pos += 1;
@@ -273,7 +347,8 @@ impl<'a> Cursor<'a> {
     }
 
     fn col(&self) -> usize {
-        self.peek().map_or(self.end_col, |t| t.col)
+        self.peek()
+            .map_or_else(|| self.code.trim_end().chars().count() + 1, |t| t.col)
     }
 
     fn found(&self) -> String {
@@ -309,7 +384,7 @@ impl<'a> Cursor<'a> {
 
     /// Whether the next token is the bare word `w`.
     fn at_word(&self, w: &str) -> bool {
-        matches!(self.peek(), Some(Spanned { tok: Tok::Word(x), .. }) if x == w)
+        matches!(self.peek(), Some(Spanned { tok: Tok::Word(x), .. }) if *x == w)
     }
 
     /// Consume the bare word `w` if it is next.
@@ -410,7 +485,7 @@ fn opcode(word: &str) -> Option<(Kind, usize)> {
     }
 }
 
-impl Parser {
+impl<'src> Parser<'src> {
     fn error(&mut self, line: usize, col: usize, message: String) {
         if let Some(f) = self.current.as_mut() {
             f.n_errors += 1;
@@ -418,24 +493,26 @@ impl Parser {
         self.errors.push(ParseError { line, col, message });
     }
 
-    fn line(&mut self, line_no: usize, line: &str) {
+    fn line(&mut self, line_no: usize, line: &'src str) {
+        // The token buffer is lent to the line and returned, so that lines allocate nothing.
+        let mut toks = std::mem::take(&mut self.toks);
+        self.line_with(line_no, line, &mut toks);
+        self.toks = toks;
+    }
+
+    fn line_with(&mut self, line_no: usize, line: &'src str, toks: &mut Vec<Spanned<'src>>) {
         let code = strip_comment(line);
-        let end_col = code.trim_end().chars().count() + 1;
-        let (toks, lex_error) = match lex_line(code) {
-            Ok(toks) => (toks, None),
-            Err(e) => (Vec::new(), Some(e)),
-        };
-        // An invisible character before the first word (a byte order mark where two files
-        // were joined) is the lexing error, not a reason to lose the function structure.
-        let first_word = code
-            .split_whitespace()
-            .next()
-            .map(|w| w.trim_start_matches(is_invisible));
-        if let Some(e) = lex_error {
+        if let Err(e) = lex_line(code, toks) {
+            // An invisible character before the first word (a byte order mark where two files
+            // were joined) is the lexing error, not a reason to lose the function structure.
+            let first_word = code
+                .split_whitespace()
+                .next()
+                .map(|w| w.trim_start_matches(is_invisible));
             // Still track the structure so one bad character costs one error.
             if first_word == Some("func") {
                 if let Some(f) = self.current.take() {
-                    self.error(line_no, 1, missing_close_before_func(&f.name));
+                    self.error(line_no, 1, missing_close_before_func(f.name));
                 }
                 self.current = Some(PendingFunc {
                     header_broken: true,
@@ -446,7 +523,7 @@ impl Parser {
                 self.current = None;
             } else if let Some(f) = self.current.as_mut() {
                 if let Some(name) = first_word.and_then(|w| w.strip_prefix('%')) {
-                    f.poisoned.insert(name.to_string());
+                    f.poisoned.insert(name);
                 }
             }
             self.error(line_no, e.col, e.message);
@@ -455,15 +532,11 @@ impl Parser {
         if toks.is_empty() {
             return;
         }
-        let mut cur = Cursor {
-            toks: &toks,
-            pos: 0,
-            end_col,
-        };
-        let is_func = matches!(&toks[0].tok, Tok::Word(w) if w == "func");
+        let mut cur = Cursor { toks, pos: 0, code };
+        let is_func = matches!(toks[0].tok, Tok::Word("func"));
         if self.current.is_some() && is_func {
             if let Some(f) = self.current.take() {
-                self.error(line_no, 1, missing_close_before_func(&f.name));
+                self.error(line_no, 1, missing_close_before_func(f.name));
             }
         }
         if self.current.is_none() {
@@ -479,6 +552,16 @@ impl Parser {
                 line: line_no,
                 ..PendingFunc::default()
             };
+            // Reserve for as many instructions as the largest function so far had or, for
+            // the first function, as there are lines left: the name table costs 2.5 times as
+            // much to fill when it grows as it goes.
+            let n_later = self.n_lines.saturating_sub(line_no);
+            let guess = self.largest.map_or(n_later, |n| n.min(n_later));
+            func.insts.reserve(guess);
+            func.operands.reserve(2 * guess);
+            func.ids.reserve(guess, |_| 0);
+            func.names.reserve(guess);
+            func.first_def.reserve(guess);
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
             let twice = self.redefinition(&func);
@@ -493,13 +576,13 @@ impl Parser {
         }
         if let Err((col, message)) = self.body_line(line_no, &mut cur) {
             if let Some(f) = self.current.as_mut() {
-                match &toks[0].tok {
+                match toks[0].tok {
                     // The value is defined, if badly: don't also call its uses undefined.
                     Tok::Value(name) => {
-                        f.poisoned.insert(name.clone());
+                        f.poisoned.insert(name);
                     }
                     // A bad `ret` is still the `ret`: don't also ask for one at the `}`.
-                    Tok::Word(w) if w == "ret" && f.rets.is_none() => f.rets = Some(Vec::new()),
+                    Tok::Word("ret") if f.rets.is_none() => f.rets = Some(Vec::new()),
                     _ => {}
                 }
             }
@@ -509,11 +592,11 @@ impl Parser {
 
     /// The error for a header naming a function that an earlier header named, or `None`
     /// (and the name is recorded).
-    fn redefinition(&mut self, func: &PendingFunc) -> Option<(usize, String)> {
+    fn redefinition(&mut self, func: &PendingFunc<'src>) -> Option<(usize, String)> {
         if func.name.is_empty() {
             return None;
         }
-        match self.defined.get(&func.name) {
+        match self.defined.get(func.name) {
             Some(&(line, col)) => Some((
                 func.name_col,
                 format!(
@@ -522,14 +605,13 @@ impl Parser {
                 ),
             )),
             None => {
-                self.defined
-                    .insert(func.name.clone(), (func.line, func.name_col));
+                self.defined.insert(func.name, (func.line, func.name_col));
                 None
             }
         }
     }
 
-    fn body_line(&mut self, line_no: usize, cur: &mut Cursor) -> LineResult<()> {
+    fn body_line(&mut self, line_no: usize, cur: &mut Cursor<'_, 'src>) -> LineResult<()> {
         let Some(func) = self.current.as_mut() else {
             return Ok(());
         };
@@ -550,7 +632,7 @@ impl Parser {
                 first.col,
                 format!("expected '}}' after 'ret', found {}", first.tok),
             )),
-            Tok::Word(w) if w == "ret" => {
+            Tok::Word("ret") => {
                 func.ret_at = (line_no, first.col);
                 let mut rets = Vec::new();
                 if cur.peek().is_some() {
@@ -559,7 +641,7 @@ impl Parser {
                             Some(Spanned {
                                 tok: Tok::Value(n),
                                 col,
-                            }) => rets.push((n.clone(), line_no, *col)),
+                            }) => rets.push((*n, func.name_id(n), line_no, *col)),
                             Some(Spanned {
                                 tok: Tok::Number(_),
                                 col,
@@ -581,10 +663,27 @@ impl Parser {
                 Ok(())
             }
             Tok::Value(name) => {
-                cur.expect_punct('=', &format!("after '%{name}'"))?;
-                let mut inst = instruction(cur, name, line_no)?;
-                inst.col = first.col;
-                func.insts.push(inst);
+                if !cur.eat_punct('=') {
+                    return cur.fail(&format!("'=' after '%{name}'"));
+                }
+                let operands_start = func.operands.len();
+                let parsed = instruction(cur, func);
+                let kind = match parsed {
+                    Ok(kind) => kind,
+                    Err(e) => {
+                        func.operands.truncate(operands_start);
+                        return Err(e);
+                    }
+                };
+                let id = func.define(name, func.params.len() + func.insts.len());
+                func.insts.push(RawInst {
+                    name,
+                    id,
+                    line: line_no,
+                    col: first.col,
+                    kind,
+                    operands_start,
+                });
                 Ok(())
             }
             other => Err((
@@ -597,53 +696,58 @@ impl Parser {
     }
 
     /// Second pass: resolve names and build the function.
-    fn finish(&mut self, pending: PendingFunc) {
-        // Per name, its first definition and its latest one so far (updated in program order
-        // below): a use refers to the latest definition before it, else to the first one (a
-        // forward reference, reported by the verifier).
-        let mut defs: FxHashMap<&str, (usize, usize)> = FxHashMap::default();
-        defs.reserve(pending.params.len() + pending.insts.len());
+    fn finish(&mut self, pending: PendingFunc<'src>) {
+        self.largest = Some(self.largest.unwrap_or(0).max(pending.insts.len()));
+        // Per name number, its first definition (`pending.first_def`) and its latest one so
+        // far (`latest`, updated in program order below): a use refers to the latest
+        // definition before it, else to the first one (a forward reference, reported by the
+        // verifier), else to nothing (undefined).
         let n_params = pending.params.len();
-        for (index, (name, _, _)) in pending.params.iter().enumerate() {
-            defs.entry(name.as_str())
-                .and_modify(|d| d.1 = index)
-                .or_insert((index, index));
+        let mut latest = vec![usize::MAX; pending.first_def.len()];
+        for (index, &(_, _, _, id)) in pending.params.iter().enumerate() {
+            latest[id] = index;
         }
-        for (k, raw) in pending.insts.iter().enumerate() {
-            defs.entry(raw.name.as_str())
-                .or_insert((n_params + k, usize::MAX));
-        }
+        let resolve = |latest: &[usize], id: usize, at: usize| {
+            let (first, latest) = (pending.first_def[id], latest[id]);
+            let v = if latest < at { latest } else { first };
+            (v != usize::MAX).then(|| Value::new(v))
+        };
         let mut errors = Vec::new();
-        let mut func = Function::new(pending.name.clone());
-        for (name, ty, kind) in &pending.params {
-            let p = func.add_param(*ty, Some(name.clone()));
-            func.set_param_kind(p, *kind);
+        let mut func = Function::new(pending.name);
+        func.values.reserve_exact(n_params + pending.insts.len());
+        for &(name, ty, kind, _) in &pending.params {
+            let p = func.add_param(ty, Some(name.to_string()));
+            func.set_param_kind(p, kind);
         }
         let mut broken = pending.n_errors > 0;
         for (k, raw) in pending.insts.iter().enumerate() {
             let at = n_params + k;
-            let mut values: Vec<Option<Value>> = Vec::with_capacity(raw.operands.len());
-            for o in &raw.operands {
-                values.push(match o {
-                    RawOperand::Value { name, col } => {
-                        let v = defs.get(name.as_str()).map(|&(first, latest)| {
-                            Value::new(if latest < at { latest } else { first })
-                        });
+            let operands_end = pending
+                .insts
+                .get(k + 1)
+                .map_or(pending.operands.len(), |next| next.operands_start);
+            let raw_operands = &pending.operands[raw.operands_start..operands_end];
+            // At most three operands: the parser checked each instruction's arity.
+            let mut values = [None; 3];
+            for (o, slot) in raw_operands.iter().zip(&mut values) {
+                *slot = match *o {
+                    RawOperand::Value { id, col } => {
+                        let name = pending.names[id];
+                        let v = resolve(&latest, id, at);
                         if v.is_none() && !pending.is_poisoned(name) {
                             errors.push(ParseError {
                                 line: raw.line,
-                                col: *col,
+                                col,
                                 message: format!("undefined value %{name}"),
                             });
                         }
                         v
                     }
                     RawOperand::Literal { .. } => None,
-                });
+                };
             }
-            if let Some(d) = defs.get_mut(raw.name.as_str()) {
-                d.1 = at;
-            }
+            let values = &values[..raw_operands.len().min(3)];
+            latest[raw.id] = at;
             // The type literal operands take: that of the first earlier float value among the
             // float operands (the select condition excluded), as the printer assumes.
             let float_from = usize::from(matches!(raw.kind, Kind::Select));
@@ -653,24 +757,30 @@ impl Parser {
                 .filter_map(|v| func.values.get(v.index()).map(|d| d.ty))
                 .find(|t| t.is_float())
                 .unwrap_or(Type::F64);
-            let mut operands = Vec::with_capacity(raw.operands.len());
-            for (o, v) in raw.operands.iter().zip(&values) {
-                match (o, v) {
-                    (_, Some(v)) => operands.push(Operand::Value(*v)),
+            let mut operands = [Operand::Const(0.0); 3];
+            let mut n_operands = 0;
+            for (o, v) in raw_operands.iter().zip(values) {
+                let operand = match (*o, *v) {
+                    (_, Some(v)) => Operand::Value(v),
                     (RawOperand::Literal { text, col }, None) => {
                         match parse_literal(text, lit_ty) {
-                            Ok(x) => operands.push(Operand::Const(x)),
-                            Err(e) => errors.push(ParseError {
-                                line: raw.line,
-                                col: *col,
-                                message: e.to_string(),
-                            }),
+                            Ok(x) => Operand::Const(x),
+                            Err(e) => {
+                                errors.push(ParseError {
+                                    line: raw.line,
+                                    col,
+                                    message: e.to_string(),
+                                });
+                                continue;
+                            }
                         }
                     }
-                    (RawOperand::Value { .. }, None) => {}
-                }
+                    (RawOperand::Value { .. }, None) => continue,
+                };
+                operands[n_operands] = operand;
+                n_operands += 1;
             }
-            if operands.len() != raw.operands.len() {
+            if n_operands != raw_operands.len() {
                 broken = true;
                 continue;
             }
@@ -711,20 +821,17 @@ impl Parser {
                 Kind::Fdemote => (InstData::Fdemote { arg: value_at(0) }, Type::F32),
             };
             let ty = func.result_type(&inst).unwrap_or(fallback);
-            func.push_inst(ty, inst, Some(raw.name.clone()));
+            func.push_inst(ty, inst, Some(raw.name.to_string()));
         }
-        for (name, line, col) in pending.rets.iter().flatten() {
+        for &(name, id, line, col) in pending.rets.iter().flatten() {
             // The latest definition (every one has been seen by now).
-            let latest = defs.get(name.as_str()).map(|&(first, latest)| {
-                Value::new(if latest == usize::MAX { first } else { latest })
-            });
-            match latest {
+            match resolve(&latest, id, usize::MAX) {
                 Some(v) => func.rets.push(v),
                 None => {
                     if !pending.is_poisoned(name) {
                         errors.push(ParseError {
-                            line: *line,
-                            col: *col,
+                            line,
+                            col,
                             message: format!("undefined value %{name}"),
                         });
                     }
@@ -758,14 +865,14 @@ impl Parser {
 
 /// `func @NAME(%p: TYPE, data %q: TYPE, ...) -> RETS {` where RETS is a type or `(TYPE, ...)`.
 /// Fills `func` as far as it gets, so the body can still be checked after an error.
-fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
+fn header<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -> LineResult<()> {
     cur.next(); // `func`
     match cur.peek() {
         Some(Spanned {
             tok: Tok::Func(name),
             col,
         }) => {
-            func.name = name.clone();
+            func.name = name;
             func.name_col = *col;
             cur.next();
         }
@@ -785,7 +892,7 @@ fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
                     col,
                 }) => {
                     func.param_cols.push(*col);
-                    n.clone()
+                    *n
                 }
                 _ if kind == ParamKind::Data => {
                     return cur.fail("a parameter name ('%name') after 'data'")
@@ -793,7 +900,9 @@ fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
                 _ => return cur.fail("a parameter ('%name: TYPE' or 'data %name: TYPE')"),
             };
             cur.next();
-            cur.expect_punct(':', &format!("after parameter '%{name}'"))?;
+            if !cur.eat_punct(':') {
+                return cur.fail(&format!("':' after parameter '%{name}'"));
+            }
             if cur.at_word(DATA) {
                 return Err((
                     cur.col(),
@@ -801,7 +910,8 @@ fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
                 ));
             }
             let ty = cur.ty()?;
-            func.params.push((name.clone(), ty, kind));
+            let id = func.define(name, func.params.len());
+            func.params.push((name, ty, kind, id));
             if cur.eat_punct(')') {
                 break;
             }
@@ -841,13 +951,14 @@ fn header(cur: &mut Cursor, func: &mut PendingFunc) -> LineResult<()> {
     cur.expect_end("'{' (instructions go on their own lines)")
 }
 
-/// The rest of `%name = ...` after the `=`.
-fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst> {
+/// The rest of `%name = ...` after the `=`: the instruction's kind, its operands appended to
+/// `func.operands` (the caller drops them again on an error).
+fn instruction<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -> LineResult<Kind> {
     let (word, op_col) = match cur.peek() {
         Some(Spanned {
             tok: Tok::Word(w),
             col,
-        }) => (w.as_str(), *col),
+        }) => (*w, *col),
         _ => return cur.fail("an opcode after '='"),
     };
     cur.next();
@@ -857,46 +968,42 @@ fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst>
             Some(Spanned {
                 tok: Tok::Number(t) | Tok::Word(t),
                 col,
-            }) => (t, *col),
+            }) => (*t, *col),
             _ => return cur.fail(&format!("a literal after 'const {ty}'")),
         };
         cur.next();
         let value = parse_literal(text, ty).map_err(|e| (col, e.to_string()))?;
         cur.expect_end("the literal")?;
-        return Ok(RawInst {
-            name: name.to_string(),
-            line,
-            col: 0,
-            kind: Kind::Const { ty, value },
-            operands: Vec::new(),
-        });
+        return Ok(Kind::Const { ty, value });
     }
     let Some((mut kind, arity)) = opcode(word) else {
         return Err((op_col, unknown_opcode(word)));
     };
-    let mut operands = Vec::new();
-    let mut operand_cols = Vec::new();
+    let start = func.operands.len();
+    // Operands past the arity are counted for the message, not kept.
+    let mut n_found = 0;
+    let mut second_col = 0;
     if cur.peek().is_some() {
         loop {
             let col = cur.col();
-            match cur.peek().map(|t| &t.tok) {
-                Some(Tok::Value(n)) => operands.push(RawOperand::Value {
-                    name: n.clone(),
+            let operand = match cur.peek().map(|t| t.tok) {
+                Some(Tok::Value(name)) => RawOperand::Value {
+                    id: func.name_id(name),
                     col,
-                }),
-                Some(Tok::Number(t)) => operands.push(RawOperand::Literal {
-                    text: t.clone(),
-                    col,
-                }),
-                Some(Tok::Word(w)) if matches!(w.as_str(), "inf" | "nan" | "true" | "false") => {
-                    operands.push(RawOperand::Literal {
-                        text: w.clone(),
-                        col,
-                    })
+                },
+                Some(Tok::Number(text)) => RawOperand::Literal { text, col },
+                Some(Tok::Word(w)) if matches!(w, "inf" | "nan" | "true" | "false") => {
+                    RawOperand::Literal { text: w, col }
                 }
                 _ => return cur.fail("an operand (a %value or a literal)"),
+            };
+            if n_found < arity {
+                func.operands.push(operand);
             }
-            operand_cols.push(col);
+            if n_found == 1 {
+                second_col = col;
+            }
+            n_found += 1;
             cur.next();
             if cur.peek().is_none() {
                 break;
@@ -904,11 +1011,11 @@ fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst>
             cur.expect_punct(',', "after operand")?;
         }
     }
-    if operands.len() != arity {
+    if n_found != arity {
         let what = if arity == 1 { "operand" } else { "operands" };
         return Err((
             op_col,
-            format!("{word} takes {arity} {what}, found {}", operands.len()),
+            format!("{word} takes {arity} {what}, found {n_found}"),
         ));
     }
     // Operand positions that must be values (not literals).
@@ -918,7 +1025,7 @@ fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst>
         _ => &[],
     };
     for &k in value_only {
-        if let RawOperand::Literal { text, col } = &operands[k] {
+        if let Some(RawOperand::Literal { text, col }) = func.operands.get(start + k) {
             let role = if matches!(kind, Kind::Select) {
                 "the condition of select".to_string()
             } else {
@@ -931,9 +1038,9 @@ fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst>
         }
     }
     if let Kind::Powi(exp) = &mut kind {
-        let Some(RawOperand::Literal { text, col }) = operands.pop() else {
+        let Some(RawOperand::Literal { text, col }) = func.operands.pop() else {
             return Err((
-                operand_cols[1],
+                second_col,
                 "the exponent of powi must be an integer literal, found a value".into(),
             ));
         };
@@ -944,11 +1051,5 @@ fn instruction(cur: &mut Cursor, name: &str, line: usize) -> LineResult<RawInst>
             )
         })?;
     }
-    Ok(RawInst {
-        name: name.to_string(),
-        line,
-        col: 0,
-        kind,
-        operands,
-    })
+    Ok(kind)
 }

@@ -1,0 +1,66 @@
+//! The front end at scale (issue #30 item 4): parse, verify and print of the chained
+//! Rosenbrock (six instructions per term) at 10⁴, 10⁵ and 10⁶ lines, as written by the
+//! printer and compactly (`%a=add %b,1.0`). Each phase should be linear: the time per line
+//! the same at every size, within one run.
+//!
+//! `cargo bench --bench frontend -- --warm-up-time 1 --measurement-time 5`
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+/// The chained Rosenbrock of `n` terms as text, six instructions per term.
+fn rosenbrock(n: usize, compact: bool) -> String {
+    let (eq, comma, indent) = if compact {
+        ("=", ",", "")
+    } else {
+        (" = ", ", ", "    ")
+    };
+    let params: Vec<String> = (0..=n).map(|i| format!("%x{i}: f64")).collect();
+    let mut src = format!("func @rb({}) -> f64 {{\n", params.join(", "));
+    src.push_str("    %s0 = const f64 0.0\n");
+    for i in 0..n {
+        let j = i + 1;
+        let c = comma;
+        for line in [
+            format!("%n{i}{eq}neg %x{i}"),
+            format!("%a{i}{eq}add %n{i}{c}1.0"),
+            format!("%c{i}{eq}fma %n{i}{c}%x{i}{c}%x{j}"),
+            format!("%d{i}{eq}mul %c{i}{c}%c{i}"),
+            format!("%t{i}{eq}fma %d{i}{c}100.0{c}%s{i}"),
+            format!("%s{j}{eq}fma %a{i}{c}%a{i}{c}%t{i}"),
+        ] {
+            src.push_str(indent);
+            src.push_str(&line);
+            src.push('\n');
+        }
+    }
+    src.push_str(&format!("    ret %s{n}\n}}\n"));
+    src
+}
+
+fn frontend(c: &mut Criterion) {
+    let mut group = c.benchmark_group("frontend");
+    group.sample_size(10);
+    for lines in [10_000usize, 100_000, 1_000_000] {
+        let n = lines / 6;
+        group.throughput(Throughput::Elements(lines as u64));
+        for (layout, compact) in [("printed", false), ("compact", true)] {
+            let src = rosenbrock(n, compact);
+            group.bench_with_input(
+                BenchmarkId::new(format!("parse/{layout}"), lines),
+                &src,
+                |b, src| b.iter(|| adjit::ir::parse(src).expect("parses")),
+            );
+        }
+        let func = adjit::ir::parse_function(&rosenbrock(n, false)).expect("parses");
+        group.bench_with_input(BenchmarkId::new("verify", lines), &func, |b, func| {
+            b.iter(|| adjit::ir::verify(func).expect("verifies"))
+        });
+        group.bench_with_input(BenchmarkId::new("print", lines), &func, |b, func| {
+            b.iter(|| func.to_string())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frontend);
+criterion_main!(benches);
