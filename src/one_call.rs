@@ -280,10 +280,14 @@ pub fn compile_inverse_object_as(
 }
 
 /// The `rolled` stage: which instructions of `func` the JIT runs as loops, the share they
-/// cover, and each loop's body (its first iteration, as text).
+/// cover, and each loop's body (its first iteration, as text, numbered as in the program the
+/// JIT lowers).
 fn rolled_text(func: &Function, opts: &JitOptions) -> String {
     use std::fmt::Write;
-    let regions = adjit_jit::regions(func, opts);
+    // The program as the JIT lowers it (scheduled, unless the program order rolled better):
+    // the regions' values are numbered in it.
+    let (func, regions) = adjit_jit::rolled_program(func, opts);
+    let func = &func;
     let n = func.n_insts();
     let covered: usize = regions.iter().map(|r| r.period * r.trips).sum();
     let lowered = n - covered + regions.iter().map(|r| r.period).sum::<usize>();

@@ -14,7 +14,7 @@ use crate::compiled::{CompiledFunction, KernelFn, Kernels, OwnedModule};
 use crate::error::JitError;
 use crate::lanes::Lanes;
 use crate::options::JitOptions;
-use crate::pipeline::{lower_function, lowered_insts, rolled_runs, shared_flags};
+use crate::pipeline::{lower_function, lowered_insts, prepare, shared_flags};
 use crate::roll::Run;
 
 /// The host ISA with its detected features (FMA, SSE4.1, AVX on x86-64).
@@ -53,12 +53,13 @@ fn chunk_name(chunk: usize) -> String {
 /// ```
 pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
     verify(func)?;
-    let runs = rolled_runs(func, opts);
-    let scalar = compile_kernels(func, opts, &runs, Lanes::One)?;
+    let prepared = prepare(func, opts);
+    let (program, runs) = (prepared.program(func), &prepared.runs);
+    let scalar = compile_kernels(program, opts, runs, Lanes::One)?;
     // The two-point kernels live in a module of their own, so that a function the host
     // cannot lower in vector lanes keeps its scalar code (and scalar batches).
     let pairs = if opts.batch_lanes >= 2 {
-        compile_kernels(func, opts, &runs, Lanes::Two).ok()
+        compile_kernels(program, opts, runs, Lanes::Two).ok()
     } else {
         None
     };
@@ -136,8 +137,9 @@ fn dump_lanes(opts: &JitOptions) -> Lanes {
 /// two-point kernels when [`JitOptions::batch_lanes`] is 2).
 pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
-    let runs = rolled_runs(func, opts);
-    let mut owned = new_module(lowered_insts(func, &runs), opts)?;
+    let prepared = prepare(func, opts);
+    let (func, runs) = (prepared.program(func), &prepared.runs);
+    let mut owned = new_module(lowered_insts(func, runs), opts)?;
     let mut text = String::new();
     lower_function(
         owned.module_mut(),
@@ -146,7 +148,7 @@ pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError>
         MathNames::Wrappers,
         |i, _| (chunk_name(i), Linkage::Local),
         dump_lanes(opts),
-        &runs,
+        runs,
         |module, _, ctx, chunk| {
             let calls = called_names(module, ctx);
             let legend: Vec<String> = calls
@@ -196,8 +198,9 @@ fn symbol<M: Module>(module: &M, user: &cranelift_codegen::ir::UserExternalName)
 /// (of the two-point kernels when [`JitOptions::batch_lanes`] is 2).
 pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
-    let runs = rolled_runs(func, opts);
-    let mut owned = new_module(lowered_insts(func, &runs), opts)?;
+    let prepared = prepare(func, opts);
+    let (func, runs) = (prepared.program(func), &prepared.runs);
+    let mut owned = new_module(lowered_insts(func, runs), opts)?;
     let mut text = String::new();
     lower_function(
         owned.module_mut(),
@@ -206,7 +209,7 @@ pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> 
         MathNames::Wrappers,
         |i, _| (chunk_name(i), Linkage::Local),
         dump_lanes(opts),
-        &runs,
+        runs,
         |module, id, ctx, chunk| {
             ctx.set_disasm(true);
             module.define_function(id, ctx).map_err(|e| {

@@ -39,7 +39,7 @@ pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile};
 pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
 pub use options::{JitOptions, MathImpl, OptLevel, RegAlloc};
-pub use pipeline::regions;
+pub use pipeline::{regions, rolled_program};
 pub use roll::Region;
 pub use schedule::schedule;
 pub use symbols::symbol_problem;

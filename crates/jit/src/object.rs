@@ -24,7 +24,7 @@ use crate::abi::{kernel_signature, MathNames};
 use crate::error::JitError;
 use crate::lanes::Lanes;
 use crate::options::JitOptions;
-use crate::pipeline::{lower_function, lowered_insts, rolled_runs, shared_flags};
+use crate::pipeline::{lower_function, lowered_insts, prepare, shared_flags};
 use crate::roll::Run;
 
 /// An object file and the C header declaring its function.
@@ -176,17 +176,18 @@ pub fn compile_object_as(
             });
         }
     }
-    let runs = rolled_runs(func, opts);
-    let isa = target_isa(lowered_insts(func, &runs), triple, opts)?;
+    let prepared = prepare(func, opts);
+    let (program, runs) = (prepared.program(func), &prepared.runs);
+    let isa = target_isa(lowered_insts(program, runs), triple, opts)?;
     let symbol = symbol.to_string();
     let builder = ObjectBuilder::new(isa, symbol.clone(), default_libcall_names())
         .map_err(|e| JitError::cranelift("creating the object module", e))?;
     let mut module = ObjectModule::new(builder);
     let (plan, mut code_bytes) =
-        define_kernels(&mut module, func, opts, &runs, &symbol, Lanes::One)?;
+        define_kernels(&mut module, program, opts, runs, &symbol, Lanes::One)?;
     let pair_symbol = if opts.batch_lanes >= 2 {
         let pair = format!("{symbol}_x2");
-        code_bytes += define_kernels(&mut module, func, opts, &runs, &pair, Lanes::Two)?.1;
+        code_bytes += define_kernels(&mut module, program, opts, runs, &pair, Lanes::Two)?.1;
         Some(pair)
     } else {
         None

@@ -191,7 +191,7 @@ impl Default for JitOptions {
             batch_lanes: 1,
             math: MathImpl::Auto,
             roll: true,
-            roll_above: 200_000,
+            roll_above: 20_000,
         }
     }
 }

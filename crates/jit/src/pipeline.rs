@@ -60,10 +60,8 @@ pub(crate) fn shared_flags(
 }
 
 /// The runs of `func` to lower as loops: none unless rolling is on, the program has at least
-/// [`JitOptions::roll_above`] instructions, and runs cover at least half of them (the rest is
-/// then lowered in program order, unscheduled: a program of mostly irregular code keeps the
-/// scheduled straight-line lowering).
-pub(crate) fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
+/// [`JitOptions::roll_above`] instructions, and runs cover at least half of them.
+fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
     if !opts.roll || func.n_insts() < opts.roll_above {
         return Vec::new();
     }
@@ -75,16 +73,64 @@ pub(crate) fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
     runs
 }
 
+/// The program the back ends lower and the runs of it they emit as loops.
+pub(crate) struct Prepared {
+    /// `func` reordered by [`schedule`], or `None` when it is lowered in its own order.
+    reordered: Option<Function>,
+    pub runs: Vec<Run>,
+}
+
+impl Prepared {
+    /// The program to lower: the reordered one, or `func` itself.
+    pub fn program<'a>(&'a self, func: &'a Function) -> &'a Function {
+        self.reordered.as_ref().unwrap_or(func)
+    }
+}
+
+/// Schedule `func` (verified; with [`JitOptions::schedule`]) and find the runs of the
+/// scheduled program: the schedule computes each term's values where they are needed, so a
+/// gradient's forward and reverse work for one term become one iteration of one loop
+/// (Rosenbrock: one loop of 14 instructions instead of a forward loop that stores a tape and
+/// a reverse loop that reads it). When the schedule leaves too little repetition, the runs of
+/// the program order are taken instead, and the program is lowered in that order.
+pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
+    if !opts.schedule {
+        return Prepared {
+            reordered: None,
+            runs: rolled_runs(func, opts),
+        };
+    }
+    let scheduled = schedule(func);
+    let runs = rolled_runs(&scheduled, opts);
+    if runs.is_empty() {
+        let in_order = rolled_runs(func, opts);
+        if !in_order.is_empty() {
+            return Prepared {
+                reordered: None,
+                runs: in_order,
+            };
+        }
+    }
+    Prepared {
+        reordered: Some(scheduled),
+        runs,
+    }
+}
+
 /// The IR instructions lowered for `func` with `runs`: each run's template once.
 pub(crate) fn lowered_insts(func: &Function, runs: &[Run]) -> usize {
     let rolled: usize = runs.iter().map(|r| r.insts() - r.period).sum();
     func.n_insts() - rolled
 }
 
-/// The regions [`crate::compile`] and [`crate::compile_object`] lower as loops for `func`
-/// (verified) under `opts`, in program order (empty when nothing is rolled).
-pub fn regions(func: &Function, opts: &JitOptions) -> Vec<Region> {
-    rolled_runs(func, opts)
+/// The program [`crate::compile`] and [`crate::compile_object`] lower for `func` (verified)
+/// under `opts` (`func` reordered by [`schedule`], unless rolling found its repetition in
+/// program order) and the regions of it they emit as loops, in order (empty when nothing is
+/// rolled). Region value indices refer to the returned program.
+pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Region>) {
+    let prepared = prepare(func, opts);
+    let regions = prepared
+        .runs
         .iter()
         .map(|r| Region {
             start: r.start,
@@ -92,7 +138,14 @@ pub fn regions(func: &Function, opts: &JitOptions) -> Vec<Region> {
             trips: r.trips,
             template: (0..r.period).map(|t| r.value(t, 0)).collect(),
         })
-        .collect()
+        .collect();
+    let program = prepared.reordered.unwrap_or_else(|| func.clone());
+    (program, regions)
+}
+
+/// The regions of [`rolled_program`].
+pub fn regions(func: &Function, opts: &JitOptions) -> Vec<Region> {
+    rolled_program(func, opts).1
 }
 
 /// A change made to the runs before lowering (tests only).
@@ -114,8 +167,9 @@ pub(crate) struct Lowered {
     pub chunk_ids: Vec<FuncId>,
 }
 
-/// Lower every chunk of `func` (verified) into `module`, for one point per call or two
-/// (`lanes`; the schedule and plan are the same), with `runs` ([`rolled_runs`]) as loops. Chunk `i` of `n` is declared with the name
+/// Lower every chunk of `func` (verified, and already in the order to lower: the program of
+/// [`prepare`]) into `module`, for one point per call or two (`lanes`; the plan is the same),
+/// with `runs` as loops. Chunk `i` of `n` is declared with the name
 /// and linkage `chunk_name(i, n)`, built into a context, and passed to `finish`, which must
 /// define or otherwise consume it (the context is cleared afterwards).
 #[allow(
@@ -143,13 +197,6 @@ pub(crate) fn lower_function<M: Module>(
             &mutated[..]
         }
         None => runs,
-    };
-    let scheduled;
-    let func = if opts.schedule && runs.is_empty() {
-        scheduled = schedule(func);
-        &scheduled
-    } else {
-        func
     };
     let plan = plan(func, opts, runs);
     let mut consts = ConstTable::build(func, &plan, runs, opts.const_table_above, lanes.count());

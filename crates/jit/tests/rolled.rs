@@ -193,15 +193,25 @@ fn vectorised(n: usize) -> Function {
 #[test]
 fn vectorised_traces_fuse_into_one_loop_and_match_the_interpreter() {
     let func = vectorised(300);
+    // Scheduled (the default), each term's stages and its share of the sum are computed
+    // together: one loop.
     let found = regions(&func, &rolled());
-    // The seven elementwise stages fuse into one loop; the serial sum is a second one.
+    assert_eq!(found.len(), 1, "{found:?}");
+    // In program order, the seven elementwise stages (runs of period 1) fuse into one loop;
+    // the serial sum is a second one.
+    let in_order = JitOptions {
+        schedule: false,
+        ..rolled()
+    };
+    let found = regions(&func, &in_order);
     assert_eq!(found.len(), 2, "{found:?}");
     assert_eq!(found[0].period, 7);
     let xs = points(11, func.n_params, 3);
     check(&func, &rolled(), &xs);
+    check(&func, &in_order, &xs);
     let opts = JitOptions {
         batch_lanes: 2,
-        ..rolled()
+        ..in_order
     };
     let code = compile(&func, &opts).expect("compiles");
     let flat: Vec<f64> = xs.concat();
