@@ -42,6 +42,8 @@ const MAX_PERIOD: usize = 4096;
 const CANDIDATES: usize = 16;
 /// Shapes per window of the candidate search.
 const WINDOW: usize = 4;
+/// Trips from which multiples of a run's period are not tried as periods.
+const LONG_RUN: usize = 64;
 
 /// Where a value operand of a template instruction comes from, for every iteration `j`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -388,9 +390,13 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
             }
             cand = next as usize;
             let p = cand - k;
-            if best.as_ref().is_some_and(|b| p.is_multiple_of(b.period)) {
-                // A multiple of a period that already rolls covers no more (and would
-                // repeat its whole walk).
+            if best
+                .as_ref()
+                .is_some_and(|b| p.is_multiple_of(b.period) && b.trips >= LONG_RUN)
+            {
+                // A multiple of a period that already rolls a long run would repeat its whole
+                // walk for nothing. After a short run (a term that differs every few terms),
+                // a multiple may take the exception in and cover more.
                 continue;
             }
             if let Some(run) = finder.grow(first + k, p) {
@@ -601,6 +607,37 @@ mod tests {
         assert!(fused(&a, &run(15, Source::Affine { base: 11, step: 1 })).is_none());
         assert!(fused(&a, &run(15, Source::Affine { base: 12, step: 0 })).is_none());
         assert!(fused(&a, &run(16, Source::Affine { base: 10, step: 1 })).is_none());
+    }
+
+    /// A sum whose every 7th term differs rolls as one run of 7-term iterations, not as one
+    /// short loop per stretch between exceptions.
+    #[test]
+    fn a_periodic_exception_rolls_into_a_longer_period() {
+        let n = 700;
+        let mut b = Builder::new("every7");
+        let x: Vec<Value> = (0..n)
+            .map(|i| b.param(Type::F64, &format!("x{i}")))
+            .collect();
+        let mut acc = b.mul(x[0], 1.0);
+        for i in 1..n {
+            // Six instructions a term, so six ordinary terms already make a run.
+            let t = b.fma(x[i], x[i], 1.0);
+            let u = if i % 7 == 0 {
+                b.unary(adjit_ir::UnaryOp::Sin, t)
+            } else {
+                b.mul(t, x[i])
+            };
+            let v = b.sub(u, 0.5);
+            let w = b.mul(v, v);
+            let z = b.mul(w, 0.25);
+            acc = b.add(acc, z);
+        }
+        let f = b.finish(&[acc]);
+        let runs = find_runs(&f);
+        let shape: Vec<_> = runs.iter().map(|r| (r.start, r.period, r.trips)).collect();
+        assert_eq!(runs.len(), 1, "{shape:?}");
+        assert_eq!(runs[0].period, 42);
+        assert!(runs[0].insts() * 10 >= f.n_insts() * 9);
     }
 
     #[test]
