@@ -619,13 +619,13 @@ mod tests {
             .map(|i| b.param(Type::F64, &format!("x{i}")))
             .collect();
         let mut acc = b.mul(x[0], 1.0);
-        for i in 1..n {
+        for (i, &xi) in x.iter().enumerate().skip(1) {
             // Six instructions a term, so six ordinary terms already make a run.
-            let t = b.fma(x[i], x[i], 1.0);
+            let t = b.fma(xi, xi, 1.0);
             let u = if i % 7 == 0 {
                 b.unary(adjit_ir::UnaryOp::Sin, t)
             } else {
-                b.mul(t, x[i])
+                b.mul(t, xi)
             };
             let v = b.sub(u, 0.5);
             let w = b.mul(v, v);
