@@ -12,6 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use adjit_testkit::source::code_before_tests as strip;
+
 /// Crates whose graph is not checked yet, each with the reason.
 const KNOWN_EXCEPTIONS: &[(&str, &str)] = &[];
 
@@ -25,25 +27,6 @@ struct Crate {
     /// Folders with a `mod.rs`, as module paths.
     folders: BTreeSet<String>,
     root: String,
-}
-
-fn strip(text: &str) -> String {
-    let mut out = String::new();
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        // A unit-test module ends the file's own code.
-        if line.trim() == "#[cfg(test)]"
-            && lines
-                .peek()
-                .is_some_and(|next| next.trim_start().starts_with("mod "))
-        {
-            break;
-        }
-        let code = line.split("//").next().unwrap_or("");
-        out.push_str(code);
-        out.push('\n');
-    }
-    out
 }
 
 fn collect(dir: &Path, prefix: &str, krate: &mut Crate) {

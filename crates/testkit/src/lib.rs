@@ -7,6 +7,7 @@
 //! never differentiates.
 
 mod programs;
+pub mod source;
 
 pub use programs::{
     bratu, chained_rosenbrock, coupling_network, fig2, lorenz_rk4, random_triangular,
