@@ -321,30 +321,23 @@ impl<M: Module> Lowerer<'_, '_, M> {
         // Bytes per element of `inputs`, `outputs` and `work`: 8 per lane.
         let unit = 8 * self.input.lanes.count() as i64;
         // Loop-invariant operands and the carried values' first iteration, before the loop.
-        let mut carried: Vec<u32> = Vec::new();
-        for sources in &run.sources {
-            for &src in sources {
-                match src {
-                    Source::Affine { base, step: 0 } => {
-                        self.use_value(Value::new(base as usize))?;
-                    }
-                    Source::Carried { pos, .. } if !carried.contains(&pos) => carried.push(pos),
-                    _ => {}
+        // `(position, initial value)` of every carried position (one initial value each: the
+        // value `period` before the position's first iteration).
+        let mut carried_from: Vec<(u32, u32)> = Vec::new();
+        for &src in run.sources.iter().flatten() {
+            match src {
+                Source::Affine { base, step: 0 } => {
+                    self.use_value(Value::new(base as usize))?;
                 }
+                Source::Carried { pos, init } => carried_from.push((pos, init)),
+                _ => {}
             }
         }
-        carried.sort_unstable();
+        carried_from.sort_unstable();
+        carried_from.dedup_by_key(|&mut (pos, _)| pos);
+        let carried: Vec<u32> = carried_from.iter().map(|&(pos, _)| pos).collect();
         let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
-        for &pos in &carried {
-            let init = run
-                .sources
-                .iter()
-                .flatten()
-                .find_map(|s| match *s {
-                    Source::Carried { pos: p, init } if p == pos => Some(init),
-                    _ => None,
-                })
-                .expect("a carried position has a source");
+        for &(_, init) in &carried_from {
             let x = self.use_value(Value::new(init as usize))?;
             inits.push(ir::BlockArg::Value(x));
         }

@@ -59,18 +59,25 @@ pub(crate) fn shared_flags(
     Ok(settings::Flags::new(flags))
 }
 
-/// The runs of `func` to lower as loops: none unless rolling is on, the program has at least
-/// [`JitOptions::roll_above`] instructions, and runs cover at least half of them.
-fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
+/// The runs of `func` when rolling is on and the program has at least
+/// [`JitOptions::roll_above`] instructions, and whether they cover at least half of it (the
+/// condition to roll).
+fn search(func: &Function, opts: &JitOptions) -> (Vec<Run>, bool) {
     if !opts.roll || func.n_insts() < opts.roll_above {
-        return Vec::new();
+        return (Vec::new(), false);
     }
     let runs = find_runs(func);
     let covered: usize = runs.iter().map(Run::insts).sum();
-    if 2 * covered < func.n_insts() {
-        return Vec::new();
+    let enough = 2 * covered >= func.n_insts();
+    (runs, enough)
+}
+
+/// The runs to lower: those of `func` if they cover enough, else none.
+fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
+    match search(func, opts) {
+        (runs, true) => runs,
+        _ => Vec::new(),
     }
-    runs
 }
 
 /// The program the back ends lower and the runs of it they emit as loops.
@@ -91,8 +98,8 @@ impl Prepared {
 /// scheduled program: the schedule computes each term's values where they are needed, so a
 /// gradient's forward and reverse work for one term become one iteration of one loop
 /// (Rosenbrock: one loop of 14 instructions instead of a forward loop that stores a tape and
-/// a reverse loop that reads it). When the schedule leaves too little repetition, the runs of
-/// the program order are taken instead, and the program is lowered in that order.
+/// a reverse loop that reads it). When the schedule leaves some but too little repetition, the
+/// runs of the program order are taken instead, and the program is lowered in that order.
 pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
     if !opts.schedule {
         return Prepared {
@@ -101,8 +108,16 @@ pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
         };
     }
     let scheduled = schedule(func);
-    let runs = rolled_runs(&scheduled, opts);
-    if runs.is_empty() {
+    let (runs, enough) = search(&scheduled, opts);
+    if enough {
+        return Prepared {
+            reordered: Some(scheduled),
+            runs,
+        };
+    }
+    // Some repetition, but the schedule interleaved too much of it: the program order may
+    // keep it. A program without any run (irregular code) is not searched twice.
+    if !runs.is_empty() {
         let in_order = rolled_runs(func, opts);
         if !in_order.is_empty() {
             return Prepared {
@@ -113,7 +128,7 @@ pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
     }
     Prepared {
         reordered: Some(scheduled),
-        runs,
+        runs: Vec::new(),
     }
 }
 

@@ -253,14 +253,15 @@ impl Finder<'_> {
         if s + 2 * p > n {
             return None;
         }
+        // Shapes first: most candidates fail here, before anything is allocated.
+        let first = func.n_params;
+        if (s..s + p).any(|a| self.ids[a - first] != self.ids[a + p - first]) {
+            return None;
+        }
         let mut sources = Vec::with_capacity(p);
         let mut outputs = Vec::with_capacity(p);
         for t in 0..p {
             let (a, b) = (s + t, s + p + t);
-            let first = func.n_params;
-            if self.ids[a - first] != self.ids[b - first] {
-                return None;
-            }
             let mut srcs: Vec<Source> = Vec::with_capacity(3);
             for (a0, a1) in self.ops.of(a).zip(self.ops.of(b)) {
                 let step = i64::from(a1) - i64::from(a0);
