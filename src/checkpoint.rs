@@ -16,7 +16,7 @@ use adjit_ir::Function;
 
 use crate::error::{Error, Result};
 use crate::options::Options;
-use crate::prepared::{length_error, Signature};
+use crate::prepared::{length_error, parts_error, Prepared, Signature};
 use crate::runner::Runner;
 use adjit_diff::checkpoint::Strategy;
 
@@ -194,6 +194,23 @@ impl CheckpointedGradient {
 /// (instructions, cut widths, snapshot sizes), memory and cost, and the action list.
 pub fn schedule_text(func: &Function, strategy: Strategy) -> Result<String> {
     Ok(make_plan(func, strategy)?.describe())
+}
+
+impl Prepared for CheckpointedGradient {
+    fn name(&self) -> &str {
+        self.sig.name()
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x, w], [y, grad]) => self.call(x, w, y, grad),
+            (inputs, outputs) => Err(parts_error(self, inputs.len(), outputs.len())),
+        }
+    }
 }
 
 #[cfg(test)]

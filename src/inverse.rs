@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::jacobian::Jacobian;
 use crate::options::InverseMode;
 use crate::options::Options;
-use crate::prepared::check_lengths;
+use crate::prepared::{check_lengths, parts_error, Prepared};
 use crate::runner::Runner;
 
 /// The simplified program of `mode` for the verified square `func`:
@@ -52,7 +52,10 @@ pub struct CompiledInverse {
     mode: InverseMode,
     /// The user's function name, for error messages.
     func_name: String,
+    /// `(x ++ v) -> (y ++ product)`: what a call takes and fills.
     layout: Layout,
+    /// The program's layout: the object's, then the status and pivot words.
+    program_layout: Layout,
     program: Function,
     /// "lump k (%first..%last, l = …)" for every lump, to name it in errors.
     lump_names: Vec<String>,
@@ -101,7 +104,8 @@ impl CompiledInverse {
             return Ok(CompiledInverse {
                 mode,
                 func_name: func.name.clone(),
-                layout: Layout::of(func, Kind::Inverse),
+                layout: Layout::of(func, Kind::Inverse).keep_outputs(2),
+                program_layout: Layout::of(func, Kind::Inverse),
                 program: func.clone(),
                 lump_names: vec!["the dense Jacobian".to_string()],
                 pivot_tol: opts.inverse.pivot_tol,
@@ -131,7 +135,8 @@ impl CompiledInverse {
         Ok(CompiledInverse {
             mode,
             func_name: func.name.clone(),
-            layout: Layout::of(func, Kind::Inverse),
+            layout: Layout::of(func, Kind::Inverse).keep_outputs(2),
+            program_layout: Layout::of(func, Kind::Inverse),
             solver: Solver::Program(Runner::new(&program, opts)?),
             program,
             lump_names,
@@ -151,23 +156,30 @@ impl CompiledInverse {
         &self.program
     }
 
-    /// `(x, v) -> (y, product, status)`.
+    /// `(x ++ v) -> (y ++ product)`: the parts a call takes and fills.
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// The layout of the program that runs: [`CompiledInverse::layout`], then its status word
+    /// and pivot (checked by each call, which turns them into [`Error::Singular`] and
+    /// [`Error::NotFinite`]).
+    pub fn program_layout(&self) -> &Layout {
+        &self.program_layout
     }
 
     /// `y = f(x)` and `out = J⁻¹·v` (reverse, dense) or `J⁻ᵀ·v` (forward). All slices have
     /// length `n`. A numerically singular pivot or a non-finite product is an error.
     pub fn call(&self, x: &[f64], v: &[f64], y: &mut [f64], out: &mut [f64]) -> Result<()> {
-        let layout = &self.layout;
         let name = &self.program.name;
         check_lengths(
             name,
-            layout,
+            &self.layout,
             [x.len(), v.len()].into_iter(),
-            &layout.output_parts()[..2],
+            self.layout.output_parts(),
             [y.len(), out.len()].into_iter(),
         )?;
+        let layout = &self.program_layout;
         let runner = match &self.solver {
             Solver::Program(runner) => runner,
             Solver::Dense(jacobian) => return self.dense(jacobian, x, v, y, out),
@@ -291,6 +303,23 @@ pub(crate) fn dump_lumps(func: &Function, graph: bool) -> Result<String> {
         Ok(adjit_diff::inverse::dot(func, &opts))
     } else {
         Ok(lumps_text(func, &opts)?)
+    }
+}
+
+impl Prepared for CompiledInverse {
+    fn name(&self) -> &str {
+        &self.func_name
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x, v], [y, product]) => self.call(x, v, y, product),
+            (inputs, outputs) => Err(parts_error(self, inputs.len(), outputs.len())),
+        }
     }
 }
 

@@ -702,6 +702,80 @@ pub fn hessian(func: &Function, engine: Engine, x: &[f64]) -> Result<(f64, Vec<f
     Ok((y, g, h))
 }
 
+impl crate::prepared::Prepared for Jacobian {
+    fn name(&self) -> &str {
+        self.sig.name()
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x], [y, jac]) => self.call(x, y, jac),
+            (inputs, outputs) => Err(crate::prepared::parts_error(
+                self,
+                inputs.len(),
+                outputs.len(),
+            )),
+        }
+    }
+}
+
+impl crate::prepared::Prepared for Hessian {
+    fn name(&self) -> &str {
+        self.sig.name()
+    }
+
+    /// `(x) -> (y ++ x̄ ++ H)`.
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x], [y, grad, hess]) => {
+                let y_len = self.layout.output(Part::Outputs).len();
+                crate::prepared::check_length(
+                    self.sig.name(),
+                    &self.layout,
+                    Part::Outputs,
+                    y_len,
+                    y.len(),
+                )?;
+                let value = self.call(x, grad, hess)?;
+                if y_len > 1 {
+                    // `bool` outputs beside the value: every output from the program's own.
+                    self.outputs(x, y)?;
+                }
+                y[self.value_at] = value;
+                Ok(())
+            }
+            (inputs, outputs) => Err(crate::prepared::parts_error(
+                self,
+                inputs.len(),
+                outputs.len(),
+            )),
+        }
+    }
+}
+
+impl Hessian {
+    /// Every output of the function at `x` (the value and the `bool`s beside it), from the
+    /// program that runs (its inputs after `x`, a direction, held at 0).
+    fn outputs(&self, x: &[f64], y: &mut [f64]) -> Result<()> {
+        let program = &self.program;
+        with_scratch(program.n_inputs(), program.n_outputs(), |input, output| {
+            input.fill(0.0);
+            input[program.input(Part::Inputs)].copy_from_slice(x);
+            self.runner.run(input, output)?;
+            y.copy_from_slice(&output[program.output(Part::Outputs)]);
+            Ok(())
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -50,6 +50,7 @@ pub use one_call::{
     compile_object_with, dump, eval, hvp, inverse, jvp, jvp_vector, load, load_str, vjp,
 };
 pub use options::{DumpOptions, Engine, InverseMode, JacobianMode, Options, Stage};
+pub use prepared::Prepared;
 pub use sparse::{SparseHessian, SparseJacobian, SparseKind};
 pub use timing::time_per_call;
 

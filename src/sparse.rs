@@ -623,3 +623,47 @@ pub fn compile_object(
     }
     Ok(object)
 }
+
+impl crate::prepared::Prepared for SparseJacobian {
+    fn name(&self) -> &str {
+        self.inner.sig.name()
+    }
+
+    /// `(x) -> (nz)`.
+    fn layout(&self) -> &Layout {
+        SparseJacobian::layout(self)
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x], [values]) => self.eval(x, values),
+            (inputs, outputs) => Err(crate::prepared::parts_error(
+                self,
+                inputs.len(),
+                outputs.len(),
+            )),
+        }
+    }
+}
+
+impl crate::prepared::Prepared for SparseHessian {
+    fn name(&self) -> &str {
+        self.inner.sig.name()
+    }
+
+    /// `(x) -> (nz)`: the lower triangle.
+    fn layout(&self) -> &Layout {
+        SparseHessian::layout(self)
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x], [lower]) => self.eval(x, lower),
+            (inputs, outputs) => Err(crate::prepared::parts_error(
+                self,
+                inputs.len(),
+                outputs.len(),
+            )),
+        }
+    }
+}

@@ -572,6 +572,8 @@ impl IteratedStep {
 pub struct SummedLoss {
     it: IteratedStep,
     n_state: usize,
+    /// `(x) -> (y ++ x̄)`: the gradient layout of the loss (which has the step's parameters).
+    layout: Layout,
 }
 
 impl std::fmt::Debug for SummedLoss {
@@ -629,7 +631,11 @@ impl SummedLoss {
         }
         let (augmented, total) = running_sum(step, loss, n_state);
         let it = IteratedStep::with_options(&augmented, Some(&total), n_steps, strategy, opts)?;
-        Ok(SummedLoss { it, n_state })
+        Ok(SummedLoss {
+            it,
+            n_state,
+            layout: Layout::of(loss, Kind::Gradient),
+        })
     }
 
     /// `(s₀, 0, θ)`: the augmented state starts its sum at 0.
@@ -1000,6 +1006,60 @@ fn uniform_actions(
         }
     }
     f(Action::Terminate)
+}
+
+impl crate::prepared::Prepared for IteratedStep {
+    fn name(&self) -> &str {
+        &self.sig.name
+    }
+
+    /// F's VJP, `(x ++ ȳ) -> (y ++ x̄)`: the product the strategy is for.
+    fn layout(&self) -> &Layout {
+        &self.layouts[2]
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x, w], [y, grad]) => self.vjp(x, w, y, grad),
+            (inputs, outputs) => Err(crate::prepared::parts_error(
+                self,
+                inputs.len(),
+                outputs.len(),
+            )),
+        }
+    }
+}
+
+impl crate::prepared::Prepared for SummedLoss {
+    fn name(&self) -> &str {
+        &self.it.sig.name
+    }
+
+    /// `(x) -> (y ++ x̄)` with `x = (s₀, θ)`: the loss and its gradient.
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
+        match (inputs, outputs) {
+            ([x], [y, grad]) => {
+                crate::prepared::check_lengths(
+                    &self.it.sig.name,
+                    &self.layout,
+                    [x.len()].into_iter(),
+                    self.layout.output_parts(),
+                    [y.len(), grad.len()].into_iter(),
+                )?;
+                y[0] = self.gradient(x, grad)?;
+                Ok(())
+            }
+            (inputs, outputs) => Err(crate::prepared::parts_error(
+                self,
+                inputs.len(),
+                outputs.len(),
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,7 @@ fn the_call_checks_are_written_once() {
         for needle in [
             "Error::Length {",
             "Error::Parts {",
+            "Error::Arity {",
             "Error::NotBool {",
             "bool_params(",
             "fn check_parts(",
@@ -88,6 +89,7 @@ fn the_call_checks_are_written_once() {
     let expected: Vec<String> = [
         "Error::Length {",
         "Error::Parts {",
+        "Error::Arity {",
         "Error::NotBool {",
         "bool_params(",
         "bool_params(",

@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use adjit::checkpoint::CheckpointedGradient;
 use adjit::inverse::CompiledInverse;
-use adjit::{Compiled, Function, InverseMode, Mode, Part, Strategy};
+use adjit::{
+    Compiled, Function, InverseMode, Mode, Part, Prepared, SparseHessian, SparseJacobian, Strategy,
+};
 
 /// What one benchmark row measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -128,6 +130,10 @@ fn direction(n: usize) -> Vec<f64> {
 }
 
 /// Benchmark one `mode` of `func` at `x`. `strategy` matters for [`BenchMode::Vjp`] only.
+///
+/// Every row is the same measurement of a different object: construct it (the compile
+/// time), then time [`Prepared::call_flat`] at `x` with a fixed direction in every other
+/// input part ([`measure`]). What the row reports besides time comes from the object itself.
 pub fn bench(
     func: &Function,
     x: &[f64],
@@ -135,38 +141,35 @@ pub fn bench(
     strategy: Strategy,
 ) -> adjit::Result<BenchMeasurement> {
     if let Some(inverse) = mode.inverse() {
-        return bench_inverse(func, x, inverse);
-    }
-    match mode {
-        BenchMode::SparseJacobian => return bench_sparse(func, x, adjit::SparseKind::Jacobian),
-        BenchMode::SparseHessian => return bench_sparse(func, x, adjit::SparseKind::Hessian),
-        _ => {}
+        let (inv, compile_ms) = timed(|| CompiledInverse::new(func, inverse))?;
+        return measure(&inv, x, compile_ms, Facts::default());
     }
     let mode = match mode {
+        BenchMode::SparseJacobian => {
+            let (j, compile_ms) = timed(|| SparseJacobian::new(func))?;
+            let facts = Facts::sparse(j.nnz(), j.colors(), j.code());
+            return measure(&j, x, compile_ms, facts);
+        }
+        BenchMode::SparseHessian => {
+            let (h, compile_ms) = timed(|| SparseHessian::new(func))?;
+            let facts = Facts::sparse(h.nnz(), h.colors(), h.code());
+            return measure(&h, x, compile_ms, facts);
+        }
         BenchMode::Primal => Mode::Primal,
         BenchMode::Jvp => Mode::Jvp,
         _ if strategy == Strategy::Tape => Mode::Vjp,
-        _ => return bench_checkpointed(func, x, strategy),
+        _ => {
+            let (grad, compile_ms) = timed(|| CheckpointedGradient::new(func, strategy))?;
+            let stats = grad.stats();
+            let facts = Facts {
+                peak_bytes: stats.peak_bytes,
+                recomputed_ops: stats.recomputed_ops,
+                ..Facts::default()
+            };
+            return measure(&grad, x, compile_ms, facts);
+        }
     };
-    let start = Instant::now();
-    let compiled = Compiled::new(func, mode)?;
-    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let layout = compiled.layout();
-    let mut inputs = vec![0.0; layout.n_inputs()];
-    inputs[layout.input(Part::Inputs)].copy_from_slice(x);
-    let seed = match mode {
-        Mode::Jvp => layout.input(Part::Tangent(0)),
-        _ => layout.input(Part::Cotangent),
-    };
-    let len = seed.len();
-    inputs[seed].copy_from_slice(&direction(len));
-    let mut outputs = vec![0.0; layout.n_outputs()];
-    let ns_per_call = adjit::time_per_call(|| {
-        compiled.call(black_box(&inputs), &mut outputs)?;
-        black_box(&outputs);
-        Ok(())
-    })?;
-    let workspace = compiled.code().map_or(0, |c| c.workspace_bytes() as u64);
+    let (compiled, compile_ms) = timed(|| Compiled::new(func, mode))?;
     // The tape row uses the one memory model of checkpointing plans, so its figure is a
     // budget that `bytes:N` accepts.
     let peak_bytes = if mode == Mode::Vjp {
@@ -174,133 +177,79 @@ pub fn bench(
             .cost
             .peak_bytes
     } else {
-        workspace
+        compiled.code().map_or(0, |c| c.workspace_bytes() as u64)
     };
-    Ok(BenchMeasurement {
-        compile_ms,
-        ns_per_call,
+    let facts = Facts {
         peak_bytes,
-        recomputed_ops: 0,
-        sparse: None,
-        batch: None,
         code: compiled.code().map(CodeStats::of),
-    })
+        ..Facts::default()
+    };
+    measure(&compiled, x, compile_ms, facts)
 }
 
-/// A checkpointed gradient: compile every stage, then time whole gradient calls.
-fn bench_checkpointed(
-    func: &Function,
-    x: &[f64],
-    strategy: Strategy,
-) -> adjit::Result<BenchMeasurement> {
-    let start = Instant::now();
-    let grad = CheckpointedGradient::new(func, strategy)?;
-    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let layout = grad.layout();
-    let w = direction(layout.input(Part::Cotangent).len());
-    let mut y = vec![0.0; layout.output(Part::Outputs).len()];
-    let mut g = vec![0.0; layout.output(Part::Gradient).len()];
-    let ns_per_call = adjit::time_per_call(|| {
-        grad.call(black_box(x), black_box(&w), &mut y, &mut g)?;
-        black_box((&y, &g));
-        Ok(())
-    })?;
-    let stats = grad.stats();
-    Ok(BenchMeasurement {
-        compile_ms,
-        ns_per_call,
-        peak_bytes: stats.peak_bytes,
-        recomputed_ops: stats.recomputed_ops,
-        sparse: None,
-        batch: None,
-        code: None,
-    })
+/// What a row reports besides its times, read from the object it measures.
+#[derive(Default)]
+struct Facts {
+    peak_bytes: u64,
+    recomputed_ops: u64,
+    sparse: Option<SparseStats>,
+    code: Option<CodeStats>,
 }
 
-/// An inverse product, timed per call (status check included: a singular pivot is an error
-/// before timing starts).
-fn bench_inverse(func: &Function, x: &[f64], mode: InverseMode) -> adjit::Result<BenchMeasurement> {
-    let start = Instant::now();
-    let inv = CompiledInverse::new(func, mode)?;
-    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let v = direction(inv.n());
-    let (mut y, mut out) = (vec![0.0; inv.n()], vec![0.0; inv.n()]);
-    let ns_per_call = adjit::time_per_call(|| {
-        inv.call(black_box(x), black_box(&v), &mut y, &mut out)?;
-        black_box((&y, &out));
-        Ok(())
-    })?;
-    Ok(BenchMeasurement {
-        compile_ms,
-        ns_per_call,
-        peak_bytes: 0,
-        recomputed_ops: 0,
-        sparse: None,
-        batch: None,
-        code: None,
-    })
-}
-
-/// A sparse Jacobian or Hessian: analyse, colour and compile, then time whole evaluations of
-/// every nonzero.
-fn bench_sparse(
-    func: &Function,
-    x: &[f64],
-    kind: adjit::SparseKind,
-) -> adjit::Result<BenchMeasurement> {
-    let start = Instant::now();
-    let built = SparseObject::new(func, kind)?;
-    let compile_ms = start.elapsed().as_secs_f64() * 1e3;
-    let (nnz, colors, workspace, code) = built.stats();
-    let mut values = vec![0.0; nnz];
-    let ns_per_call = adjit::time_per_call(|| {
-        built.eval(black_box(x), &mut values)?;
-        black_box(&values);
-        Ok(())
-    })?;
-    Ok(BenchMeasurement {
-        compile_ms,
-        ns_per_call,
-        peak_bytes: workspace,
-        recomputed_ops: 0,
-        sparse: Some(SparseStats { nnz, colors }),
-        batch: None,
-        code,
-    })
-}
-
-/// Either sparse object, for [`bench_sparse`].
-enum SparseObject {
-    Jacobian(adjit::SparseJacobian),
-    Hessian(adjit::SparseHessian),
-}
-
-impl SparseObject {
-    fn new(func: &Function, kind: adjit::SparseKind) -> adjit::Result<SparseObject> {
-        Ok(match kind {
-            adjit::SparseKind::Jacobian => {
-                SparseObject::Jacobian(adjit::SparseJacobian::new(func)?)
-            }
-            adjit::SparseKind::Hessian => SparseObject::Hessian(adjit::SparseHessian::new(func)?),
-        })
-    }
-
-    /// Nonzeros, colours and the native workspace in bytes.
-    fn stats(&self) -> (usize, usize, u64, Option<CodeStats>) {
-        let (nnz, colors, code) = match self {
-            SparseObject::Jacobian(j) => (j.nnz(), j.colors(), j.code()),
-            SparseObject::Hessian(h) => (h.nnz(), h.colors(), h.code()),
-        };
-        let workspace = code.map_or(0, |c| c.workspace_bytes() as u64);
-        (nnz, colors, workspace, code.map(CodeStats::of))
-    }
-
-    fn eval(&self, x: &[f64], values: &mut [f64]) -> adjit::Result<()> {
-        match self {
-            SparseObject::Jacobian(j) => j.eval(x, values),
-            SparseObject::Hessian(h) => h.eval(x, values),
+impl Facts {
+    /// A sparse object's: nonzeros, colours, and its one program's workspace and code.
+    fn sparse(nnz: usize, colors: usize, code: Option<&adjit::jit::CompiledFunction>) -> Facts {
+        Facts {
+            peak_bytes: code.map_or(0, |c| c.workspace_bytes() as u64),
+            recomputed_ops: 0,
+            sparse: Some(SparseStats { nnz, colors }),
+            code: code.map(CodeStats::of),
         }
     }
+}
+
+/// `make()` and the milliseconds it took.
+fn timed<T>(make: impl FnOnce() -> adjit::Result<T>) -> adjit::Result<(T, f64)> {
+    let start = Instant::now();
+    let made = make()?;
+    Ok((made, start.elapsed().as_secs_f64() * 1e3))
+}
+
+/// Time one call of `object` at `x` (its `Inputs` part), every other input part (the
+/// tangent, cotangent or vector) the fixed [`direction`] of its length. Generic, not `dyn`,
+/// so the call inlines as a library user's does.
+fn measure<P: Prepared>(
+    object: &P,
+    x: &[f64],
+    compile_ms: f64,
+    facts: Facts,
+) -> adjit::Result<BenchMeasurement> {
+    let layout = object.layout();
+    let mut inputs = vec![0.0; layout.n_inputs()];
+    let mut at = 0;
+    for &(part, len) in layout.input_parts() {
+        if part == Part::Inputs {
+            inputs[at..at + len].copy_from_slice(x);
+        } else {
+            inputs[at..at + len].copy_from_slice(&direction(len));
+        }
+        at += len;
+    }
+    let mut outputs = vec![0.0; layout.n_outputs()];
+    let ns_per_call = adjit::time_per_call(|| {
+        object.call_flat(black_box(&inputs), &mut outputs)?;
+        black_box(&outputs);
+        Ok(())
+    })?;
+    Ok(BenchMeasurement {
+        compile_ms,
+        ns_per_call,
+        peak_bytes: facts.peak_bytes,
+        recomputed_ops: facts.recomputed_ops,
+        sparse: facts.sparse,
+        batch: None,
+        code: facts.code,
+    })
 }
 
 /// `mode` (primal, jvp or a taped vjp) over a batch of points spread ±10 % around `x`, in one
@@ -364,7 +313,7 @@ pub fn bench_batch(
         crate::CliError::input("bench --batch measures native code (not --engine interp)")
     })?;
     let ns_per_call = adjit::time_per_call(|| {
-        code.call_batch_parallel(black_box(&inputs), &mut outputs, batch.threads)?;
+        compiled.call_batch(black_box(&inputs), &mut outputs, batch.threads)?;
         black_box(&outputs);
         Ok(())
     })?;

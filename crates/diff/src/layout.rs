@@ -210,6 +210,15 @@ impl Layout {
         self.outputs.iter().map(|(_, len)| len).sum()
     }
 
+    /// This layout with only its first `parts` output parts: what an object fills of a
+    /// program it runs (an inverse's `y ++ product`, without the status words it checks).
+    pub fn keep_outputs(&self, parts: usize) -> Layout {
+        Layout {
+            inputs: self.inputs.clone(),
+            outputs: self.outputs[..parts.min(self.outputs.len())].to_vec(),
+        }
+    }
+
     /// The parts of the inputs with their lengths, in order.
     pub fn input_parts(&self) -> &[(Part, usize)] {
         &self.inputs

@@ -6,14 +6,13 @@
 use adjit::checkpoint::CheckpointedGradient;
 use adjit::inverse::CompiledInverse;
 use adjit::{
-    Compiled, Engine, Gradient, Hessian, InverseMode, Jacobian, Mode, Options, Part, SparseHessian,
-    SparseJacobian, Strategy,
+    Compiled, Engine, Gradient, Hessian, InverseMode, Jacobian, Mode, Options, Part, Prepared,
+    SparseHessian, SparseJacobian, Strategy,
 };
 use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyFloat, PyTuple};
-use rayon::prelude::*;
 
 use crate::arrays::{self, Arg, NonFinite, Policy};
 use crate::errors::{error, IntoPy, Kind};
@@ -58,19 +57,33 @@ impl What {
     }
 }
 
-/// The compiled object behind a transform.
+/// The compiled object behind a transform: any [`Prepared`] object, driven through the
+/// trait; the sparse ones are kept as themselves, since a sparse result is a matrix built
+/// from their pattern.
 enum Object {
-    /// A derived program (`primal`, `jvp`, `vjp`, `gradient`, `hvp`) with one flat input
-    /// (parameters then the vector) and one flat output.
-    Program(Compiled),
-    /// `(x) -> (y, ∇y)`: a program, compiled by [`Gradient`] for its checks.
-    Gradient(Gradient),
-    Checkpointed(CheckpointedGradient),
-    Jacobian(Jacobian),
-    Hessian(Hessian),
+    Any(Box<dyn Prepared>),
     SparseJacobian(SparseJacobian),
     SparseHessian(SparseHessian),
-    Inverse(CompiledInverse),
+}
+
+impl Object {
+    fn prepared(&self) -> &dyn Prepared {
+        match self {
+            Object::Any(object) => object.as_ref(),
+            Object::SparseJacobian(j) => j,
+            Object::SparseHessian(h) => h,
+        }
+    }
+}
+
+/// What the object reads after a point's inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Extra {
+    None,
+    /// The transform's second argument (`v` or `w`).
+    Vector,
+    /// A cotangent of this many ones (a checkpointed gradient's `ȳ = 1`).
+    Ones(usize),
 }
 
 /// A compiled transform of one function: call it like the function.
@@ -78,12 +91,14 @@ enum Object {
 pub struct Transform {
     what: What,
     object: Object,
+    extra: Extra,
+    /// The ranges of the object's flat outputs the transform returns, in order (adjacent
+    /// ones merged, so a transform that returns everything has one range, the whole).
+    picks: Vec<std::ops::Range<usize>>,
     params: ParamMap,
     /// Float outputs of the function (`m`), every output (`m_all`, bools included).
     m: usize,
     m_all: usize,
-    /// Where the float output is among all outputs (value_and_grad of `(f64, bool)`).
-    value_at: usize,
     /// The shape of the function's results (`Function::out_shape`), and of the float
     /// results alone (the same unless some outputs are bools): a Jacobian is
     /// `(*jac_shape, n)`, so `(n,)` for one output.
@@ -138,17 +153,6 @@ fn parse_err(e: impl std::fmt::Display) -> PyErr {
     error(Kind::Option, e.to_string())
 }
 
-impl Object {
-    /// The derived program, for the objects that are one.
-    fn program(&self) -> Option<&Compiled> {
-        match self {
-            Object::Program(c) => Some(c),
-            Object::Gradient(g) => Some(g.compiled()),
-            _ => None,
-        }
-    }
-}
-
 impl Transform {
     pub fn new(f: &Function, what: What, s: &Settings<'_>) -> PyResult<Transform> {
         let engine: Engine = s.engine.parse().map_err(parse_err)?;
@@ -185,33 +189,31 @@ impl Transform {
                 "sparse=True applies to jacobian and hessian",
             ));
         }
+        let m = func.ret_types.iter().filter(|t| t.is_float()).count();
         let program = |mode| -> PyResult<Object> {
-            Ok(Object::Program(
-                Compiled::with_options(func, mode, &opts).py_err()?,
-            ))
+            let compiled = Compiled::with_options(func, mode, &opts).py_err()?;
+            Ok(Object::Any(Box::new(compiled)))
         };
+        let any = |object: adjit::Result<Box<dyn Prepared>>| object.py_err().map(Object::Any);
+        let checkpointed = strategy != Strategy::Tape;
         let object = match what {
             What::Eval => program(Mode::Primal)?,
-            What::ValueAndGrad | What::Grad | What::Vjp if strategy != Strategy::Tape => {
-                Object::Checkpointed(
-                    CheckpointedGradient::with_options(func, strategy, &opts).py_err()?,
-                )
+            What::ValueAndGrad | What::Grad | What::Vjp if checkpointed => {
+                any(CheckpointedGradient::with_options(func, strategy, &opts).map(boxed))?
             }
             // A Gradient checks for one float output and names the problem.
-            What::ValueAndGrad | What::Grad => {
-                Object::Gradient(Gradient::with_options(func, &opts).py_err()?)
-            }
+            What::ValueAndGrad | What::Grad => any(Gradient::with_options(func, &opts).map(boxed))?,
             What::Jvp => program(Mode::Jvp)?,
             What::Vjp => program(Mode::Vjp)?,
             What::Hvp => program(Mode::Hvp)?,
             What::Jacobian if s.sparse => {
                 Object::SparseJacobian(SparseJacobian::with_options(func, &opts).py_err()?)
             }
-            What::Jacobian => Object::Jacobian(Jacobian::with_options(func, &opts).py_err()?),
+            What::Jacobian => any(Jacobian::with_options(func, &opts).map(boxed))?,
             What::Hessian if s.sparse => {
                 Object::SparseHessian(SparseHessian::with_options(func, &opts).py_err()?)
             }
-            What::Hessian => Object::Hessian(Hessian::with_options(func, &opts).py_err()?),
+            What::Hessian => any(Hessian::with_options(func, &opts).map(boxed))?,
             What::Inverse => {
                 let mode = match s.mode {
                     "reverse" | "reverse-inverse" => InverseMode::Reverse,
@@ -227,13 +229,25 @@ impl Transform {
                         ))
                     }
                 };
-                Object::Inverse(CompiledInverse::with_options(func, mode, &opts).py_err()?)
+                any(CompiledInverse::with_options(func, mode, &opts).map(boxed))?
             }
         };
-        let m = func.ret_types.iter().filter(|t| t.is_float()).count();
+        let value_at = func
+            .ret_types
+            .iter()
+            .position(|t| t.is_float())
+            .unwrap_or(0);
+        let extra = match what {
+            What::ValueAndGrad | What::Grad if checkpointed => Extra::Ones(m),
+            _ if what.vector_name().is_some() => Extra::Vector,
+            _ => Extra::None,
+        };
+        let picks = picks(what, object.prepared().layout(), value_at);
         Ok(Transform {
             what,
             object,
+            extra,
+            picks,
             params: f.params.clone(),
             m,
             m_all: func.n_outputs(),
@@ -245,11 +259,6 @@ impl Transform {
             } else {
                 vec![m]
             },
-            value_at: func
-                .ret_types
-                .iter()
-                .position(|t| t.is_float())
-                .unwrap_or(0),
             policy: Policy {
                 strict: s.strict,
                 nonfinite: NonFinite::parse(s.nonfinite)?,
@@ -282,128 +291,75 @@ impl Transform {
         }
     }
 
-    /// The numbers one point returns, flat, and how to shape them.
+    /// The numbers one point returns, flat.
     fn point_len(&self) -> usize {
-        let n = self.params.n_x;
-        match self.what {
-            What::Eval => self.m_all,
-            What::ValueAndGrad => 1 + n,
-            What::Grad => n,
-            What::Jvp => self.m_all + self.m,
-            What::Vjp => self.m_all + n,
-            What::Hvp => n,
-            What::Jacobian => self.m * n,
-            What::Hessian => n * n,
-            What::Inverse => n,
+        self.picks.iter().map(|r| r.len()).sum()
+    }
+
+    /// Whether the transform returns every output of its object, in order.
+    fn returns_all(&self) -> bool {
+        matches!(self.picks.as_slice(), [r] if r.start == 0 && r.end == self.object.prepared().n_outputs())
+    }
+
+    /// The object's flat inputs of one point, `inputs` (the parameters in signature order)
+    /// then the extra part, written to `buf` (`flat_inputs_len()` numbers); `inputs` itself
+    /// when there is none.
+    fn flat_inputs<'a>(&self, inputs: &'a [f64], v: &[f64], buf: &'a mut [f64]) -> &'a [f64] {
+        if self.extra == Extra::None {
+            return inputs;
+        }
+        self.write_inputs(inputs, v, buf);
+        buf
+    }
+
+    /// [`Self::flat_inputs`] always into `buf`.
+    fn write_inputs(&self, inputs: &[f64], v: &[f64], buf: &mut [f64]) {
+        let k = inputs.len();
+        buf[..k].copy_from_slice(inputs);
+        match self.extra {
+            Extra::None => {}
+            Extra::Vector => buf[k..k + v.len()].copy_from_slice(v),
+            Extra::Ones(m) => buf[k..k + m].fill(1.0),
+        }
+    }
+
+    /// The length of [`Self::flat_inputs`]' buffer: `inputs` then the extra part.
+    fn flat_inputs_len(&self, inputs: &[f64], v: &[f64]) -> usize {
+        inputs.len()
+            + match self.extra {
+                Extra::None => 0,
+                Extra::Vector => v.len(),
+                Extra::Ones(m) => m,
+            }
+    }
+
+    /// The transform's numbers from one point's flat outputs.
+    fn gather(&self, flat_out: &[f64], out: &mut [f64]) {
+        let mut at = 0;
+        for r in &self.picks {
+            out[at..at + r.len()].copy_from_slice(&flat_out[r.clone()]);
+            at += r.len();
         }
     }
 
     /// Evaluate one point: `inputs` are the parameters in signature order, `v` the vector
     /// (if any); writes `point_len()` numbers to `out`.
     fn point(&self, inputs: &[f64], v: &[f64], out: &mut [f64]) -> adjit::Result<()> {
-        let n = self.params.n_x;
-        if let Some(c) = self.object.program() {
-            return self.program_point(c, v, inputs, out);
-        }
-        match &self.object {
-            Object::Program(_) | Object::Gradient(_) => unreachable!("handled above"),
-            Object::Checkpointed(c) => {
-                let mut y = vec![0.0; self.m_all];
-                let ones;
-                let w = if self.what == What::Vjp {
-                    v
-                } else {
-                    ones = vec![1.0; self.m];
-                    &ones
-                };
-                let mut g = vec![0.0; n];
-                c.call(inputs, w, &mut y, &mut g)?;
-                match self.what {
-                    What::ValueAndGrad => {
-                        out[0] = y[self.value_at];
-                        out[1..].copy_from_slice(&g);
-                    }
-                    What::Grad => out.copy_from_slice(&g),
-                    _ => {
-                        out[..self.m_all].copy_from_slice(&y);
-                        out[self.m_all..].copy_from_slice(&g);
-                    }
-                }
-                Ok(())
-            }
-            Object::Jacobian(j) => {
-                let mut y = vec![0.0; self.m_all];
-                j.call(inputs, &mut y, out)
-            }
-            Object::Hessian(h) => {
-                let mut g = vec![0.0; n];
-                h.call(inputs, &mut g, out).map(|_| ())
-            }
-            Object::Inverse(inv) => {
-                let mut y = vec![0.0; inv.n()];
-                inv.call(inputs, v, &mut y, out)
-            }
-            Object::SparseJacobian(_) | Object::SparseHessian(_) => {
-                unreachable!("sparse objects are evaluated by `sparse`")
-            }
-        }
-    }
-
-    /// One point of a derived program: its flat input (parameters, then the vector) and the
-    /// part of its flat output the transform returns.
-    fn program_point(
-        &self,
-        c: &Compiled,
-        v: &[f64],
-        inputs: &[f64],
-        out: &mut [f64],
-    ) -> adjit::Result<()> {
-        let flat_in_len = c.n_inputs();
-        let flat_out_len = c.n_outputs();
-        let mut inp = [0.0; 32];
-        let mut outp = [0.0; 32];
-        let mut heap_in;
-        let mut heap_out;
-        let flat_in: &[f64] = if v.is_empty() {
-            inputs
+        let object = self.object.prepared();
+        let n_out = if self.returns_all() {
+            0
         } else {
-            let buf: &mut [f64] = if flat_in_len <= 32 {
-                &mut inp[..flat_in_len]
-            } else {
-                heap_in = vec![0.0; flat_in_len];
-                &mut heap_in
-            };
-            let k = inputs.len().min(buf.len());
-            buf[..k].copy_from_slice(&inputs[..k]);
-            let rest = (buf.len() - k).min(v.len());
-            buf[k..k + rest].copy_from_slice(&v[..rest]);
-            buf
+            object.n_outputs()
         };
-        let flat_out: &mut [f64] = if flat_out_len <= 32 {
-            &mut outp[..flat_out_len]
-        } else {
-            heap_out = vec![0.0; flat_out_len];
-            &mut heap_out
-        };
-        c.call(flat_in, flat_out)?;
-        let layout = c.layout();
-        match self.what {
-            What::Eval | What::Jvp | What::Vjp => out.copy_from_slice(flat_out),
-            What::ValueAndGrad | What::Grad => {
-                let y = layout.output(Part::Outputs);
-                let g = layout.output(Part::Gradient);
-                let value_at = self.value_at;
-                if self.what == What::ValueAndGrad {
-                    out[0] = flat_out[y.start + value_at];
-                    out[1..].copy_from_slice(&flat_out[g]);
-                } else {
-                    out.copy_from_slice(&flat_out[g]);
-                }
+        with_buffers(self.flat_inputs_len(inputs, v), n_out, |buf, flat_out| {
+            let flat_in = self.flat_inputs(inputs, v, buf);
+            if n_out == 0 {
+                return object.call_flat(flat_in, out);
             }
-            What::Hvp => out.copy_from_slice(&flat_out[layout.output(Part::HessianVector)]),
-            _ => unreachable!("programs serve the modes above"),
-        }
-        Ok(())
+            object.call_flat(flat_in, flat_out)?;
+            self.gather(flat_out, out);
+            Ok(())
+        })
     }
 
     /// Shape one point's flat result as the transform returns it.
@@ -541,75 +497,40 @@ impl Transform {
                 (v, false) => v,
             }
         };
-        // The native batch: one flat input row per point, the program's outputs as they come.
-        if let Some(c) = self.object.program() {
-            if let Some(code) = c.code() {
-                let (fi, fo) = (c.n_inputs(), c.n_outputs());
-                let direct_in = d.is_empty() && self.what.vector_name().is_none();
-                let owned_in;
-                let flat_in: &[f64] = if direct_in {
-                    x
-                } else {
-                    let mut buf = Vec::with_capacity(b * fi);
-                    let mut tmp = Vec::new();
-                    for p in 0..b {
-                        buf.extend_from_slice(self.params.inputs(
-                            &x[p * n..(p + 1) * n],
-                            d,
-                            &mut tmp,
-                        ));
-                        buf.extend_from_slice(vector_of(p));
-                    }
-                    owned_in = buf;
-                    &owned_in
-                };
-                let direct_out = fo == len
-                    && matches!(self.what, What::Eval | What::Jvp | What::Vjp)
-                    || (self.what == What::ValueAndGrad && fo == len && self.value_at == 0);
-                if direct_out && fi > 0 {
-                    // Results straight into the caller's array or a new vector the code
-                    // writes (never zeroed).
-                    return match into {
-                        Some(out) => {
-                            code.call_batch_parallel(flat_in, out, self.threads)?;
-                            Ok(Vec::new())
-                        }
-                        None => Ok(code.call_batch_vec(flat_in, self.threads)?),
-                    };
-                }
-                let flat_out = if fi > 0 {
-                    code.call_batch_vec(flat_in, self.threads)?
-                } else {
-                    let mut flat_out = vec![0.0; b * fo];
-                    code.call_batch_parallel(flat_in, &mut flat_out, self.threads)?;
-                    flat_out
-                };
-                let layout = c.layout();
-                let range = match self.what {
-                    What::Grad => layout.output(Part::Gradient),
-                    What::Hvp => layout.output(Part::HessianVector),
-                    _ => 0..fo,
-                };
-                let grad = layout.output(Part::Gradient);
-                let mut out = Vec::with_capacity(if into.is_some() { 0 } else { b * len });
-                for src in flat_out.chunks_exact(fo.max(1)).take(b) {
-                    if self.what == What::ValueAndGrad {
-                        out.push(src[self.value_at]);
-                        out.extend_from_slice(&src[grad.clone()]);
-                    } else {
-                        out.extend_from_slice(&src[range.clone()]);
-                    }
-                }
-                if let Some(dst) = into {
-                    dst.copy_from_slice(&out);
-                    return Ok(Vec::new());
-                }
-                return Ok(out);
+        let object = self.object.prepared();
+        let fi = object.n_inputs();
+        // The object's flat inputs, one row per point (the caller's `x` when it is that).
+        let owned_in;
+        let flat_in: &[f64] = if d.is_empty() && self.extra == Extra::None {
+            x
+        } else {
+            let mut rows = vec![0.0; b * fi];
+            let mut tmp = Vec::new();
+            for (p, row) in rows.chunks_exact_mut(fi.max(1)).enumerate() {
+                let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
+                self.write_inputs(inputs, vector_of(p), row);
             }
+            owned_in = rows;
+            &owned_in
+        };
+        if self.returns_all() && fi > 0 {
+            // Results straight into the caller's array, or a new vector the code writes.
+            return match into {
+                Some(out) => {
+                    object.call_batch(flat_in, out, self.threads)?;
+                    Ok(Vec::new())
+                }
+                None => object.call_batch_vec(flat_in, self.threads),
+            };
         }
-        // Objects without a native batch (Jacobian, Hessian, inverse, checkpointed gradient):
-        // the points split into one share per thread of `threads=` (adjit's one thread rule;
-        // each point is a whole matrix or sweep, so automatic threads always pay).
+        let fo = object.n_outputs();
+        let flat_out = if fi > 0 {
+            object.call_batch_vec(flat_in, self.threads)?
+        } else {
+            let mut flat_out = vec![0.0; b * fo];
+            object.call_batch(flat_in, &mut flat_out, self.threads)?;
+            flat_out
+        };
         let mut owned = Vec::new();
         let out: &mut [f64] = match into {
             Some(dst) => dst,
@@ -618,25 +539,11 @@ impl Transform {
                 &mut owned
             }
         };
-        let chunk = len.max(1);
-        let threads = adjit::threads_for(self.threads, b, true);
-        let per_thread = b.div_ceil(threads).max(1);
-        let share = |t: usize, rows: &mut [f64]| -> adjit::Result<()> {
-            let mut tmp = Vec::new();
-            for (i, row) in rows.chunks_mut(chunk).enumerate() {
-                let p = t * per_thread + i;
-                let inputs = self.params.inputs(&x[p * n..(p + 1) * n], d, &mut tmp);
-                self.point(inputs, vector_of(p), row)?;
-            }
-            Ok(())
-        };
-        if threads == 1 {
-            share(0, out)?;
-        } else {
-            out.par_chunks_mut(per_thread * chunk)
-                .enumerate()
-                .with_max_len(1)
-                .try_for_each(|(t, rows)| share(t, rows))?;
+        for (src, dst) in flat_out
+            .chunks_exact(fo.max(1))
+            .zip(out.chunks_exact_mut(len.max(1)))
+        {
+            self.gather(src, dst);
         }
         Ok(owned)
     }
@@ -1003,4 +910,62 @@ fn sparse_index(py: Python<'_>, pattern: &adjit::SparsityPattern) -> PyResult<Sp
         indptr: indptr.unbind(),
         csr_matrix: scipy.getattr("csr_matrix")?.unbind(),
     })
+}
+
+fn boxed<P: Prepared + 'static>(object: P) -> Box<dyn Prepared> {
+    Box::new(object)
+}
+
+/// The ranges of the object's flat outputs that `what` returns (adjacent ones merged).
+fn picks(what: What, layout: &adjit::Layout, value_at: usize) -> Vec<std::ops::Range<usize>> {
+    let all = 0..layout.n_outputs();
+    let ranges = match what {
+        What::Eval | What::Jvp | What::Vjp => vec![all],
+        What::ValueAndGrad => {
+            let y = layout.output(Part::Outputs).start + value_at;
+            vec![y..y + 1, layout.output(Part::Gradient)]
+        }
+        What::Grad => vec![layout.output(Part::Gradient)],
+        What::Hvp => vec![layout.output(Part::HessianVector)],
+        What::Jacobian => vec![layout.output(Part::Jacobian)],
+        What::Hessian => vec![layout.output(Part::Hessian)],
+        What::Inverse => vec![layout.output(Part::Product)],
+    };
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => merged.push(r),
+        }
+    }
+    merged
+}
+
+/// Two buffers of `a` and `b` numbers for one point's flat inputs and outputs: on the stack
+/// when they are small, else the thread's own, kept between calls, so a call on a small
+/// program allocates nothing.
+fn with_buffers<R>(a: usize, b: usize, f: impl FnOnce(&mut [f64], &mut [f64]) -> R) -> R {
+    const STACK: usize = 32;
+    if a <= STACK && b <= STACK {
+        let (mut x, mut y) = ([0.0; STACK], [0.0; STACK]);
+        return f(&mut x[..a], &mut y[..b]);
+    }
+    thread_local! {
+        static BUFFERS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    // A reentrant call (none today) would find the buffer taken and use a new one.
+    let mut owned = BUFFERS.with(|cell| {
+        cell.try_borrow_mut()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    });
+    owned.resize(a + b, 0.0);
+    let (x, y) = owned.split_at_mut(a);
+    let result = f(x, y);
+    BUFFERS.with(|cell| {
+        if let Ok(mut v) = cell.try_borrow_mut() {
+            *v = owned;
+        }
+    });
+    result
 }

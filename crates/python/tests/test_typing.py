@@ -80,3 +80,33 @@ def test_option_values_are_literal_types(tmp_path):
     assert status == 1 and "Found 5 errors" in out, out
     for word in ("gpu", "ignore", "sideways", "fast", "lump"):
         assert f"'{word}'" in out, (word, out)
+
+
+BAD_SHARED_OPTIONS = """
+    import adjit
+
+    f = adjit.trace(lambda x: x[0] * x[1], 2)
+    adjit.grad(f, threads="2")
+    adjit.jacobian(f, sparse=True, lanes=None)
+    adjit.inverse(f, strict="yes")
+    adjit.jvp(f, strategy="tape")
+"""
+
+
+def test_every_transform_takes_the_one_option_set(tmp_path):
+    # Wrong types of the shared options, and an option a transform does not take (jvp has
+    # no strategy), are errors for every transform alike.
+    out, status = _mypy(tmp_path, BAD_SHARED_OPTIONS)
+    assert status == 1 and "Found 4 errors" in out, out
+
+
+def test_the_option_set_is_the_native_one():
+    # The TypedDict lists exactly the native transform's options besides the per-transform
+    # ones (strategy, sparse, mode), so a new native option cannot be forgotten here.
+    import inspect
+
+    import adjit
+
+    shared = set(adjit.TransformOptions.__annotations__)
+    native = set(inspect.signature(adjit._adjit.transform).parameters)
+    assert native - {"f", "what", "strategy", "sparse", "mode"} == shared

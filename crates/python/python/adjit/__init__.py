@@ -35,10 +35,14 @@ use) runs mapped kernels over Dask arrays.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Tuple, Union, overload
+from typing import TYPE_CHECKING, Any, Literal, Tuple, TypedDict, Union, overload
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    # Only for the checker (mypy ships it): no runtime dependency.
+    from typing_extensions import Unpack
 
 from . import _adjit
 from ._adjit import (  # noqa: F401  (re-exported)
@@ -81,7 +85,7 @@ __all__ = [
     "hvp", "jacobian", "hessian", "inverse", "steps", "where", "sin", "cos", "tan", "exp",
     "log", "sqrt", "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "log1p", "expm1",
     "erf", "floor", "ceil", "minimum", "maximum", "dask", "TracedArray", "asarray",
-    "PerformanceWarning", "StepStats",
+    "PerformanceWarning", "StepStats", "TransformOptions",
 ]
 
 
@@ -143,117 +147,111 @@ def _function(f: Any, what: str) -> Function:
     raise TraceError(f"adjit.{what} takes an adjit.Function, not {type(f).__name__}")
 
 
+class TransformOptions(TypedDict, total=False):
+    """The options every transform takes, each with its default:
+
+    ``engine="jit"`` (native code; ``"interp"`` runs the reference interpreter),
+    ``strict=False`` (``True`` refuses inputs that would be copied), ``nonfinite="raise"``
+    (``"propagate"`` lets NaN and infinities through), ``threads=0`` (batches: all cores when
+    they pay; ``N``: at most N threads), ``lanes=1`` (``2`` also compiles two-point kernels for
+    batches) and ``math="auto"`` (``"inline"``: adjit's own elementary functions in the code).
+    One set, checked by mypy, so no transform can drift from the others."""
+
+    engine: Engine
+    strict: bool
+    nonfinite: NonFinite
+    threads: int
+    lanes: int
+    math: Math
+
+
 def _transform(f: Any, what: str, **options: Any) -> Transform[Any]:
     return _adjit.transform(_function(f, what), what, **options)
 
 
-def jit(f: Function, *, engine: Engine = "jit", strict: bool = False,
-        nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-        math: Math = "auto") -> Transform[FloatOrArray]:
+def jit(f: Function, **options: Unpack[TransformOptions]) -> Transform[FloatOrArray]:
     """The function itself, compiled: ``jit(f)(x)`` is ``f(x)`` (a float for one output, an
-    array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``."""
-    return _transform(f, "jit", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads, lanes=lanes, math=math)
+    array for several); ``x`` of shape ``(B, n)`` gives ``(B,)`` or ``(B, m)``. Options:
+    ``TransformOptions``."""
+    return _transform(f, "jit", **options)
 
 
-def value_and_grad(f: Function, *, strategy: str = "tape", engine: Engine = "jit",
-                   strict: bool = False, nonfinite: NonFinite = "raise",
-                   threads: int = 0, lanes: int = 1,
-                   math: Math = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
+def value_and_grad(f: Function, *, strategy: str = "tape",
+                   **options: Unpack[TransformOptions]) -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """``vg(x) -> (y, g)``: the value and gradient of a function with one float output.
 
     ``strategy`` is the reverse sweep's memory plan: ``"tape"`` (store every intermediate),
     ``"checkpoint:S"`` (Revolve with S stored states), ``"bytes:N"`` (a memory budget) or
     ``"uniform"``. A batch ``x`` of shape ``(B, n)`` gives ``Y`` of shape ``(B,)`` and ``G`` of
     ``(B, n)`` (views of one result array). ``out=`` takes the gradient's buffer for one
-    point, and a ``(B, 1 + n)`` array (value, then gradient, per row) for a batch.
+    point, and a ``(B, 1 + n)`` array (value, then gradient, per row) for a batch. Other
+    options: ``TransformOptions``.
     """
-    return _transform(f, "value_and_grad", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
+    return _transform(f, "value_and_grad", strategy=strategy, **options)
 
 
-def grad(f: Function, *, strategy: str = "tape", engine: Engine = "jit", strict: bool = False,
-         nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-         math: Math = "auto") -> Transform[FloatArray]:
+def grad(f: Function, *, strategy: str = "tape",
+         **options: Unpack[TransformOptions]) -> Transform[FloatArray]:
     """``g(x) -> ∇f(x)`` of a function with one float output (see ``value_and_grad``)."""
-    return _transform(f, "grad", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
+    return _transform(f, "grad", strategy=strategy, **options)
 
 
-def jvp(f: Function, *, engine: Engine = "jit", strict: bool = False, nonfinite: NonFinite = "raise",
-        threads: int = 0, lanes: int = 1,
-        math: Math = "auto") -> Transform[Tuple[FloatOrArray, FloatOrArray]]:
+def jvp(f: Function, **options: Unpack[TransformOptions]) -> Transform[Tuple[FloatOrArray, FloatOrArray]]:
     """Forward mode: ``t(x, v) -> (f(x), J·v)`` (floats for one output, else arrays)."""
-    return _transform(f, "jvp", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads, lanes=lanes, math=math)
+    return _transform(f, "jvp", **options)
 
 
-def vjp(f: Function, *, strategy: str = "tape", engine: Engine = "jit", strict: bool = False,
-        nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-        math: Math = "auto") -> Transform[Tuple[FloatOrArray, FloatArray]]:
+def vjp(f: Function, *, strategy: str = "tape",
+        **options: Unpack[TransformOptions]) -> Transform[Tuple[FloatOrArray, FloatArray]]:
     """Reverse mode: ``t(x, w) -> (f(x), Jᵀ·w)`` under a memory ``strategy``."""
-    return _transform(f, "vjp", strategy=strategy, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
+    return _transform(f, "vjp", strategy=strategy, **options)
 
 
-def hvp(f: Function, *, engine: Engine = "jit", strict: bool = False, nonfinite: NonFinite = "raise",
-        threads: int = 0, lanes: int = 1,
-        math: Math = "auto") -> Transform[FloatArray]:
+def hvp(f: Function, **options: Unpack[TransformOptions]) -> Transform[FloatArray]:
     """Hessian-vector product of a function with one float output: ``t(x, v) -> H·v``."""
-    return _transform(f, "hvp", engine=engine, strict=strict, nonfinite=nonfinite,
-                      threads=threads, lanes=lanes, math=math)
+    return _transform(f, "hvp", **options)
 
 
 @overload
-def jacobian(f: Function, *, sparse: Literal[False] = False, engine: Engine = "jit", strict: bool = False,
-             nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-             math: Math = "auto") -> Transform[FloatArray]: ...
+def jacobian(f: Function, *, sparse: Literal[False] = False,
+             **options: Unpack[TransformOptions]) -> Transform[FloatArray]: ...
 
 
 @overload
-def jacobian(f: Function, *, sparse: Literal[True], engine: Engine = "jit", strict: bool = False,
-             nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-             math: Math = "auto") -> Transform[Any]: ...
+def jacobian(f: Function, *, sparse: Literal[True],
+             **options: Unpack[TransformOptions]) -> Transform[Any]: ...
 
 
-def jacobian(f: Function, *, sparse: bool = False, engine: Engine = "jit", strict: bool = False,
-             nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-             math: Math = "auto") -> Transform[Any]:
+def jacobian(f: Function, *, sparse: bool = False,
+             **options: Unpack[TransformOptions]) -> Transform[Any]:
     """``J(x)``: an ``(m, n)`` array, or with ``sparse=True`` a ``scipy.sparse.csr_matrix``
     of the structural nonzeros computed by one colored program."""
-    return _transform(f, "jacobian", sparse=sparse, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
+    return _transform(f, "jacobian", sparse=sparse, **options)
 
 
 @overload
-def hessian(f: Function, *, sparse: Literal[False] = False, engine: Engine = "jit", strict: bool = False,
-            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-            math: Math = "auto") -> Transform[FloatArray]: ...
+def hessian(f: Function, *, sparse: Literal[False] = False,
+            **options: Unpack[TransformOptions]) -> Transform[FloatArray]: ...
 
 
 @overload
-def hessian(f: Function, *, sparse: Literal[True], engine: Engine = "jit", strict: bool = False,
-            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-            math: Math = "auto") -> Transform[Any]: ...
+def hessian(f: Function, *, sparse: Literal[True],
+            **options: Unpack[TransformOptions]) -> Transform[Any]: ...
 
 
-def hessian(f: Function, *, sparse: bool = False, engine: Engine = "jit", strict: bool = False,
-            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-            math: Math = "auto") -> Transform[Any]:
+def hessian(f: Function, *, sparse: bool = False,
+            **options: Unpack[TransformOptions]) -> Transform[Any]:
     """``H(x)`` of a function with one float output: ``(n, n)``, or with ``sparse=True`` a
     ``scipy.sparse.csr_matrix`` (both triangles) from one star-colored program."""
-    return _transform(f, "hessian", sparse=sparse, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
+    return _transform(f, "hessian", sparse=sparse, **options)
 
 
-def inverse(f: Function, *, mode: InverseMode = "reverse", engine: Engine = "jit", strict: bool = False,
-            nonfinite: NonFinite = "raise", threads: int = 0, lanes: int = 1,
-            math: Math = "auto") -> Transform[FloatArray]:
+def inverse(f: Function, *, mode: InverseMode = "reverse",
+            **options: Unpack[TransformOptions]) -> Transform[FloatArray]:
     """Inverse products of a square function (Pearlmutter & Siskind): ``t(x, v)`` gives
     ``J⁻¹·v`` with ``mode="reverse"`` (a Newton step without forming J), ``J⁻ᵀ·v`` with
     ``mode="forward"``, or ``J⁻¹·v`` by a dense LU with ``mode="dense"``."""
-    return _transform(f, "inverse", mode=mode, engine=engine, strict=strict,
-                      nonfinite=nonfinite, threads=threads, lanes=lanes, math=math)
+    return _transform(f, "inverse", mode=mode, **options)
 
 
 def map(kernel: Function, *, threads: int = 0, block_rows: int = 1024,  # noqa: A001
