@@ -491,20 +491,7 @@ impl Hessian {
     pub fn with_options(func: &Function, opts: &Options) -> Result<Hessian> {
         // The function must verify and have one float output; the message names the Hessian.
         adjit_ir::verify(func)?;
-        let value_at = func
-            .ret_types
-            .iter()
-            .position(|t| t.is_float())
-            .unwrap_or(0);
-        let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-        if float_outputs != 1 {
-            return Err(crate::error::Error::Diff(
-                adjit_diff::DiffError::NotScalar {
-                    func: func.name.clone(),
-                    float_outputs,
-                },
-            ));
-        }
+        let value_at = adjit_diff::hessian::scalar_output(func, None)?;
         let n = func.differentiated_params().count();
         crate::memory::check_f64s(
             &func.name,

@@ -251,13 +251,7 @@ impl SparseHessian {
     /// [`SparseHessian::new`] on the engine and with the code-generation options of `opts`.
     pub fn with_options(func: &Function, opts: &Options) -> Result<SparseHessian> {
         adjit_ir::verify(func)?;
-        let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-        if float_outputs != 1 {
-            return Err(Error::Diff(adjit_diff::DiffError::NotScalar {
-                func: func.name.clone(),
-                float_outputs,
-            }));
-        }
+        adjit_diff::hessian::scalar_output(func, None)?;
         let full = hessian_pattern(func);
         let coloring = best_star_coloring(&full);
         let lower = full.lower_triangle();
@@ -464,13 +458,7 @@ impl SparsePlan {
                 })
             }
             SparseKind::Hessian => {
-                let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-                if float_outputs != 1 {
-                    return Err(Error::Diff(adjit_diff::DiffError::NotScalar {
-                        func: func.name.clone(),
-                        float_outputs,
-                    }));
-                }
+                adjit_diff::hessian::scalar_output(func, None)?;
                 let full = hessian_pattern(func);
                 let coloring = best_star_coloring(&full);
                 let program =
