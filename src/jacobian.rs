@@ -19,8 +19,7 @@
 
 use adjit_diff::layout::{Kind, Layout, Part};
 use adjit_diff::sparsity::{
-    best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern, sparse_jacobian,
-    sparse_jacobian_column, sparse_jacobian_rows, Coloring, SparsityPattern,
+    jacobian_pattern, sparse_jacobian_column, sparse_jacobian_rows, Coloring, SparsityPattern,
 };
 use adjit_diff::Mode;
 use adjit_ir::Function;
@@ -32,6 +31,7 @@ use crate::options::{Engine, JacobianMode, Options};
 use crate::prepared::Signature;
 use crate::runner::Runner;
 use crate::scratch::with_scratch;
+use crate::sparse_plan::{scatter, Analysis, SparseKind, SparsePlan};
 
 /// The most directions one forward call of a [`Jacobian`] carries: the vector JVP's code grows
 /// with its direction count, so wider Jacobians are assembled from several calls of one
@@ -175,21 +175,21 @@ impl Jacobian {
         let rows = func.ret_types.iter().filter(|t| t.is_float()).count();
         adjit_ir::verify(func)?;
         check_dense(func, rows, cols)?;
-        let pattern = jacobian_pattern(func);
-        let mode = match mode {
+        let (mode, pattern) = match mode {
             JacobianMode::Auto | JacobianMode::Sparse => {
-                let coloring = best_jacobian_coloring(&pattern);
-                let sparse_pays = coloring.n_colors < rows.min(cols);
+                let analysis = Analysis::of_verified(func, SparseKind::Jacobian)?;
+                let sparse_pays = analysis.coloring.n_colors < rows.min(cols);
                 if mode == JacobianMode::Sparse || sparse_pays {
-                    return Jacobian::sparse(func, pattern, coloring, opts);
+                    return Jacobian::sparse(func, analysis.plan(func)?, opts);
                 }
-                if cols <= rows {
+                let mode = if cols <= rows {
                     JacobianMode::Forward
                 } else {
                     JacobianMode::Reverse
-                }
+                };
+                (mode, analysis.pattern)
             }
-            chosen => chosen,
+            chosen => (chosen, jacobian_pattern(func)),
         };
         let directions = match mode {
             JacobianMode::Forward => cols.clamp(1, MAX_DIRECTIONS),
@@ -218,27 +218,21 @@ impl Jacobian {
         })
     }
 
-    /// The sparse path: the primal for `y`, the seed-baked program for the nonzeros.
-    fn sparse(
-        func: &Function,
-        pattern: SparsityPattern,
-        coloring: Coloring,
-        opts: &Options,
-    ) -> Result<Jacobian> {
-        let program = sparse_jacobian(func, &pattern, &coloring);
+    /// The sparse path: the primal for `y`, the plan's seed-baked program for the nonzeros.
+    fn sparse(func: &Function, plan: SparsePlan, opts: &Options) -> Result<Jacobian> {
         let primal = derive(func, Mode::Primal)?;
         Ok(Jacobian {
             sig: Signature::of(func),
             mode: JacobianMode::Sparse,
             layout: Layout::of(func, Kind::Jacobian),
             program: primal.layout,
-            directions: coloring.n_colors,
-            rows: pattern.nrows(),
-            cols: pattern.ncols(),
+            directions: plan.coloring.n_colors,
+            rows: plan.pattern.nrows(),
+            cols: plan.pattern.ncols(),
             runner: Runner::new(&primal.func, opts)?,
-            sparse: Some(Runner::new(&program, opts)?),
+            sparse: Some(Runner::new(&plan.program, opts)?),
             repair: None,
-            pattern,
+            pattern: plan.pattern,
         })
     }
 
@@ -463,9 +457,8 @@ pub struct Hessian {
     /// The HVP program, or with `sparse` the gradient program.
     runner: Runner,
     /// When a star colouring needs fewer than `n` products: the program of the lower
-    /// triangle's nonzeros, for each entry of `pattern` the lower entry it mirrors, and the
-    /// number of lower entries.
-    sparse: Option<(Runner, Vec<usize>, usize)>,
+    /// triangle's nonzeros.
+    sparse: Option<SparseLower>,
     /// Which output is the float one (`bool` outputs may sit beside it).
     value_at: usize,
     /// Dense mode: what rebuilds a column that came out with a NaN.
@@ -477,8 +470,25 @@ impl std::fmt::Debug for Hessian {
         f.debug_struct("Hessian")
             .field("func", &self.sig.name())
             .field("layout", &self.layout.to_string())
+            .field(
+                "sparse_colors",
+                &self.sparse.as_ref().map(|s| s.coloring.n_colors),
+            )
             .finish_non_exhaustive()
     }
+}
+
+/// A [`Hessian`]'s sparse mode, from its [`SparsePlan`]: the program of the lower triangle's
+/// nonzeros and the mirror that fills the full pattern from them.
+struct SparseLower {
+    runner: Runner,
+    /// For each entry of the full pattern, the lower-triangle value it mirrors.
+    mirror: Vec<usize>,
+    /// Nonzeros of the lower triangle: the program's outputs.
+    nnz: usize,
+    /// The star colouring the program was built from: its colours are the Hessian-vector
+    /// products folded into the program.
+    coloring: Coloring,
 }
 
 impl Hessian {
@@ -491,20 +501,7 @@ impl Hessian {
     pub fn with_options(func: &Function, opts: &Options) -> Result<Hessian> {
         // The function must verify and have one float output; the message names the Hessian.
         adjit_ir::verify(func)?;
-        let value_at = func
-            .ret_types
-            .iter()
-            .position(|t| t.is_float())
-            .unwrap_or(0);
-        let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-        if float_outputs != 1 {
-            return Err(crate::error::Error::Diff(
-                adjit_diff::DiffError::NotScalar {
-                    func: func.name.clone(),
-                    float_outputs,
-                },
-            ));
-        }
+        let value_at = adjit_diff::hessian::scalar_output(func, None)?;
         let n = func.differentiated_params().count();
         crate::memory::check_f64s(
             &func.name,
@@ -512,36 +509,31 @@ impl Hessian {
             n as u128 * n as u128,
             "use the sparse Hessian (--sparse / SparseHessian) or Hessian-vector products (hvp)",
         )?;
-        let pattern = hessian_pattern(func);
-        let coloring = best_star_coloring(&pattern);
-        if coloring.n_colors < n {
+        let analysis = Analysis::of_verified(func, SparseKind::Hessian)?;
+        if analysis.coloring.n_colors < n {
             // Fewer products than columns: one call of the seed-baked program, mirrored.
-            let plan = crate::sparse::SparsePlan::new(func, crate::sparse::SparseKind::Hessian)?;
+            let plan = analysis.plan(func)?;
             let gradient = derive(func, Mode::Gradient)?;
-            let lower = &plan.pattern;
-            let mirror = pattern
-                .entries()
-                .map(|(i, j)| {
-                    let (r, c) = if j <= i { (i, j) } else { (j, i) };
-                    lower.indptr()[r] + lower.row(r).partition_point(|&k| (k as usize) < c)
-                })
-                .collect();
+            let sparse = SparseLower {
+                runner: Runner::new(&plan.program, opts)?,
+                nnz: plan.pattern.nnz(),
+                coloring: plan.coloring,
+                mirror: plan.mirror,
+            };
             return Ok(Hessian {
                 sig: Signature::of(func),
                 layout: Layout::of(func, Kind::Hessian),
                 program: gradient.layout,
                 n,
                 runner: Runner::new(&gradient.func, opts)?,
-                sparse: Some((
-                    Runner::new(&plan.program, opts)?,
-                    mirror,
-                    plan.pattern.nnz(),
-                )),
-                pattern,
+                sparse: Some(sparse),
+                // The plan of a Hessian holds its full pattern.
+                pattern: plan.full.unwrap_or(plan.pattern),
                 value_at,
                 repair: None,
             });
         }
+        let pattern = analysis.pattern;
         let derived = derive(func, Mode::Hvp)?;
         Ok(Hessian {
             sig: Signature::of(func),
@@ -571,13 +563,13 @@ impl Hessian {
             x,
         )?;
         let (program, n) = (&self.program, self.n);
-        if let Some((sparse, mirror, nnz)) = &self.sparse {
-            return with_scratch(0, program.n_outputs() + nnz, |_, output| {
+        if let Some(sparse) = &self.sparse {
+            return with_scratch(0, program.n_outputs() + sparse.nnz, |_, output| {
                 let (gradient_out, values) = output.split_at_mut(program.n_outputs());
                 self.runner.run(x, gradient_out)?;
                 grad.copy_from_slice(&gradient_out[program.output(Part::Gradient)]);
-                sparse.run(x, values)?;
-                scatter(&self.pattern, values, Some(mirror), hess);
+                sparse.runner.run(x, values)?;
+                scatter(&self.pattern, values, Some(&sparse.mirror), hess);
                 Ok(gradient_out[program.output(Part::Outputs).start + self.value_at])
             });
         }
@@ -638,16 +630,6 @@ impl Hessian {
     /// Rows and columns of `H`: the differentiated float inputs.
     pub fn n(&self) -> usize {
         self.n
-    }
-}
-
-/// Write the row-major `dense` from the nonzeros `values` of `pattern` (through `mirror`,
-/// the value index of each entry, when the values are a lower triangle), zeros elsewhere.
-fn scatter(pattern: &SparsityPattern, values: &[f64], mirror: Option<&[usize]>, dense: &mut [f64]) {
-    dense.fill(0.0);
-    let cols = pattern.ncols();
-    for (k, (i, j)) in pattern.entries().enumerate() {
-        dense[i * cols + j] = values[mirror.map_or(k, |m| m[k])];
     }
 }
 
@@ -1054,6 +1036,176 @@ mod tests {
         // The sparse objects of the same functions fit.
         let sparse = crate::SparseJacobian::with_options(&f, &Options::on(Engine::Interp));
         assert_eq!(sparse.unwrap().nnz(), n);
+    }
+
+    /// Chained Rosenbrock in `n` variables plus `x₀·x_{n−1}` (an arrowhead corner): a sparse
+    /// Hessian whose star colouring needs fewer than `n` products.
+    fn chained(n: usize) -> Function {
+        crate::trace(n, |x| {
+            let mut sum = x[0] * x[n - 1];
+            for i in 0..n - 1 {
+                let a = 1.0 - x[i];
+                let d = x[i + 1] - x[i] * x[i];
+                sum = sum + a * a + 100.0 * d * d + (x[i] * x[i + 1]).sin();
+            }
+            sum
+        })
+    }
+
+    /// Every sparse object takes its plan from one place: `SparsePlan`, `SparseHessian` and
+    /// `Hessian` in sparse mode (and `SparseJacobian`, `Jacobian` in sparse mode) hold the same
+    /// patterns, colourings, mirror and program, and give the same bits; the numbers are those
+    /// of the interpreter's column-by-column reference Hessian and of forward mode.
+    #[test]
+    fn every_sparse_object_is_built_from_the_same_plan() {
+        for (n, seed) in [(6, 1u64), (12, 2), (31, 3)] {
+            let f = chained(n);
+            let x = Rng::new(seed).vector(n, -1.5, 1.5);
+            let plan = SparsePlan::new(&f, SparseKind::Hessian).unwrap();
+            let sparse = crate::SparseHessian::new(&f).unwrap();
+            let hess = Hessian::new(&f).unwrap();
+            let Some(lower) = &hess.sparse else {
+                panic!(
+                    "n = {n}: {} colours, the Hessian is not in sparse mode",
+                    plan.coloring.n_colors
+                );
+            };
+            assert_eq!(plan.kind, SparseKind::Hessian);
+            assert_eq!(
+                (&plan.pattern, sparse.pattern()),
+                (sparse.pattern(), &plan.pattern)
+            );
+            assert_eq!(plan.full.as_ref(), Some(sparse.full_pattern()), "n = {n}");
+            assert_eq!(&hess.pattern, sparse.full_pattern(), "n = {n}");
+            assert_eq!(&plan.coloring, sparse.coloring(), "n = {n}");
+            assert_eq!(&lower.coloring, sparse.coloring(), "n = {n}");
+            assert_eq!(lower.nnz, sparse.nnz(), "n = {n}");
+            assert_eq!(plan.mirror(), Some(&lower.mirror[..]), "n = {n}");
+            assert_eq!(&plan.program, sparse.ir(), "n = {n}");
+
+            let (mut grad, mut dense) = (vec![0.0; n], vec![f64::NAN; n * n]);
+            hess.call(&x, &mut grad, &mut dense).unwrap();
+            let mut through = vec![f64::NAN; n * n];
+            sparse.eval_dense(&x, &mut through).unwrap();
+            assert_eq!(bits(&dense), bits(&through), "n = {n}");
+            let mut values = vec![0.0; sparse.nnz()];
+            sparse.eval(&x, &mut values).unwrap();
+            let mut full = vec![0.0; sparse.full_pattern().nnz()];
+            sparse.expand(&values, &mut full).unwrap();
+            let (pattern, cols) = (sparse.full_pattern(), n);
+            for (k, (i, j)) in pattern.entries().enumerate() {
+                assert_eq!(
+                    full[k].to_bits(),
+                    dense[i * cols + j].to_bits(),
+                    "H[{i}][{j}]"
+                );
+            }
+            let reference: Vec<f64> = adjit_diff::hessian(&f, &x).unwrap().concat();
+            assert_close(&dense, &reference, 1e-12, &format!("H of chained({n})"));
+
+            // The Jacobian of its gradient map: the same plan through three objects.
+            let g = crate::derive(&f, Mode::Gradient).unwrap().func;
+            let mut g = g;
+            g.rets.remove(0);
+            g.ret_types.remove(0);
+            let plan = SparsePlan::new(&g, SparseKind::Jacobian).unwrap();
+            let sparse = crate::SparseJacobian::new(&g).unwrap();
+            let jac = Jacobian::new(&g).unwrap();
+            assert_eq!(jac.mode(), JacobianMode::Sparse, "n = {n}");
+            assert_eq!(plan.mirror(), None);
+            assert_eq!(plan.dense_pattern(), sparse.pattern());
+            assert_eq!(&jac.pattern, sparse.pattern(), "n = {n}");
+            assert_eq!(&plan.coloring, sparse.coloring(), "n = {n}");
+            assert_eq!(jac.directions(), sparse.colors(), "n = {n}");
+            assert_eq!(&plan.program, sparse.ir(), "n = {n}");
+            let (mut y, mut j) = (vec![0.0; n], vec![f64::NAN; n * n]);
+            jac.call(&x, &mut y, &mut j).unwrap();
+            let mut through = vec![f64::NAN; n * n];
+            sparse.eval_dense(&x, &mut through).unwrap();
+            assert_eq!(bits(&j), bits(&through), "n = {n}");
+            let (_, forward) = jacobian(&g, Engine::Jit, JacobianMode::Forward, &x).unwrap();
+            assert_close(&j, &forward, 1e-12, &format!("J of ∇chained({n})"));
+            assert_close(&j, &dense, 1e-12, &format!("J of ∇chained({n}) = H"));
+        }
+    }
+
+    /// A function without one float output gets one error, with one message, from every
+    /// entry point that needs a Hessian.
+    #[test]
+    fn every_hessian_refuses_a_non_scalar_function_with_one_error() {
+        let two = crate::trace_multi("two", &[Type::F64; 2], |x| vec![x[0] * x[1], x[1].exp()]);
+        let expected = "@two has 2 float outputs; a Hessian needs exactly one";
+        let errors: Vec<(&str, Error)> = vec![
+            ("Hessian", Hessian::new(&two).map(|_| ()).unwrap_err()),
+            (
+                "Hessian (interpreter)",
+                Hessian::with_options(&two, &Options::on(Engine::Interp))
+                    .map(|_| ())
+                    .unwrap_err(),
+            ),
+            (
+                "hessian",
+                hessian(&two, Engine::Jit, &[1.0, 2.0])
+                    .map(|_| ())
+                    .unwrap_err(),
+            ),
+            (
+                "SparseHessian",
+                crate::SparseHessian::new(&two).map(|_| ()).unwrap_err(),
+            ),
+            (
+                "SparsePlan",
+                SparsePlan::new(&two, SparseKind::Hessian)
+                    .map(|_| ())
+                    .unwrap_err(),
+            ),
+            (
+                "compile_object",
+                crate::sparse::compile_object(&two, SparseKind::Hessian, None, None)
+                    .map(|_| ())
+                    .unwrap_err(),
+            ),
+            (
+                "diff::hessian",
+                Error::from(adjit_diff::hessian(&two, &[1.0, 2.0]).unwrap_err()),
+            ),
+        ];
+        for (entry, err) in errors {
+            assert_eq!(err.to_string(), expected, "{entry}");
+            assert!(
+                matches!(
+                    &err,
+                    Error::Diff(adjit_diff::DiffError::NotScalar {
+                        float_outputs: 2,
+                        mode: None,
+                        ..
+                    })
+                ),
+                "{entry}: {err:?}"
+            );
+        }
+        // The gradient's and the HVP's refusal is the same error, naming the mode.
+        for mode in [Mode::Gradient, Mode::Hvp] {
+            let err = crate::derive(&two, mode).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("{mode} needs a function with one float output; @two returns (f64, f64)")
+            );
+            assert!(
+                matches!(
+                    &err,
+                    Error::Derive(adjit_diff::DeriveError::Diff(
+                        adjit_diff::DiffError::NotScalar {
+                            float_outputs: 2,
+                            ..
+                        }
+                    ))
+                ),
+                "{err:?}"
+            );
+        }
+        let summary = crate::sparse::summary(&two).unwrap();
+        assert!(!summary.contains("Hessian"), "{summary}");
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod rows;
 mod runner;
 mod scratch;
 pub mod sparse;
+mod sparse_plan;
 pub mod steps;
 mod timing;
 

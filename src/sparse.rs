@@ -32,16 +32,15 @@
 //! ```
 
 use adjit_diff::layout::{Kind, Layout, Part};
-use adjit_diff::sparsity::{
-    best_jacobian_coloring, best_star_coloring, hessian_pattern, jacobian_pattern, sparse_hessian,
-    sparse_jacobian, Coloring, SparsityPattern,
-};
+use adjit_diff::sparsity::{Coloring, SparsityPattern};
 use adjit_ir::Function;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::options::Options;
 use crate::prepared::{check_length, check_lengths, check_parts, Signature};
 use crate::runner::Runner;
+use crate::sparse_plan::{expand, scatter, Analysis};
+pub use crate::sparse_plan::{SparseKind, SparsePlan};
 
 /// The sparse Jacobian `∂yᵢ/∂xⱼ` of a function (rows: float outputs; columns: differentiated
 /// float inputs), compiled once into one program that writes its nonzeros. See the
@@ -85,11 +84,8 @@ impl std::fmt::Debug for SparseJacobian {
 /// # Ok::<(), adjit::Error>(())
 /// ```
 pub struct SparseHessian {
+    /// Its plan holds the full symmetric pattern and the mirror.
     inner: Sparse,
-    /// The full symmetric pattern, and for each of its entries the lower-triangle value it
-    /// mirrors.
-    full: SparsityPattern,
-    full_source: Vec<usize>,
 }
 
 impl std::fmt::Debug for SparseHessian {
@@ -102,36 +98,28 @@ impl std::fmt::Debug for SparseHessian {
     }
 }
 
-/// What both objects hold: the compiled program of the nonzeros and how it was built.
+/// What both objects hold: the plan of the nonzeros and its compiled program.
 struct Sparse {
     sig: Signature,
-    pattern: SparsityPattern,
-    coloring: Coloring,
+    plan: SparsePlan,
     layout: Layout,
-    program: Function,
     runner: Runner,
 }
 
 impl Sparse {
-    fn new(
-        func: &Function,
-        pattern: SparsityPattern,
-        coloring: Coloring,
-        program: Function,
-        opts: &Options,
-    ) -> Result<Sparse> {
+    /// Plan (verifying `func`) and compile the matrix of `kind`.
+    fn new(func: &Function, kind: SparseKind, opts: &Options) -> Result<Sparse> {
+        let plan = SparsePlan::new(func, kind)?;
         Ok(Sparse {
             sig: Signature::of(func),
-            layout: Layout::of(func, Kind::Nonzeros(pattern.nnz())),
-            runner: Runner::new(&program, opts)?,
-            pattern,
-            coloring,
-            program,
+            layout: Layout::of(func, Kind::Nonzeros(plan.pattern.nnz())),
+            runner: Runner::new(&plan.program, opts)?,
+            plan,
         })
     }
 
     fn eval(&self, x: &[f64], values: &mut [f64]) -> Result<()> {
-        if x.len() != self.sig.n_params() || values.len() != self.pattern.nnz() {
+        if x.len() != self.sig.n_params() || values.len() != self.plan.pattern.nnz() {
             let layout = &self.layout;
             check_lengths(
                 self.sig.name(),
@@ -155,12 +143,8 @@ impl SparseJacobian {
     /// [`SparseJacobian::new`] on the engine and with the code-generation options of `opts`
     /// (the interpreter gives the same bits).
     pub fn with_options(func: &Function, opts: &Options) -> Result<SparseJacobian> {
-        adjit_ir::verify(func)?;
-        let pattern = jacobian_pattern(func);
-        let coloring = best_jacobian_coloring(&pattern);
-        let program = sparse_jacobian(func, &pattern, &coloring);
         Ok(SparseJacobian {
-            inner: Sparse::new(func, pattern, coloring, program, opts)?,
+            inner: Sparse::new(func, SparseKind::Jacobian, opts)?,
         })
     }
 
@@ -174,12 +158,12 @@ impl SparseJacobian {
     /// [`SparseJacobian::eval`] into the dense row-major `J` (`rows() × cols()`), every entry
     /// outside the pattern exactly 0.
     pub fn eval_dense(&self, x: &[f64], dense: &mut [f64]) -> Result<()> {
-        eval_dense(&self.inner, &self.inner.pattern, None, x, dense)
+        eval_dense(&self.inner, x, dense)
     }
 
     /// The pattern (CSR); `pattern().transpose()` is its CSC form.
     pub fn pattern(&self) -> &SparsityPattern {
-        &self.inner.pattern
+        &self.inner.plan.pattern
     }
 
     /// `values` (from [`SparseJacobian::eval`]) as a `faer` sparse matrix in CSR form, ready for
@@ -198,31 +182,31 @@ impl SparseJacobian {
     /// # Ok::<(), adjit::Error>(())
     /// ```
     pub fn to_faer(&self, values: &[f64]) -> Result<faer::sparse::SparseRowMat<usize, f64>> {
-        to_faer(&self.inner, &self.inner.pattern, values)
+        to_faer(&self.inner, &self.inner.plan.pattern, values)
     }
 
     /// The colouring the program was built from.
     pub fn coloring(&self) -> &Coloring {
-        &self.inner.coloring
+        &self.inner.plan.coloring
     }
 
     /// The number of colours: forward directions (columns) or reverse sweeps (rows).
     pub fn colors(&self) -> usize {
-        self.inner.coloring.n_colors
+        self.inner.plan.coloring.n_colors
     }
 
     pub fn nnz(&self) -> usize {
-        self.inner.pattern.nnz()
+        self.inner.plan.pattern.nnz()
     }
 
     /// Rows of `J`: the float outputs.
     pub fn rows(&self) -> usize {
-        self.inner.pattern.nrows()
+        self.inner.plan.pattern.nrows()
     }
 
     /// Columns of `J`: the differentiated float inputs.
     pub fn cols(&self) -> usize {
-        self.inner.pattern.ncols()
+        self.inner.plan.pattern.ncols()
     }
 
     /// `(x) -> (nz)`.
@@ -232,7 +216,7 @@ impl SparseJacobian {
 
     /// The program that runs, `(x…) -> (nz…)`, simplified.
     pub fn ir(&self) -> &Function {
-        &self.inner.program
+        &self.inner.plan.program
     }
 
     /// The native code; `None` on the interpreter.
@@ -250,33 +234,8 @@ impl SparseHessian {
 
     /// [`SparseHessian::new`] on the engine and with the code-generation options of `opts`.
     pub fn with_options(func: &Function, opts: &Options) -> Result<SparseHessian> {
-        adjit_ir::verify(func)?;
-        let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-        if float_outputs != 1 {
-            return Err(Error::Diff(adjit_diff::DiffError::NotScalar {
-                func: func.name.clone(),
-                float_outputs,
-            }));
-        }
-        let full = hessian_pattern(func);
-        let coloring = best_star_coloring(&full);
-        let lower = full.lower_triangle();
-        let program = sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Internal {
-            func: func.name.clone(),
-            what: "the star colouring does not recover every entry",
-        })?;
-        // Entry k of the full pattern mirrors lower entry full_source[k].
-        let mut full_source = Vec::with_capacity(full.nnz());
-        for (i, j) in full.entries() {
-            let (r, c) = if j <= i { (i, j) } else { (j, i) };
-            let start = lower.indptr()[r];
-            let offset = lower.row(r).partition_point(|&k| (k as usize) < c);
-            full_source.push(start + offset);
-        }
         Ok(SparseHessian {
-            inner: Sparse::new(func, lower, coloring, program, opts)?,
-            full,
-            full_source,
+            inner: Sparse::new(func, SparseKind::Hessian, opts)?,
         })
     }
 
@@ -299,55 +258,55 @@ impl SparseHessian {
             layout.output_parts(),
             [lower.len()].into_iter(),
         )?;
-        check_length(name, layout, Part::Hessian, self.full.nnz(), full.len())?;
-        for (value, &k) in full.iter_mut().zip(&self.full_source) {
-            *value = lower[k];
-        }
+        let pattern = self.full_pattern();
+        check_length(name, layout, Part::Hessian, pattern.nnz(), full.len())?;
+        expand(&self.inner.plan.mirror, lower, full);
         Ok(())
     }
 
     /// [`SparseHessian::eval`] into the dense row-major symmetric `H` (`n() × n()`), every
     /// entry outside the pattern exactly 0.
     pub fn eval_dense(&self, x: &[f64], dense: &mut [f64]) -> Result<()> {
-        eval_dense(&self.inner, &self.full, Some(&self.full_source), x, dense)
+        eval_dense(&self.inner, x, dense)
     }
 
     /// The pattern of the lower triangle (CSR), the layout of [`SparseHessian::eval`].
     pub fn pattern(&self) -> &SparsityPattern {
-        &self.inner.pattern
+        &self.inner.plan.pattern
     }
 
     /// The full symmetric pattern (CSR; also its own CSC form).
     pub fn full_pattern(&self) -> &SparsityPattern {
-        &self.full
+        self.inner.plan.dense_pattern()
     }
 
     /// The full symmetric matrix of the lower-triangle `values` (from [`SparseHessian::eval`])
     /// as a `faer` sparse matrix in CSR form.
     pub fn to_faer(&self, values: &[f64]) -> Result<faer::sparse::SparseRowMat<usize, f64>> {
-        let mut full = vec![0.0; self.full.nnz()];
+        let pattern = self.full_pattern();
+        let mut full = vec![0.0; pattern.nnz()];
         self.expand(values, &mut full)?;
-        to_faer(&self.inner, &self.full, &full)
+        to_faer(&self.inner, pattern, &full)
     }
 
     /// The star colouring the program was built from.
     pub fn coloring(&self) -> &Coloring {
-        &self.inner.coloring
+        &self.inner.plan.coloring
     }
 
     /// The number of colours: Hessian-vector products folded into the program.
     pub fn colors(&self) -> usize {
-        self.inner.coloring.n_colors
+        self.inner.plan.coloring.n_colors
     }
 
     /// Nonzeros of the lower triangle.
     pub fn nnz(&self) -> usize {
-        self.inner.pattern.nnz()
+        self.inner.plan.pattern.nnz()
     }
 
     /// Rows and columns of `H`: the differentiated float inputs.
     pub fn n(&self) -> usize {
-        self.full.nrows()
+        self.full_pattern().nrows()
     }
 
     /// `(x) -> (nz)`.
@@ -357,7 +316,7 @@ impl SparseHessian {
 
     /// The program that runs, `(x…) -> (nz…)`, simplified.
     pub fn ir(&self) -> &Function {
-        &self.inner.program
+        &self.inner.plan.program
     }
 
     /// The native code; `None` on the interpreter.
@@ -384,20 +343,14 @@ fn to_faer(
     Ok(faer::sparse::SparseRowMat::new(symbolic, values.to_vec()))
 }
 
-/// Evaluate `sparse` and scatter its values (through `source` when the dense matrix's
-/// pattern `pattern` mirrors them) into the zeroed row-major `dense`.
-fn eval_dense(
-    sparse: &Sparse,
-    pattern: &SparsityPattern,
-    source: Option<&[usize]>,
-    x: &[f64],
-    dense: &mut [f64],
-) -> Result<()> {
+/// Evaluate `sparse` and scatter its values (through the mirror, for a Hessian) into the
+/// row-major `dense`, zeros outside the pattern.
+fn eval_dense(sparse: &Sparse, x: &[f64], dense: &mut [f64]) -> Result<()> {
+    let (pattern, mirror) = (sparse.plan.dense_pattern(), sparse.plan.mirror());
     let (rows, cols) = pattern.shape();
-    let part = if source.is_some() {
-        Part::Hessian
-    } else {
-        Part::Jacobian
+    let part = match sparse.plan.kind {
+        SparseKind::Hessian => Part::Hessian,
+        SparseKind::Jacobian => Part::Jacobian,
     };
     check_length(
         sparse.sig.name(),
@@ -406,88 +359,11 @@ fn eval_dense(
         rows * cols,
         dense.len(),
     )?;
-    crate::scratch::with_scratch(0, sparse.pattern.nnz(), |_, values| {
+    crate::scratch::with_scratch(0, sparse.plan.pattern.nnz(), |_, values| {
         sparse.eval(x, values)?;
-        dense.fill(0.0);
-        for (k, (i, j)) in pattern.entries().enumerate() {
-            dense[i * cols + j] = values[source.map_or(k, |s| s[k])];
-        }
+        scatter(pattern, values, mirror, dense);
         Ok(())
     })
-}
-
-crate::options::named! {
-    /// Which sparse derivative matrix: the name of its compile mode and bench row.
-    SparseKind, "sparse matrix" {
-        Jacobian => "sparse-jacobian", "The nonzeros of the Jacobian, CSR order: (x) -> (nz)",
-        Hessian => "sparse-hessian", "The nonzeros of the Hessian's lower triangle, CSR order: (x) -> (nz)",
-    }
-}
-
-/// The pattern, colouring and program of one sparse matrix, without compiling it.
-pub struct SparsePlan {
-    pub kind: SparseKind,
-    /// The pattern of the program's outputs (for a Hessian: the lower triangle).
-    pub pattern: SparsityPattern,
-    /// For a Hessian: the full symmetric pattern the colouring is of.
-    pub full: Option<SparsityPattern>,
-    pub coloring: Coloring,
-    /// `(x…) -> (nz…)`, simplified.
-    pub program: Function,
-}
-
-impl std::fmt::Debug for SparsePlan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SparsePlan")
-            .field("kind", &self.kind)
-            .field("nnz", &self.pattern.nnz())
-            .field("program", &self.program.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl SparsePlan {
-    /// Analyse and colour `func` and build the program of `kind` (verifies `func` first).
-    pub fn new(func: &Function, kind: SparseKind) -> Result<SparsePlan> {
-        adjit_ir::verify(func)?;
-        match kind {
-            SparseKind::Jacobian => {
-                let pattern = jacobian_pattern(func);
-                let coloring = best_jacobian_coloring(&pattern);
-                let program = sparse_jacobian(func, &pattern, &coloring);
-                Ok(SparsePlan {
-                    kind,
-                    pattern,
-                    full: None,
-                    coloring,
-                    program,
-                })
-            }
-            SparseKind::Hessian => {
-                let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-                if float_outputs != 1 {
-                    return Err(Error::Diff(adjit_diff::DiffError::NotScalar {
-                        func: func.name.clone(),
-                        float_outputs,
-                    }));
-                }
-                let full = hessian_pattern(func);
-                let coloring = best_star_coloring(&full);
-                let program =
-                    sparse_hessian(func, &full, &coloring).ok_or_else(|| Error::Internal {
-                        func: func.name.clone(),
-                        what: "the star colouring does not recover every entry",
-                    })?;
-                Ok(SparsePlan {
-                    kind,
-                    pattern: full.lower_triangle(),
-                    full: Some(full),
-                    coloring,
-                    program,
-                })
-            }
-        }
-    }
 }
 
 /// Patterns up to this many rows and columns get an ASCII spy plot in [`summary`].
@@ -500,7 +376,11 @@ pub fn summary(func: &Function) -> Result<String> {
     use std::fmt::Write as _;
     adjit_ir::verify(func)?;
     let mut out = String::new();
-    let jac = jacobian_pattern(func);
+    let Analysis {
+        pattern: jac,
+        coloring: chosen,
+        ..
+    } = Analysis::of_verified(func, SparseKind::Jacobian)?;
     let _ = writeln!(out, "; Jacobian of @{}", func.name);
     describe(&mut out, &jac, "columns", |o| {
         adjit_diff::sparsity::color_columns(&jac, o).n_colors
@@ -508,7 +388,6 @@ pub fn summary(func: &Function) -> Result<String> {
     describe(&mut out, &jac, "rows", |o| {
         adjit_diff::sparsity::color_rows(&jac, o).n_colors
     });
-    let chosen = best_jacobian_coloring(&jac);
     let _ = writeln!(
         out,
         ";   chosen: {} colours by {} ({}), lower bound {}",
@@ -521,13 +400,16 @@ pub fn summary(func: &Function) -> Result<String> {
         }
     );
     spy(&mut out, &jac);
-    if func.ret_types.iter().filter(|t| t.is_float()).count() == 1 {
-        let hess = hessian_pattern(func);
+    if adjit_diff::hessian::scalar_output(func, None).is_ok() {
+        let Analysis {
+            pattern: hess,
+            coloring: star,
+            ..
+        } = Analysis::of_verified(func, SparseKind::Hessian)?;
         let _ = writeln!(out, "; Hessian of @{} (full, symmetric)", func.name);
         describe(&mut out, &hess, "star", |o| {
             adjit_diff::sparsity::color_star(&hess, o).n_colors
         });
-        let star = best_star_coloring(&hess);
         let _ = writeln!(
             out,
             ";   chosen: {} colours, star ({}); lower triangle {} nonzeros",

@@ -10,6 +10,7 @@ use std::str::FromStr;
 
 use adjit_ir::Function;
 
+use crate::hessian::DiffError;
 use crate::layout::{Kind, Layout};
 pub use crate::seeded::vjp_seeded_with_one;
 use crate::simplify::simplify;
@@ -119,15 +120,12 @@ impl FromStr for Mode {
 }
 
 /// Why a mode cannot be derived from a function.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum DeriveError {
-    /// The gradient and the HVP need exactly one float output (`bool` outputs may sit beside it).
-    #[error("{mode} needs a function with one float output; @{func} returns ({outputs})")]
-    NotScalar {
-        mode: Mode,
-        func: String,
-        outputs: String,
-    },
+    /// The gradient and the HVP need exactly one float output (`bool` outputs may sit beside
+    /// it): [`DiffError::NotScalar`] naming the mode, the one error for that condition.
+    #[error(transparent)]
+    Diff(#[from] DiffError),
     #[error("a vector JVP needs at least one direction")]
     NoDirections,
     /// A vector JVP whose program would not fit: `directions × values` beyond
@@ -193,17 +191,6 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
 
 /// Exactly one float output (any `bool` outputs beside it are returned, not differentiated).
 fn scalar_output(func: &Function, mode: Mode) -> Result<(), DeriveError> {
-    if func.ret_types.iter().filter(|t| t.is_float()).count() == 1 {
-        return Ok(());
-    }
-    Err(DeriveError::NotScalar {
-        mode,
-        func: func.name.clone(),
-        outputs: func
-            .ret_types
-            .iter()
-            .map(|t| t.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-    })
+    crate::hessian::scalar_output(func, Some(&mode.to_string()))?;
+    Ok(())
 }

@@ -21,8 +21,20 @@ use crate::simplify::{dce, simplify};
 /// Why [`hessian`] could not compute a Hessian.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DiffError {
-    #[error("@{func} has {float_outputs} float outputs; a Hessian needs exactly one")]
-    NotScalar { func: String, float_outputs: usize },
+    /// A function without exactly one float output (`bool` outputs may sit beside it) given to
+    /// what needs one: a Hessian, a gradient, an HVP. The one error for that condition,
+    /// built by [`scalar_output`] only; [`crate::derive`] returns it inside
+    /// [`crate::DeriveError::Diff`].
+    #[error("{}", not_scalar_message(func, *float_outputs, outputs, mode.as_deref()))]
+    NotScalar {
+        func: String,
+        float_outputs: usize,
+        /// The output types as written in a signature, e.g. `f64, f64`.
+        outputs: String,
+        /// The derivative mode that needs one float output (`gradient`, `hvp`), or `None`
+        /// for a Hessian.
+        mode: Option<String>,
+    },
     #[error("@{func} takes {expected} inputs, got {got}")]
     InputCount {
         func: String,
@@ -31,6 +43,54 @@ pub enum DiffError {
     },
     #[error(transparent)]
     Interp(#[from] InterpError),
+}
+
+fn not_scalar_message(
+    func: &str,
+    float_outputs: usize,
+    outputs: &str,
+    mode: Option<&str>,
+) -> String {
+    match mode {
+        None => format!("@{func} has {float_outputs} float outputs; a Hessian needs exactly one"),
+        Some(mode) => {
+            format!("{mode} needs a function with one float output; @{func} returns ({outputs})")
+        }
+    }
+}
+
+/// The index among `func`'s outputs of its one float output, or [`DiffError::NotScalar`]
+/// naming `mode` (`None`: a Hessian) when it has none or several. Every object and pass that
+/// needs a scalar function asks here.
+///
+/// ```
+/// use adjit_diff::hessian::scalar_output;
+/// let f = adjit_ir::trace::trace_multi("two", &[adjit_ir::Type::F64; 2], |x| vec![x[0], x[1]]);
+/// let err = scalar_output(&f, None).unwrap_err();
+/// assert_eq!(err.to_string(), "@two has 2 float outputs; a Hessian needs exactly one");
+/// let err = scalar_output(&f, Some("gradient")).unwrap_err();
+/// assert_eq!(err.to_string(), "gradient needs a function with one float output; @two returns (f64, f64)");
+/// ```
+pub fn scalar_output(func: &Function, mode: Option<&str>) -> Result<usize, DiffError> {
+    let mut floats = func
+        .ret_types
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.is_float());
+    match (floats.next(), floats.next()) {
+        (Some((at, _)), None) => Ok(at),
+        _ => Err(DiffError::NotScalar {
+            func: func.name.clone(),
+            float_outputs: func.ret_types.iter().filter(|t| t.is_float()).count(),
+            outputs: func
+                .ret_types
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            mode: mode.map(str::to_string),
+        }),
+    }
 }
 
 /// `(x…, v…) -> (y…, ∇f…, H·v…)`, simplified. See the module docs.
@@ -99,13 +159,7 @@ pub fn hvp_along(func: &Function, v: &[f64]) -> Function {
 /// parameter), over its differentiated float parameters (`data` ones excluded): `H[i][j] = ∂²y/∂xᵢ∂xⱼ`, column j computed as
 /// H·eⱼ by [`hvp`] on the reference interpreter. Not symmetrised.
 pub fn hessian(func: &Function, x: &[f64]) -> Result<Vec<Vec<f64>>, DiffError> {
-    let float_outputs = func.ret_types.iter().filter(|t| t.is_float()).count();
-    if float_outputs != 1 {
-        return Err(DiffError::NotScalar {
-            func: func.name.clone(),
-            float_outputs,
-        });
-    }
+    scalar_output(func, None)?;
     if x.len() != func.n_params {
         return Err(DiffError::InputCount {
             func: func.name.clone(),
