@@ -33,6 +33,7 @@ mod memory;
 mod planning;
 pub mod revolve;
 pub mod stages;
+pub mod step_schedule;
 pub mod strategy;
 
 pub use executor::{ExecBuffers, ExecError, Executor, StageProgram, StageRunner};
@@ -40,6 +41,7 @@ pub use interp_runner::InterpRunner;
 pub use planning::{plan, Plan, PlanCost};
 pub use revolve::{Action, RevolveError};
 pub use stages::{partition, StagePartition, SLOT_BYTES};
+pub use step_schedule::{StepMemory, StepSchedule};
 pub use strategy::{ParseStrategyError, Strategy};
 
 /// Why no plan could be made.
