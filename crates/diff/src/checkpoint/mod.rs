@@ -36,7 +36,7 @@ pub mod stages;
 pub mod step_schedule;
 pub mod strategy;
 
-pub use executor::{ExecBuffers, ExecError, Executor, StageProgram, StageRunner};
+pub use executor::{ExecBuffers, ExecError, Executor, StageProgram, StageRunner, StepShape};
 pub use interp_runner::InterpRunner;
 pub use planning::{plan, Plan, PlanCost};
 pub use revolve::{Action, RevolveError};
