@@ -83,14 +83,6 @@ pub fn pass_through(func: &Function, at: &[usize]) -> Result<Function, StepError
 /// new state, then the same θ) and returns one float; an `f32` loss is promoted before the
 /// addition.
 pub fn running_sum(step: &Function, loss: &Function) -> Result<(Function, Function), StepError> {
-    let n_state = step.n_outputs();
-    if n_state == 0 || step.n_params < n_state {
-        return Err(StepError::NotAStep {
-            func: step.name.clone(),
-            outputs: n_state,
-            params: step.n_params,
-        });
-    }
     let same_params = loss.n_params == step.n_params
         && step
             .params()
@@ -99,6 +91,14 @@ pub fn running_sum(step: &Function, loss: &Function) -> Result<(Function, Functi
         return Err(StepError::LossSignature {
             loss: loss.name.clone(),
             step: step.name.clone(),
+        });
+    }
+    let n_state = step.n_outputs();
+    if n_state == 0 || step.n_params < n_state {
+        return Err(StepError::NotAStep {
+            func: step.name.clone(),
+            outputs: n_state,
+            params: step.n_params,
         });
     }
     let mut f = Function::new(format!("{}_with_{}", step.name, loss.name));
@@ -233,12 +233,19 @@ mod tests {
         let types = [Type::F64; 4];
         let step = with_data(trace_multi("osc", &types, step_fn));
         let wide = trace_multi("wide", &[Type::F64], |x| vec![x[0]; 2]);
-        let err = running_sum(&wide, &wide).unwrap_err();
-        assert!(err.to_string().contains("2 outputs and 1 parameters"), "{err}");
+        let one = trace_multi("one", &[Type::F64], |x| vec![x[0]]);
+        let err = running_sum(&wide, &one).unwrap_err();
+        assert!(
+            err.to_string().contains("2 outputs and 1 parameters"),
+            "{err}"
+        );
         // The loss's dt is differentiated where the step's is data.
         let loss = trace_multi("energy", &types, |x| vec![loss_fn(x)]);
         let err = running_sum(&step, &loss).unwrap_err();
-        assert!(err.to_string().contains("takes the step's parameters"), "{err}");
+        assert!(
+            err.to_string().contains("takes the step's parameters"),
+            "{err}"
+        );
         let err = pass_through(&step, &[2, 4]).unwrap_err();
         assert!(err.to_string().contains("parameter 4"), "{err}");
     }

@@ -261,11 +261,9 @@ impl Executor {
                 adjoint_lens.iter().copied().max().unwrap_or(0),
                 *n_once,
             ),
-            Chain::Steps { shape, .. } => (
-                shape.n_params,
-                shape.n_adjoint.max(shape.n_cotangent),
-                0,
-            ),
+            Chain::Steps { shape, .. } => {
+                (shape.n_params, shape.n_adjoint.max(shape.n_cotangent), 0)
+            }
         };
         // A reverse's primal outputs go to `state_next`, so it holds an adjoint's length too.
         let max_state = max_state.max(max_adjoint);

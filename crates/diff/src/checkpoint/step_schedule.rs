@@ -286,7 +286,10 @@ mod tests {
         assert_eq!(bytes(1000 + 24), 1);
         assert_eq!(bytes(1000 + 24 * 7 + 23), 7);
         assert_eq!(bytes(u64::MAX), ((1u64 << 40) / 24) as usize);
-        assert_eq!(schedule(Strategy::CheckpointBytes(u64::MAX), 5).snapshots(), 5);
+        assert_eq!(
+            schedule(Strategy::CheckpointBytes(u64::MAX), 5).snapshots(),
+            5
+        );
         let one = NonZeroUsize::MIN;
         let err = StepSchedule::new(Strategy::CheckpointBytes(1023), one, MEMORY).unwrap_err();
         assert_eq!(
@@ -305,8 +308,14 @@ mod tests {
     fn huge_step_counts_are_counted_not_walked() {
         let s = schedule(Strategy::Uniform, 1_000_000_000_000);
         assert_eq!(s.snapshots(), 2_000_000 - 1);
-        assert_eq!(s.advances(), 999_999 * 1_000_000 + 1_000_000_000_000 - 1_000_000);
+        assert_eq!(
+            s.advances(),
+            999_999 * 1_000_000 + 1_000_000_000_000 - 1_000_000
+        );
         let s = schedule(Strategy::Tape, usize::MAX);
-        assert_eq!((s.snapshots(), s.advances()), (usize::MAX, usize::MAX as u64 - 1));
+        assert_eq!(
+            (s.snapshots(), s.advances()),
+            (usize::MAX, usize::MAX as u64 - 1)
+        );
     }
 }
