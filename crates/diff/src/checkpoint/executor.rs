@@ -265,8 +265,6 @@ impl Executor {
                 (shape.n_params, shape.n_adjoint.max(shape.n_cotangent), 0)
             }
         };
-        // A reverse's primal outputs go to `state_next`, so it holds an adjoint's length too.
-        let max_state = max_state.max(max_adjoint);
         let widest = max_state + max_adjoint + self.n_outputs;
         Some(ExecBuffers {
             once: vec![0.0; n_once],
@@ -421,12 +419,11 @@ impl Executor {
             .run(StageProgram::Reverse(stage), &bufs.reverse_in, outputs)
             .map_err(|source| ExecError::Stage { stage, source })?;
         let (primal, adjoint) = outputs.split_at(n_out);
-        let state_out = if first {
-            &mut bufs.outputs[..n_out]
-        } else {
-            &mut bufs.state_next[..n_out]
-        };
-        state_out.copy_from_slice(primal);
+        // Only the last stage's primal outputs are kept (the chain's y); the others are the
+        // state that the next advance or restore replaces.
+        if first {
+            bufs.outputs.copy_from_slice(primal);
+        }
         bufs.adjoint_next[..a_in].copy_from_slice(adjoint);
         std::mem::swap(&mut bufs.adjoint, &mut bufs.adjoint_next);
         Ok(())
