@@ -17,6 +17,9 @@ pub mod rules;
 pub mod seeded;
 pub mod simplify;
 
+// Iterated steps: pass-through and running-sum transforms of a step function.
+pub mod steps;
+
 // Recompute-checkpointing: Revolve schedules and stage partitioning.
 pub mod checkpoint;
 

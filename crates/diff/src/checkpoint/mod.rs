@@ -22,10 +22,12 @@
 
 //!
 //! Files, in dependency order: [`strategy`] (the text forms), [`revolve`] (schedules),
-//! [`stages`] (the stage chain and its memory model per value), `memory` (the peak of a chain
-//! under a snapshot count, and a lower bound on stage tapes from the tape set `vjp` reports),
-//! `planning` (the stage count and snapshot count of each strategy), [`executor`] (the run-time
-//! driver) and [`interp_runner`] (the interpreter as a stage runner).
+//! [`step_schedule`] (the schedules over N identical steps of an iterated step: Revolve or the
+//! √N scheme, their counts, and bytes → snapshots), [`stages`] (the stage chain and its memory
+//! model per value), `memory` (the peak of a chain under a snapshot count, and a lower bound on
+//! stage tapes from the tape set `vjp` reports), `planning` (the stage count and snapshot count
+//! of each strategy), [`executor`] (the one run-time driver of an action list, for a planned
+//! stage chain or a step chain) and [`interp_runner`] (the interpreter as a stage runner).
 
 pub mod executor;
 pub mod interp_runner;
@@ -33,13 +35,15 @@ mod memory;
 mod planning;
 pub mod revolve;
 pub mod stages;
+pub mod step_schedule;
 pub mod strategy;
 
-pub use executor::{ExecBuffers, ExecError, Executor, StageProgram, StageRunner};
+pub use executor::{ExecBuffers, ExecError, Executor, StageProgram, StageRunner, StepShape};
 pub use interp_runner::InterpRunner;
 pub use planning::{plan, Plan, PlanCost};
 pub use revolve::{Action, RevolveError};
 pub use stages::{partition, StagePartition, SLOT_BYTES};
+pub use step_schedule::{StepMemory, StepSchedule};
 pub use strategy::{ParseStrategyError, Strategy};
 
 /// Why no plan could be made.
