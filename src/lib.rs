@@ -41,11 +41,15 @@ pub use adjit_ir::trace::{
 pub use adjit_ir::{Builder, Function, Type, Value};
 pub use adjit_jit as jit;
 pub use adjit_jit::{threads_for, JitOptions, ObjectCode};
+pub use checkpoint::{CheckpointStats, CheckpointedGradient};
 pub use compile::{derive, Compiled, Gradient};
+pub use compose::ComposedKernel;
 pub use error::{Error, Expected, Result};
 /// The `faer` linear-algebra crate the sparse objects convert to ([`SparseJacobian::to_faer`]).
 pub use faer;
+pub use inverse::CompiledInverse;
 pub use jacobian::{hessian, jacobian, Hessian, Jacobian};
+pub use map::MappedKernel;
 pub use one_call::{
     compile_inverse_object, compile_inverse_object_as, compile_object, compile_object_as,
     compile_object_with, dump, eval, hvp, inverse, jvp, jvp_vector, load, load_str, vjp,
@@ -53,6 +57,7 @@ pub use one_call::{
 pub use options::{DumpOptions, Engine, InverseMode, JacobianMode, Options, Stage};
 pub use prepared::Prepared;
 pub use sparse::{SparseHessian, SparseJacobian, SparseKind};
+pub use steps::{IteratedStep, StepStats, SummedLoss};
 pub use timing::time_per_call;
 
 /// The Rust examples of `docs/straight_line.md`, run as doc tests so the page stays true.

@@ -248,3 +248,19 @@ fn guide_snippet_5_runs() {
     assert_eq!(xdot, [1.0, 0.5]); // J⁻¹·v
                                   // guide-snippet-end
 }
+
+#[test]
+fn guide_snippet_6_runs() {
+    // guide-snippet-begin
+    // Any object of fixed layout through one trait: one point flat, or a batch over threads.
+    use adjit::{Jacobian, Prepared};
+    let f = adjit::trace_multi("polar", &[adjit::Type::F64; 2], |x| {
+        vec![x[0] * x[1].cos(), x[0] * x[1].sin()]
+    });
+    let jac = Jacobian::new(&f).unwrap();
+    let x = [1.0, 0.0, 2.0, 0.0, 3.0, 0.0]; // three points
+    let mut out = [0.0; 3 * 6]; // each point's y (2) ++ J (4)
+    jac.call_batch(&x, &mut out, 0).unwrap(); // 0 threads: automatic
+    assert_eq!(&out[12..], &[3.0, 0.0, 1.0, 0.0, 0.0, 3.0]);
+    // guide-snippet-end
+}
