@@ -48,7 +48,7 @@ use crate::error::JitError;
 use crate::inline_math::ClifMath;
 use crate::lanes::{lane_bitcast, lane_type, Lanes};
 use crate::options::MathImpl;
-use crate::plan::{Home, Plan, NO_SLOT};
+use crate::plan::{Fill, Home, Plan, NO_SLOT};
 use crate::roll::{Run, Source};
 
 /// The math routines declared in one module, by symbol convention.
@@ -190,6 +190,10 @@ pub(crate) fn lower_chunk<M: Module>(
     };
     let func = input.func;
     if chunk == 0 {
+        // Fills first: every other output in their spans is stored after them.
+        for fill in &input.plan.fills {
+            lowerer.lower_fill(fill)?;
+        }
         // Returned parameters are copied once, before anything else, without caching them
         // (the plan did not count them as registers).
         for v in 0..func.n_params {
@@ -457,6 +461,52 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
         self.b.ins().return_(&[]);
+        Ok(())
+    }
+
+    /// Outputs `fill.first..=fill.last` set to `fill.value`: a loop of four stores per
+    /// iteration, then the remaining one to three stores.
+    fn lower_fill(&mut self, fill: &Fill) -> Result<(), JitError> {
+        const UNROLL: usize = 4;
+        let ptr = self.module.target_config().pointer_type();
+        let unit = 8 * self.input.lanes.count() as i64;
+        let x = self.b.ins().f64const(fill.value);
+        let y = self.splat(Type::F64, x);
+        let count = fill.last - fill.first + 1;
+        let looped = count / UNROLL * UNROLL;
+        let start = offset(fill.first)? as i64 * self.input.lanes.count() as i64;
+        if looped > 0 {
+            let end = start + looped as i64 * unit;
+            let header = self.b.create_block();
+            let exit = self.b.create_block();
+            self.b.append_block_param(header, ptr);
+            let first = self.b.ins().iconst(ptr, start);
+            self.b.ins().jump(header, &[ir::BlockArg::Value(first)]);
+            self.b.switch_to_block(header);
+            let at = self.b.block_params(header)[0];
+            let addr = self.b.ins().iadd(self.outputs, at);
+            for k in 0..UNROLL as i32 {
+                self.b.ins().store(FLAGS, y, addr, k * unit as i32);
+            }
+            let next = self.b.ins().iadd_imm_s(at, UNROLL as i64 * unit);
+            let more = self
+                .b
+                .ins()
+                .icmp_imm_s(ir::condcodes::IntCC::SignedLessThan, next, end);
+            self.b
+                .ins()
+                .brif(more, header, &[ir::BlockArg::Value(next)], exit, &[]);
+            self.b.seal_block(header);
+            self.b.switch_to_block(exit);
+            self.b.seal_block(exit);
+        }
+        for out in fill.first + looped..=fill.last {
+            let at = match self.input.lanes {
+                Lanes::One => offset(out)?,
+                Lanes::Two => pair_offset(out)?,
+            };
+            self.b.ins().store(FLAGS, y, self.outputs, at);
+        }
         Ok(())
     }
 

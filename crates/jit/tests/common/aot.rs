@@ -152,6 +152,11 @@ pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
         let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
         programs.push((f, points));
     }
+    // Constants returned many times: filled by a loop over their span (plan.rs, `Fill`).
+    for seed in 0..2u64 {
+        let f = super::constant_outputs(seed);
+        programs.push((f, vec![vec![1.5, -0.25], vec![3.0, 0.5]]));
+    }
     // The example corpus, when present.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/examples");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)

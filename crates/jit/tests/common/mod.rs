@@ -132,4 +132,41 @@ pub fn long_range_chain(n_insts: usize, damp: bool) -> (Builder, Vec<adjit_ir::V
     (b, vals)
 }
 
+/// A program that returns constants many times, as a sparse Jacobian of a stencil does
+/// (plan.rs fills such outputs by a loop): `c` on a dense span with a computed output every
+/// `stride`-th place (stored over the fill), an `f32` constant (widened at the boundary), a
+/// constant returned too rarely to fill, and two dense constants whose spans overlap with
+/// each one's outputs inside the other's span (filling both would clobber the first's). Span
+/// lengths vary with `seed`, so the fill loops end with one to three single stores.
+pub fn constant_outputs(seed: u64) -> Function {
+    let mut b = Builder::new(format!("consts{seed}"));
+    let x = b.param(Type::F64, "x");
+    let y = b.param(Type::F64, "y");
+    let c = b.constant(Type::F64, -40804.0 - seed as f64);
+    let d = b.constant(Type::F32, 0.1);
+    let rare = b.constant(Type::F64, 7.0);
+    let e = b.constant(Type::F64, 2.5);
+    let g = b.constant(Type::F64, -0.5);
+    let mut rets = Vec::new();
+    let mut computed = b.mul(x, y);
+    let stride = 4 + (seed % 3) as usize;
+    for i in 0..(97 + seed as usize) {
+        if i % stride == stride - 1 {
+            computed = b.add(computed, x);
+            rets.push(computed);
+        } else {
+            rets.push(c);
+        }
+    }
+    rets.extend(std::iter::repeat_n(d, 66 + seed as usize));
+    rets.extend(std::iter::repeat_n(rare, 3));
+    // e: 90, g: 5, e: 5, g: 91 (+ seed).
+    rets.extend(std::iter::repeat_n(e, 90));
+    rets.extend(std::iter::repeat_n(g, 5));
+    rets.extend(std::iter::repeat_n(e, 5));
+    rets.extend(std::iter::repeat_n(g, 91 + seed as usize));
+    rets.push(x);
+    b.finish(&rets)
+}
+
 pub mod aot;
