@@ -110,6 +110,9 @@ pub struct Transform {
     /// `scipy.sparse.csr_matrix`, built on the first call and shared by every matrix returned
     /// (the pattern never changes), so a call converts only the values.
     csr: PyOnceLock<SparseIndex>,
+    /// The attributes of the first sparse matrix returned, without its values: later
+    /// matrices are that state with their own values (see [`Transform::sparse`]).
+    csr_state: PyOnceLock<Py<PyAny>>,
     /// The function's name, for messages.
     name: String,
     repr: String,
@@ -265,6 +268,7 @@ impl Transform {
             },
             threads: s.threads,
             csr: PyOnceLock::new(),
+            csr_state: PyOnceLock::new(),
             name: func.name.clone(),
             repr: format!(
                 "<adjit.{} of @{} ({} inputs{}, strategy {}, engine {})>",
@@ -467,11 +471,29 @@ impl Transform {
         };
         let index = self.csr.get_or_try_init(py, || sparse_index(py, pattern))?;
         let data = arrays::vector(py, values);
+        let class = index.csr_matrix.bind(py);
+        if let Some(state) = self.csr_state.get(py) {
+            // The first matrix's attributes, SciPy's own (its constructor checked the
+            // pattern once), with this call's values: the constructor's checks cost 25 µs a
+            // call, a quarter of a 10⁴-unknown Bratu Jacobian.
+            let m = class.call_method1("__new__", (class,))?;
+            m.getattr("__dict__")?
+                .call_method1("update", (state.bind(py),))?;
+            m.setattr("data", data)?;
+            return Ok(m.unbind());
+        }
         let (r, c) = pattern.shape();
-        let m = index.csr_matrix.bind(py).call1((
+        let m = class.call1((
             (data, index.indices.bind(py), index.indptr.bind(py)),
             (r, c),
         ))?;
+        // Kept only where SciPy keeps a matrix's state in its `__dict__` (every version
+        // since 1.0); otherwise each call goes through the constructor.
+        if let Ok(dict) = m.getattr("__dict__").and_then(|d| d.call_method0("copy")) {
+            if dict.del_item("data").is_ok() {
+                let _ = self.csr_state.set(py, dict.unbind());
+            }
+        }
         Ok(m.unbind())
     }
 

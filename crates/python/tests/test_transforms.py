@@ -395,3 +395,29 @@ def test_sparse_results_share_the_pattern_not_the_values():
     Ja.data[:] = 0.0  # the caller owns the values
     np.testing.assert_array_equal(jac(a).toarray(), dense(a))
     np.testing.assert_array_equal((Jb.tocsc() @ np.ones(3)), dense(b) @ np.ones(3))
+
+
+def test_later_sparse_results_are_whole_scipy_matrices():
+    # The first matrix goes through SciPy's constructor; later ones reuse its checked state
+    # with their own values. They must behave exactly like constructed ones.
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    chain = adjit.trace(lambda x: [x[0] * x[1] + 3, adjit.sin(x[1]) + x[2] ** 2 + 2, adjit.exp(x[2]) + x[0]], 3)
+    jac, dense = adjit.jacobian(chain, sparse=True), adjit.jacobian(chain)
+    hess = adjit.hessian(adjit.trace(lambda x: x[0] ** 2 * x[1] + adjit.exp(x[2]), 3), sparse=True)
+    for k in range(3):
+        x = np.array([0.5 + k, -1.0, 2.0 - k])
+        J = jac(x)
+        fresh = sp.csr_matrix((J.data.copy(), J.indices.copy(), J.indptr.copy()), shape=J.shape)
+        assert type(J) is type(fresh) and J.shape == fresh.shape and J.nnz == fresh.nnz
+        assert J.has_sorted_indices and J.has_canonical_format and J.dtype == np.float64
+        np.testing.assert_array_equal(J.toarray(), dense(x))
+        assert (J != fresh).nnz == 0 and repr(J) == repr(fresh) and str(J) == str(fresh)
+        np.testing.assert_array_equal(J.T.toarray(), dense(x).T)
+        np.testing.assert_array_equal((J @ J).toarray(), fresh.dot(fresh).toarray())
+        v = np.ones(3)
+        np.testing.assert_allclose(J @ spla.spsolve(J.tocsc(), v), v, rtol=1e-12)
+        H = hess(x)
+        np.testing.assert_array_equal(H.toarray(), H.toarray().T)
+        assert H.nnz == sp.csr_matrix(H.toarray()).nnz
