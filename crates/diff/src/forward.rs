@@ -178,8 +178,8 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
     for (v, inst) in func.insts() {
         let mapped = inst.map_values(|u| map[u.index()]);
         let y = b.inst(mapped.clone());
-        if let Some(n) = func.name_of(v) {
-            b.set_name(y, n);
+        if let Some(n) = func.name(v) {
+            b.set_name(y, n.clone());
         }
         map.push(y);
         if !act.is_active(v) {
@@ -229,7 +229,7 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
             }
             let dy = combine(&mut TypedBuilder { b: &mut b, ty }, &terms);
             if let Some(n) = func.name_of(v) {
-                names.name_new(&mut b, dy, first_new, tangent_name(n, k, dir));
+                names.name_new(&mut b, dy, first_new, || tangent_name(n, k, dir));
             }
             tangents[v.index()] = Some(dy);
         }

@@ -108,8 +108,8 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
     }
     for (v, inst) in func.insts() {
         let y = b.inst(inst.map_values(|u| map[u.index()]));
-        if let Some(n) = func.name_of(v) {
-            b.set_name(y, n);
+        if let Some(n) = func.name(v) {
+            b.set_name(y, n.clone());
         }
         map.push(y);
     }
@@ -133,7 +133,7 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
             continue;
         };
         if let Some(n) = func.name_of(v) {
-            names.name_new(&mut b, dy, forward_end, format!("{n}_b"));
+            names.name_new(&mut b, dy, forward_end, || format!("{n}_b"));
         }
         let operands = inst.operands();
         let mut wanted = [false; 3];
@@ -179,7 +179,7 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         let dp = match adjoint[p.index()] {
             Some(a) => {
                 if let Some(n) = func.name_of(p) {
-                    names.name_new(&mut b, a, forward_end, format!("{n}_b"));
+                    names.name_new(&mut b, a, forward_end, || format!("{n}_b"));
                 }
                 a
             }

@@ -40,7 +40,7 @@
 //! This file also holds the `NameTable` that forward and reverse mode name derived values
 //! with.
 
-use adjit_ir::{math, BinaryOp, Builder, CmpPred, InstData, Operand, Type, UnaryOp, Value};
+use adjit_ir::{math, BinaryOp, Builder, CmpPred, InstData, Name, Operand, Type, UnaryOp, Value};
 
 /// Where the rulebook emits arithmetic. `Num` is a float quantity of the function being built:
 /// a value or a literal. Implementations may fold literals (with [`adjit_ir::math`]'s
@@ -511,7 +511,7 @@ pub fn partials<E: Emitter>(
 /// derived name gets a `_2`, `_3`, … suffix (the verifier rejects duplicate names).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct NameTable {
-    taken: std::collections::HashSet<String>,
+    taken: std::collections::HashSet<Name>,
 }
 
 impl NameTable {
@@ -523,22 +523,30 @@ impl NameTable {
     }
 
     /// Reserve `base` (or a suffixed variant) and return it.
-    pub(crate) fn fresh(&mut self, base: String) -> String {
+    pub(crate) fn fresh(&mut self, base: String) -> Name {
         let mut name = base.clone();
         let mut k = 2;
-        while self.taken.contains(&name) {
+        while self.taken.contains(name.as_str()) {
             name = format!("{base}_{k}");
             k += 1;
         }
+        let name = Name::from(name);
         self.taken.insert(name.clone());
         name
     }
 
     /// Give `v` a fresh name derived from `base` unless it already has one or was defined
     /// before `first_new` (it then belongs to some other value: an alias).
-    pub(crate) fn name_new(&mut self, b: &mut Builder, v: Value, first_new: usize, base: String) {
+    /// `base` is only called when a name is given (most adjoints and tangents are aliases).
+    pub(crate) fn name_new(
+        &mut self,
+        b: &mut Builder,
+        v: Value,
+        first_new: usize,
+        base: impl FnOnce() -> String,
+    ) {
         if v.index() >= first_new && b.func().name_of(v).is_none() {
-            let name = self.fresh(base);
+            let name = self.fresh(base());
             b.set_name(v, name);
         }
     }

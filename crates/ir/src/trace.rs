@@ -68,7 +68,7 @@ where
 {
     let mut func = trace_multi(name, &vec![Type::F64; inputs.len()], |x| vec![f(x)]);
     for (data, input) in func.values.iter_mut().zip(inputs) {
-        data.name = Some((*input).to_string());
+        data.name = Some((*input).into());
     }
     func
 }
