@@ -221,3 +221,78 @@ fn simplify_reaches_a_fixpoint() {
 }",
     );
 }
+
+// `fold` and `identities` copy nothing until the first instruction they change; these pin
+// what follows it: the kept prefix, aliases, and rewrites that look back into the prefix
+// (before and after the output is built).
+
+#[test]
+fn fold_rewrites_after_an_unchanged_prefix() {
+    check(
+        fold,
+        "func @f(%x: f64) -> (f64, f64, f64) {
+            %a = mul %x, %x
+            %k = const f64 3.0
+            %b = add %a, %k
+            %t = const bool true
+            %s = select %t, %b, %a
+            %y = mul %s, %k
+            ret %y, %a, %s
+        }",
+        "func @f(%x: f64) -> (f64, f64, f64) {
+    %a = mul %x, %x
+    %k = const f64 3.0
+    %b = add %a, 3.0
+    %t = const bool true
+    %y = mul %b, 3.0
+    ret %y, %a, %b
+}",
+    );
+}
+
+#[test]
+fn identities_rewrite_after_an_unchanged_prefix() {
+    check(
+        identities,
+        "func @f(%x: f64) -> (f64, f64, f64, f64, f64) {
+            %n = neg %x
+            %a = mul %x, 2.0
+            %c = add %a, %n
+            %b = mul %a, 1.0
+            %d = add %b, %n
+            %e = neg %n
+            %m = neg %d
+            %g = mul %e, %d
+            %h = add %g, %m
+            ret %c, %d, %g, %b, %h
+        }",
+        "func @f(%x: f64) -> (f64, f64, f64, f64, f64) {
+    %n = neg %x
+    %a = mul %x, 2.0
+    %c = sub %a, %x
+    %d = sub %a, %x
+    %m = neg %d
+    %g = mul %x, %d
+    %h = sub %g, %d
+    ret %c, %d, %g, %a, %h
+}",
+    );
+}
+
+#[test]
+fn passes_that_change_nothing_return_their_input() {
+    let f = verified(
+        parse_function(
+            "func @f(%x: f64, data %t: f64) -> (f64, f64) {
+                %a = mul %x, %t
+                %b = sin %a
+                ret %b, %a
+            }",
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+        "parse",
+    );
+    for pass in [fold, identities, cse, dce, simplify] {
+        assert_eq!(pass(&f), f);
+    }
+}
