@@ -37,7 +37,7 @@ use adjit_ir::{Builder, Function, Operand, Type, Value};
 
 use crate::activity::activity;
 use crate::forward::zero;
-use crate::rules::{carries_derivative, partials, value_of, NameTable, Partial, TypedBuilder};
+use crate::rules::{carries_derivative, partials, value_of, NameTable, TypedBuilder};
 
 /// What the adjoint sweep of [`vjp`] reads from the forward sweep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -125,7 +125,11 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
             });
         }
     }
-    for (v, inst) in func.insts().collect::<Vec<_>>().into_iter().rev() {
+    for i in (func.n_params..func.n_values()).rev() {
+        let v = Value::new(i);
+        let Some(inst) = func.inst(v) else {
+            continue;
+        };
         if !act.is_active(v) {
             continue;
         }
@@ -135,11 +139,10 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         if let Some(n) = func.name_of(v) {
             names.name_new(&mut b, dy, forward_end, || format!("{n}_b"));
         }
-        let operands = inst.operands();
         let mut wanted = [false; 3];
-        for (pos, op) in operands.iter().enumerate() {
-            if let Operand::Value(u) = op {
-                wanted[pos] = carries_derivative(inst, pos) && act.is_active(*u);
+        for (pos, w) in wanted.iter_mut().enumerate() {
+            if let Some(Operand::Value(u)) = inst.operand(pos) {
+                *w = carries_derivative(inst, pos) && act.is_active(u);
             }
         }
         if !wanted.iter().any(|&w| w) {
@@ -147,28 +150,24 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         }
         let mapped = inst.map_values(|u| map[u.index()]);
         let y = map[v.index()];
-        // (operand position, partial, the adjoint it scales)
         let ty = b.ty(y);
         // Every operand's contribution comes from the rulebook alone, never from whether the
         // other operands are active: a checkpoint stage sees a value that is passive in the
         // whole function (`ceil`'s result) as an active input, and its adjoints must still be
         // the tape's bit for bit.
-        let contributions: Vec<(usize, Partial<Operand>, Value)> = partials(
+        let contributions = partials(
             &mut TypedBuilder { b: &mut b, ty },
             &mapped,
             y.into(),
             &wanted,
-        )
-        .into_iter()
-        .map(|(pos, p)| (pos, p, dy))
-        .collect();
-        for (pos, p, t) in contributions {
-            let u = operands[pos]
-                .as_value()
-                .expect("wanted operands are values");
+        );
+        for (pos, p) in contributions {
+            let Some(Operand::Value(u)) = inst.operand(pos) else {
+                unreachable!("wanted operands are values")
+            };
             let acc = adjoint[u.index()].map(Operand::from);
             let e = &mut TypedBuilder { b: &mut b, ty };
-            adjoint[u.index()] = Some(value_of(p.apply_to(e, acc, t.into())));
+            adjoint[u.index()] = Some(value_of(p.apply_to(e, acc, dy.into())));
         }
     }
 

@@ -146,6 +146,24 @@ impl InstData {
         out
     }
 
+    /// Operand number `pos` in text order (what `operands()[pos]` is), without allocating;
+    /// `None` past the last.
+    pub fn operand(&self, pos: usize) -> Option<Operand> {
+        match self {
+            InstData::Const { .. } => None,
+            InstData::Unary { arg, .. }
+            | InstData::Powi { arg, .. }
+            | InstData::Fpromote { arg }
+            | InstData::Fdemote { arg } => (pos == 0).then_some(Operand::Value(*arg)),
+            InstData::Binary { args, .. } | InstData::Fcmp { args, .. } => args.get(pos).copied(),
+            InstData::Fma { args } => args.get(pos).copied(),
+            InstData::Select { cond, args } => match pos {
+                0 => Some(Operand::Value(*cond)),
+                _ => args.get(pos - 1).copied(),
+            },
+        }
+    }
+
     /// Calls `f` on every operand, in text order, without allocating.
     pub fn for_each_operand(&self, mut f: impl FnMut(Operand)) {
         match self {
