@@ -8,7 +8,7 @@
 use std::hash::BuildHasher;
 
 use adjit_ir::{Function, InstData, Type, Value};
-use hashbrown::HashTable;
+use hashbrown::{hash_table, HashTable};
 use rustc_hash::FxBuildHasher;
 
 use super::{copy_params, finish, operand_key};
@@ -34,15 +34,19 @@ pub fn cse(func: &Function) -> Function {
         let inst = inst.map_values(|u| map[u.index()]);
         let key = (data.ty, canonical(&inst));
         let hash = hasher.hash_one(&key);
-        if let Some(&earlier) = seen.find(hash, |&w| key_of(&out, w) == key) {
-            map.push(Value::new(earlier as usize));
-            continue;
+        // One probe: the slot found vacant receives the index the instruction is about to get.
+        let entry = seen.entry(
+            hash,
+            |&w| key_of(&out, w) == key,
+            |&w| hasher.hash_one(key_of(&out, w)),
+        );
+        match entry {
+            hash_table::Entry::Occupied(e) => map.push(Value::new(*e.get() as usize)),
+            hash_table::Entry::Vacant(e) => {
+                e.insert(out.n_values() as u32);
+                map.push(out.push_inst(data.ty, inst, data.name.clone()));
+            }
         }
-        let new = out.push_inst(data.ty, inst, data.name.clone());
-        seen.insert_unique(hash, new.index() as u32, |&w| {
-            hasher.hash_one(key_of(&out, w))
-        });
-        map.push(new);
     }
     finish(out, func, &map)
 }

@@ -38,7 +38,14 @@ const MAX_ROUNDS: usize = 8;
 /// assert_eq!(s.n_insts(), 2); // add x, x; mul
 /// ```
 pub fn simplify(func: &Function) -> Function {
-    let mut current = dce(&cse(&identities(&fold(func))));
+    // Each intermediate program is dropped once the next pass has read it (a nested call
+    // would hold all four until the end of the statement: the peak memory of a large program).
+    let folded = fold::fold_changed(func);
+    let rewritten = identities::identities_changed(folded.as_ref().unwrap_or(func)).or(folded);
+    let unique = cse(rewritten.as_ref().unwrap_or(func));
+    drop(rewritten);
+    let mut current = dce(&unique);
+    drop(unique);
     for _ in 1..MAX_ROUNDS {
         // The usual last round changes nothing: the passes then only scan `current` and build
         // no copy of it (`None`), which is most of that round's cost on large programs.
@@ -54,7 +61,10 @@ pub fn simplify(func: &Function) -> Function {
             // miss on large programs, per instruction).
             break;
         }
-        let next = dce(&cse(&rewritten));
+        let unique = cse(&rewritten);
+        drop(rewritten);
+        let next = dce(&unique);
+        drop(unique);
         if next == current {
             break;
         }
