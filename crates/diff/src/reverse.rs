@@ -64,7 +64,7 @@ pub struct TapeStats {
 /// assert_eq!(adjit_ir::interpret(&g, &[3.0, 5.0, 1.0]).unwrap(), vec![15.0, 5.0, 3.0]);
 /// ```
 pub fn vjp(func: &Function) -> Function {
-    vjp_with_tape(func).0
+    build_vjp(func).0
 }
 
 /// The size of the tape of [`vjp`]: the primal intermediates its adjoint sweep reads.
@@ -85,6 +85,21 @@ pub struct Tape {
 /// [`vjp`] and its [`Tape`] in one pass. Checkpointing's memory model reads the tape set from
 /// here rather than re-deriving which values the adjoint sweep reads.
 pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
+    let (out, forward) = build_vjp(func);
+    let tape = tape_of(func, &out, &forward);
+    (out, tape)
+}
+
+/// Where the forward sweep of a built VJP lies: `out`'s values `first_inst..end` copy the
+/// primal instructions, `map` sends each primal value to its copy.
+struct ForwardSweep {
+    first_inst: usize,
+    end: usize,
+    map: Vec<Value>,
+}
+
+/// The VJP and the layout of its forward sweep (which [`tape_of`] reads; [`vjp`] skips it).
+fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
     let act = activity(func);
     let mut names = NameTable::new(func);
     let mut b = Builder::new(format!("{}_vjp", func.name));
@@ -187,7 +202,23 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         rets.push(dp);
     }
     let out = b.finish(&rets);
+    (
+        out,
+        ForwardSweep {
+            first_inst,
+            end: forward_end,
+            map,
+        },
+    )
+}
 
+/// The primal values that the adjoint lines of `out` (built by [`build_vjp`]) read.
+fn tape_of(func: &Function, out: &Function, forward: &ForwardSweep) -> Tape {
+    let ForwardSweep {
+        first_inst,
+        end: forward_end,
+        ref map,
+    } = *forward;
     // Forward-sweep values of `out` back to the primal values they copy.
     let mut primal_of: Vec<Option<Value>> = vec![None; forward_end - first_inst];
     for (v, _) in func.insts() {
@@ -213,5 +244,5 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         values: values.len(),
         bytes: values.iter().map(|&v| func.ty(v).bytes()).sum(),
     };
-    (out, Tape { values, stats })
+    Tape { values, stats }
 }
