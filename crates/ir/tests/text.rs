@@ -747,7 +747,11 @@ fn operand_by_position_is_the_operand_list() {
             for (_, inst) in f.insts() {
                 let list = inst.operands();
                 for pos in 0..4 {
-                    assert_eq!(inst.operand(pos), list.get(pos).copied(), "{inst:?} @ {pos}");
+                    assert_eq!(
+                        inst.operand(pos),
+                        list.get(pos).copied(),
+                        "{inst:?} @ {pos}"
+                    );
                 }
                 seen += list.len();
             }
