@@ -296,3 +296,35 @@ fn passes_that_change_nothing_return_their_input() {
         assert_eq!(pass(&f), f);
     }
 }
+
+/// CSE searches the users of an instruction's latest operand, through a list while they are
+/// few and a hash table past 16: duplicates are found on both sides of that switch (here 40
+/// products of `%x`, repeated with their factors swapped, and repeated constants).
+#[test]
+fn cse_finds_duplicates_among_many_users_of_one_value() {
+    use adjit_ir::{Builder, Type};
+    let mut b = Builder::new("f");
+    let x = b.param(Type::F64, "x");
+    let n = 40;
+    let firsts: Vec<_> = (0..n).map(|i| b.mul(x, f64::from(i) + 2.0)).collect();
+    let seconds: Vec<_> = (0..n).map(|i| b.mul(f64::from(i) + 2.0, x)).collect();
+    let c1 = b.constant(Type::F64, 1.5);
+    let c2 = b.constant(Type::F64, 1.5);
+    let rets: Vec<_> = firsts
+        .iter()
+        .chain(&seconds)
+        .chain([&c1, &c2])
+        .copied()
+        .collect();
+    let f = verified(b.finish(&rets), "build");
+    let g = verified(cse(&f), "cse");
+    assert_eq!(g.n_insts(), n as usize + 1, "got:\n{g}");
+    for i in 0..n as usize {
+        assert_eq!(g.rets[i], g.rets[n as usize + i], "product {i}:\n{g}");
+    }
+    assert_eq!(g.rets[2 * n as usize], g.rets[2 * n as usize + 1]);
+    for x in [-1.5, 0.0, 3.25] {
+        let run = |h: &Function| adjit_ir::interpret(h, &[x]).expect("runs");
+        assert_eq!(run(&f), run(&g), "at x = {x}");
+    }
+}
