@@ -57,8 +57,7 @@ pub fn simplify(func: &Function) -> Function {
         if rewritten == current {
             // `current` is the output of `cse` then `dce`: it has no two equal instructions
             // and no dead one, so `cse` and `dce` would return it unchanged. Skipping them
-            // saves most of a round (CSE is the costly pass: one hash-table probe, a cache
-            // miss on large programs, per instruction).
+            // saves most of a round (each would copy the whole program).
             break;
         }
         let unique = cse(&rewritten);
