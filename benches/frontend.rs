@@ -1,7 +1,8 @@
 //! The front end at scale (issue #30 item 4): parse, verify and print of the chained
 //! Rosenbrock (six instructions per term) at 10⁴, 10⁵ and 10⁶ lines, as written by the
-//! printer and compactly (`%a=add %b,1.0`). Each phase should be linear: the time per line
-//! the same at every size, within one run.
+//! printer and compactly (`%a=add %b,1.0`), and its gradient (`vjp_seeded_with_one`, then
+//! `simplify`) at 10⁴ and 10⁵. Each phase should be linear: the time per line the same at
+//! every size, within one run.
 //!
 //! `cargo bench --bench frontend -- --warm-up-time 1 --measurement-time 5`
 
@@ -58,6 +59,18 @@ fn frontend(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("print", lines), &func, |b, func| {
             b.iter(|| func.to_string())
         });
+        // The derivative front half at scale (the gradient has about 2.2 lines per primal one).
+        if lines <= 100_000 {
+            group.bench_with_input(BenchmarkId::new("vjp_seeded", lines), &func, |b, func| {
+                b.iter(|| adjit::diff::derive::vjp_seeded_with_one(func))
+            });
+            let gradient = adjit::diff::derive::vjp_seeded_with_one(&func);
+            group.bench_with_input(
+                BenchmarkId::new("simplify_gradient", lines),
+                &gradient,
+                |b, gradient| b.iter(|| adjit::diff::simplify(gradient)),
+            );
+        }
     }
     group.finish();
 }

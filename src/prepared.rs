@@ -169,7 +169,7 @@ pub(crate) fn length_error(
 pub(crate) fn signature_of(func: &Function) -> Function {
     let mut sig = Function::new(func.name.clone());
     for p in func.params() {
-        let q = sig.add_param(func.ty(p), func.name_of(p).map(str::to_string));
+        let q = sig.add_param(func.ty(p), func.name(p).cloned());
         sig.set_param_kind(q, func.param_kind(p));
     }
     sig

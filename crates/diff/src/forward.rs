@@ -178,8 +178,8 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
     for (v, inst) in func.insts() {
         let mapped = inst.map_values(|u| map[u.index()]);
         let y = b.inst(mapped.clone());
-        if let Some(n) = func.name_of(v) {
-            b.set_name(y, n);
+        if let Some(n) = func.name(v) {
+            b.set_name(y, n.clone());
         }
         map.push(y);
         if !act.is_active(v) {
@@ -187,11 +187,10 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
         }
         // Operand positions with a (structurally nonzero) tangent in some direction: with
         // tangent parameters the same in every direction, with unit seeds per direction.
-        let operands = inst.operands();
         let mut wanted = [false; 3];
-        for (pos, op) in operands.iter().enumerate() {
-            if let Operand::Value(u) = op {
-                wanted[pos] = crate::rules::carries_derivative(inst, pos)
+        for (pos, w) in wanted.iter_mut().enumerate() {
+            if let Some(Operand::Value(u)) = inst.operand(pos) {
+                *w = crate::rules::carries_derivative(inst, pos)
                     && tangent.iter().any(|t| t[u.index()].is_some());
             }
         }
@@ -199,9 +198,9 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
             continue;
         }
         let tangent_of = |tangent: &[Option<Value>], pos: usize| -> Option<Value> {
-            let u = operands[pos]
-                .as_value()
-                .expect("wanted operands are values");
+            let Some(Operand::Value(u)) = inst.operand(pos) else {
+                unreachable!("wanted operands are values")
+            };
             tangent[u.index()]
         };
         // Every tangent term comes from the rulebook's partials alone, never from which
@@ -219,17 +218,23 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
         }
         for (dir, tangents) in tangent.iter_mut().enumerate() {
             let first_new = b.func().n_values();
-            let terms: Vec<(Partial<Operand>, Value)> = parts
-                .iter()
-                .filter_map(|&(pos, p)| Some((p, tangent_of(tangents, pos)?)))
-                .collect();
+            // At most three terms, kept on the stack (this runs once per instruction).
+            let mut terms = [(Partial::One, Value::new(0)); 3];
+            let mut n_terms = 0;
+            for &(pos, p) in parts.iter() {
+                if let Some(t) = tangent_of(tangents, pos) {
+                    terms[n_terms] = (p, t);
+                    n_terms += 1;
+                }
+            }
+            let terms = &terms[..n_terms];
             if terms.is_empty() {
                 // No seed of this direction reaches the instruction.
                 continue;
             }
-            let dy = combine(&mut TypedBuilder { b: &mut b, ty }, &terms);
+            let dy = combine(&mut TypedBuilder { b: &mut b, ty }, terms);
             if let Some(n) = func.name_of(v) {
-                names.name_new(&mut b, dy, first_new, tangent_name(n, k, dir));
+                names.name_new(&mut b, dy, first_new, || tangent_name(n, k, dir));
             }
             tangents[v.index()] = Some(dy);
         }

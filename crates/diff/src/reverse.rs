@@ -37,7 +37,7 @@ use adjit_ir::{Builder, Function, Operand, Type, Value};
 
 use crate::activity::activity;
 use crate::forward::zero;
-use crate::rules::{carries_derivative, partials, value_of, NameTable, Partial, TypedBuilder};
+use crate::rules::{carries_derivative, partials, value_of, NameTable, TypedBuilder};
 
 /// What the adjoint sweep of [`vjp`] reads from the forward sweep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub struct TapeStats {
 /// assert_eq!(adjit_ir::interpret(&g, &[3.0, 5.0, 1.0]).unwrap(), vec![15.0, 5.0, 3.0]);
 /// ```
 pub fn vjp(func: &Function) -> Function {
-    vjp_with_tape(func).0
+    build_vjp(func).0
 }
 
 /// The size of the tape of [`vjp`]: the primal intermediates its adjoint sweep reads.
@@ -85,6 +85,21 @@ pub struct Tape {
 /// [`vjp`] and its [`Tape`] in one pass. Checkpointing's memory model reads the tape set from
 /// here rather than re-deriving which values the adjoint sweep reads.
 pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
+    let (out, forward) = build_vjp(func);
+    let tape = tape_of(func, &out, &forward);
+    (out, tape)
+}
+
+/// Where the forward sweep of a built VJP lies: `out`'s values `first_inst..end` copy the
+/// primal instructions, `map` sends each primal value to its copy.
+struct ForwardSweep {
+    first_inst: usize,
+    end: usize,
+    map: Vec<Value>,
+}
+
+/// The VJP and the layout of its forward sweep (which [`tape_of`] reads; [`vjp`] skips it).
+fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
     let act = activity(func);
     let mut names = NameTable::new(func);
     let mut b = Builder::new(format!("{}_vjp", func.name));
@@ -108,8 +123,8 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
     }
     for (v, inst) in func.insts() {
         let y = b.inst(inst.map_values(|u| map[u.index()]));
-        if let Some(n) = func.name_of(v) {
-            b.set_name(y, n);
+        if let Some(n) = func.name(v) {
+            b.set_name(y, n.clone());
         }
         map.push(y);
     }
@@ -125,7 +140,11 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
             });
         }
     }
-    for (v, inst) in func.insts().collect::<Vec<_>>().into_iter().rev() {
+    for i in (func.n_params..func.n_values()).rev() {
+        let v = Value::new(i);
+        let Some(inst) = func.inst(v) else {
+            continue;
+        };
         if !act.is_active(v) {
             continue;
         }
@@ -133,13 +152,12 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
             continue;
         };
         if let Some(n) = func.name_of(v) {
-            names.name_new(&mut b, dy, forward_end, format!("{n}_b"));
+            names.name_new(&mut b, dy, forward_end, || format!("{n}_b"));
         }
-        let operands = inst.operands();
         let mut wanted = [false; 3];
-        for (pos, op) in operands.iter().enumerate() {
-            if let Operand::Value(u) = op {
-                wanted[pos] = carries_derivative(inst, pos) && act.is_active(*u);
+        for (pos, w) in wanted.iter_mut().enumerate() {
+            if let Some(Operand::Value(u)) = inst.operand(pos) {
+                *w = carries_derivative(inst, pos) && act.is_active(u);
             }
         }
         if !wanted.iter().any(|&w| w) {
@@ -147,28 +165,24 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         }
         let mapped = inst.map_values(|u| map[u.index()]);
         let y = map[v.index()];
-        // (operand position, partial, the adjoint it scales)
         let ty = b.ty(y);
         // Every operand's contribution comes from the rulebook alone, never from whether the
         // other operands are active: a checkpoint stage sees a value that is passive in the
         // whole function (`ceil`'s result) as an active input, and its adjoints must still be
         // the tape's bit for bit.
-        let contributions: Vec<(usize, Partial<Operand>, Value)> = partials(
+        let contributions = partials(
             &mut TypedBuilder { b: &mut b, ty },
             &mapped,
             y.into(),
             &wanted,
-        )
-        .into_iter()
-        .map(|(pos, p)| (pos, p, dy))
-        .collect();
-        for (pos, p, t) in contributions {
-            let u = operands[pos]
-                .as_value()
-                .expect("wanted operands are values");
+        );
+        for (pos, p) in contributions {
+            let Some(Operand::Value(u)) = inst.operand(pos) else {
+                unreachable!("wanted operands are values")
+            };
             let acc = adjoint[u.index()].map(Operand::from);
             let e = &mut TypedBuilder { b: &mut b, ty };
-            adjoint[u.index()] = Some(value_of(p.apply_to(e, acc, t.into())));
+            adjoint[u.index()] = Some(value_of(p.apply_to(e, acc, dy.into())));
         }
     }
 
@@ -179,7 +193,7 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         let dp = match adjoint[p.index()] {
             Some(a) => {
                 if let Some(n) = func.name_of(p) {
-                    names.name_new(&mut b, a, forward_end, format!("{n}_b"));
+                    names.name_new(&mut b, a, forward_end, || format!("{n}_b"));
                 }
                 a
             }
@@ -188,7 +202,23 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         rets.push(dp);
     }
     let out = b.finish(&rets);
+    (
+        out,
+        ForwardSweep {
+            first_inst,
+            end: forward_end,
+            map,
+        },
+    )
+}
 
+/// The primal values that the adjoint lines of `out` (built by [`build_vjp`]) read.
+fn tape_of(func: &Function, out: &Function, forward: &ForwardSweep) -> Tape {
+    let ForwardSweep {
+        first_inst,
+        end: forward_end,
+        ref map,
+    } = *forward;
     // Forward-sweep values of `out` back to the primal values they copy.
     let mut primal_of: Vec<Option<Value>> = vec![None; forward_end - first_inst];
     for (v, _) in func.insts() {
@@ -214,5 +244,5 @@ pub fn vjp_with_tape(func: &Function) -> (Function, Tape) {
         values: values.len(),
         bytes: values.iter().map(|&v| func.ty(v).bytes()).sum(),
     };
-    (out, Tape { values, stats })
+    Tape { values, stats }
 }

@@ -2,7 +2,7 @@
 //! the sum of the outputs): the one place cotangents become 1, for `derive`'s gradient mode,
 //! the Hessian and the sparse sweeps.
 
-use adjit_ir::{Function, InstData, Value, ValueDef};
+use adjit_ir::{Function, InstData, ParamKind, Value, ValueData, ValueDef};
 
 use crate::layout::{Kind, Layout, Part};
 
@@ -11,35 +11,26 @@ use crate::layout::{Kind, Layout, Part};
 /// outputs this is the gradient of their sum.
 pub fn vjp_seeded_with_one(func: &Function) -> Function {
     let n_seeds = Layout::of(func, Kind::Vjp).input(Part::Cotangent).len();
-    seed_last_params_with_one(&crate::reverse::vjp(func), n_seeds)
+    seed_last_params_with_one(crate::reverse::vjp(func), n_seeds)
 }
 
 /// `g` with its last `n_seeds` parameters replaced by `const 1.0`.
-pub(crate) fn seed_last_params_with_one(g: &Function, n_seeds: usize) -> Function {
+///
+/// Every value keeps its index (a seed parameter becomes a `const` in its place, the first
+/// lines of the body), so `g` is rewritten in place rather than copied: no operand changes.
+/// A seed loses its name and, were it one, its data kind.
+pub(crate) fn seed_last_params_with_one(mut g: Function, n_seeds: usize) -> Function {
     let n_x = g.n_params - n_seeds;
-    let mut out = Function::new(g.name.clone());
-    out.values.extend(g.values[..n_x].iter().cloned());
-    out.n_params = n_x;
-    for p in g.params().take(n_x) {
-        out.set_param_kind(p, g.param_kind(p));
+    for p in n_x..g.n_params {
+        let seed = Value::new(p);
+        g.set_param_kind(seed, ParamKind::Differentiated);
+        let ty = g.ty(seed);
+        g.values[p] = ValueData {
+            ty,
+            def: ValueDef::Inst(InstData::constant(ty, 1.0)),
+            name: None,
+        };
     }
-    let mut map: Vec<Value> = g.params().take(n_x).collect();
-    for p in g.params().skip(n_x) {
-        let ty = g.ty(p);
-        map.push(out.push_inst(ty, InstData::constant(ty, 1.0), None));
-    }
-    for data in &g.values[g.n_params..] {
-        if let ValueDef::Inst(inst) = &data.def {
-            let new = out.push_inst(
-                data.ty,
-                inst.map_values(|u| map[u.index()]),
-                data.name.clone(),
-            );
-            map.push(new);
-        }
-    }
-    for &r in &g.rets {
-        out.push_ret(map[r.index()]);
-    }
-    out
+    g.n_params = n_x;
+    g
 }

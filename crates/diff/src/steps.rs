@@ -105,15 +105,15 @@ pub fn running_sum(step: &Function, loss: &Function) -> Result<(Function, Functi
     let mut params: Vec<Value> = Vec::with_capacity(step.n_params + 1);
     for p in step.params() {
         if p.index() == n_state {
-            f.add_param(Type::F64, Some(running_name(step)));
+            f.add_param(Type::F64, Some(running_name(step).into()));
         }
-        let v = f.add_param(step.ty(p), step.name_of(p).map(String::from));
+        let v = f.add_param(step.ty(p), step.name(p).cloned());
         f.set_param_kind(v, step.param_kind(p));
         params.push(v);
     }
     let acc = Value::new(n_state);
     if step.n_params == n_state {
-        f.add_param(Type::F64, Some(running_name(step)));
+        f.add_param(Type::F64, Some(running_name(step).into()));
     }
     let next = f.inline(step, &params);
     // ℓ reads the new state and the same θ.
@@ -139,7 +139,7 @@ pub fn running_sum(step: &Function, loss: &Function) -> Result<(Function, Functi
     f.push_ret(sum);
     let mut total = Function::new(format!("{}_total", f.name));
     for p in f.params() {
-        let v = total.add_param(f.ty(p), f.name_of(p).map(String::from));
+        let v = total.add_param(f.ty(p), f.name(p).cloned());
         total.set_param_kind(v, f.param_kind(p));
     }
     total.push_ret(acc);

@@ -86,3 +86,36 @@ fn examples_satisfy_the_adjoint_identity_and_finite_differences() {
         check_derivatives(&f, &x);
     }
 }
+
+/// `vjp_seeded_with_one` is `vjp` with each cotangent parameter turned into an unnamed
+/// `const 1.0` in its place (the parameters before them keep their kinds): rebuilt here
+/// line by line from `vjp`'s output and compared whole.
+#[test]
+fn seeded_vjp_is_the_vjp_with_unit_constant_seeds() {
+    use adjit_ir::{InstData, Value, ValueDef};
+    for (path, f) in examples() {
+        let g = vjp(&f);
+        let n_x = f.n_params;
+        let mut expected = Function::new(g.name.clone());
+        for p in f.params() {
+            let q = expected.add_param(g.ty(p), g.name(p).cloned());
+            expected.set_param_kind(q, g.param_kind(p));
+        }
+        for p in g.params().skip(n_x) {
+            let ty = g.ty(p);
+            expected.push_inst(ty, InstData::constant(ty, 1.0), None);
+        }
+        for v in g.all_values().skip(g.n_params) {
+            let data = g.data(v);
+            let ValueDef::Inst(inst) = &data.def else {
+                panic!("{path}: {v} is a parameter after the instructions began")
+            };
+            expected.push_inst(data.ty, inst.clone(), data.name.clone());
+        }
+        for &r in &g.rets {
+            expected.push_ret(Value::new(r.index()));
+        }
+        let seeded = verified(adjit_diff::derive::vjp_seeded_with_one(&f), "seeded");
+        assert_eq!(seeded, expected, "{path} @{}", f.name);
+    }
+}

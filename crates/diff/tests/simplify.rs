@@ -221,3 +221,110 @@ fn simplify_reaches_a_fixpoint() {
 }",
     );
 }
+
+// `fold` and `identities` copy nothing until the first instruction they change; these pin
+// what follows it: the kept prefix, aliases, and rewrites that look back into the prefix
+// (before and after the output is built).
+
+#[test]
+fn fold_rewrites_after_an_unchanged_prefix() {
+    check(
+        fold,
+        "func @f(%x: f64) -> (f64, f64, f64) {
+            %a = mul %x, %x
+            %k = const f64 3.0
+            %b = add %a, %k
+            %t = const bool true
+            %s = select %t, %b, %a
+            %y = mul %s, %k
+            ret %y, %a, %s
+        }",
+        "func @f(%x: f64) -> (f64, f64, f64) {
+    %a = mul %x, %x
+    %k = const f64 3.0
+    %b = add %a, 3.0
+    %t = const bool true
+    %y = mul %b, 3.0
+    ret %y, %a, %b
+}",
+    );
+}
+
+#[test]
+fn identities_rewrite_after_an_unchanged_prefix() {
+    check(
+        identities,
+        "func @f(%x: f64) -> (f64, f64, f64, f64, f64) {
+            %n = neg %x
+            %a = mul %x, 2.0
+            %c = add %a, %n
+            %b = mul %a, 1.0
+            %d = add %b, %n
+            %e = neg %n
+            %m = neg %d
+            %g = mul %e, %d
+            %h = add %g, %m
+            ret %c, %d, %g, %b, %h
+        }",
+        "func @f(%x: f64) -> (f64, f64, f64, f64, f64) {
+    %n = neg %x
+    %a = mul %x, 2.0
+    %c = sub %a, %x
+    %d = sub %a, %x
+    %m = neg %d
+    %g = mul %x, %d
+    %h = sub %g, %d
+    ret %c, %d, %g, %a, %h
+}",
+    );
+}
+
+#[test]
+fn passes_that_change_nothing_return_their_input() {
+    let f = verified(
+        parse_function(
+            "func @f(%x: f64, data %t: f64) -> (f64, f64) {
+                %a = mul %x, %t
+                %b = sin %a
+                ret %b, %a
+            }",
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+        "parse",
+    );
+    for pass in [fold, identities, cse, dce, simplify] {
+        assert_eq!(pass(&f), f);
+    }
+}
+
+/// CSE searches the users of an instruction's latest operand, through a list while they are
+/// few and a hash table past 16: duplicates are found on both sides of that switch (here 40
+/// products of `%x`, repeated with their factors swapped, and repeated constants).
+#[test]
+fn cse_finds_duplicates_among_many_users_of_one_value() {
+    use adjit_ir::{Builder, Type};
+    let mut b = Builder::new("f");
+    let x = b.param(Type::F64, "x");
+    let n = 40;
+    let firsts: Vec<_> = (0..n).map(|i| b.mul(x, f64::from(i) + 2.0)).collect();
+    let seconds: Vec<_> = (0..n).map(|i| b.mul(f64::from(i) + 2.0, x)).collect();
+    let c1 = b.constant(Type::F64, 1.5);
+    let c2 = b.constant(Type::F64, 1.5);
+    let rets: Vec<_> = firsts
+        .iter()
+        .chain(&seconds)
+        .chain([&c1, &c2])
+        .copied()
+        .collect();
+    let f = verified(b.finish(&rets), "build");
+    let g = verified(cse(&f), "cse");
+    assert_eq!(g.n_insts(), n as usize + 1, "got:\n{g}");
+    for i in 0..n as usize {
+        assert_eq!(g.rets[i], g.rets[n as usize + i], "product {i}:\n{g}");
+    }
+    assert_eq!(g.rets[2 * n as usize], g.rets[2 * n as usize + 1]);
+    for x in [-1.5, 0.0, 3.25] {
+        let run = |h: &Function| adjit_ir::interpret(h, &[x]).expect("runs");
+        assert_eq!(run(&f), run(&g), "at x = {x}");
+    }
+}

@@ -1,6 +1,6 @@
 //! Building well-typed functions: the API every transform and front end uses to emit IR.
 
-use crate::function::{Function, InstData, Operand, ParamKind, Value};
+use crate::function::{Function, InstData, Name, Operand, ParamKind, Value};
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
 
@@ -47,7 +47,7 @@ impl Builder {
     /// # Panics
     /// If an instruction has already been added (a programming error in the caller).
     pub fn param(&mut self, ty: Type, name: &str) -> Value {
-        self.func.add_param(ty, Some(name.to_string()))
+        self.func.add_param(ty, Some(name.into()))
     }
 
     /// Add a named data parameter ([`ParamKind::Data`]: an input that derivative programs take
@@ -91,7 +91,7 @@ impl Builder {
     }
 
     /// Give `v` a name for printing (replaces any earlier name).
-    pub fn set_name(&mut self, v: Value, name: impl Into<String>) {
+    pub fn set_name(&mut self, v: Value, name: impl Into<Name>) {
         self.func.values[v.index()].name = Some(name.into());
     }
 

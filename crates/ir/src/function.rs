@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
@@ -145,6 +146,24 @@ impl InstData {
         out
     }
 
+    /// Operand number `pos` in text order (what `operands()[pos]` is), without allocating;
+    /// `None` past the last.
+    pub fn operand(&self, pos: usize) -> Option<Operand> {
+        match self {
+            InstData::Const { .. } => None,
+            InstData::Unary { arg, .. }
+            | InstData::Powi { arg, .. }
+            | InstData::Fpromote { arg }
+            | InstData::Fdemote { arg } => (pos == 0).then_some(Operand::Value(*arg)),
+            InstData::Binary { args, .. } | InstData::Fcmp { args, .. } => args.get(pos).copied(),
+            InstData::Fma { args } => args.get(pos).copied(),
+            InstData::Select { cond, args } => match pos {
+                0 => Some(Operand::Value(*cond)),
+                _ => args.get(pos - 1).copied(),
+            },
+        }
+    }
+
     /// Calls `f` on every operand, in text order, without allocating.
     pub fn for_each_operand(&self, mut f: impl FnMut(Operand)) {
         match self {
@@ -223,13 +242,101 @@ pub enum ValueDef {
     Inst(InstData),
 }
 
+/// The name of a value, without the `%` (e.g. `x`): an immutable, shared string.
+///
+/// Every pass copies every value into a new function, names included; sharing makes that copy
+/// a reference-count increment instead of an allocation, and a thin pointer (8 bytes, the
+/// string's length lives behind it) keeps [`ValueData`] small, which is what large programs
+/// pay for in every pass (memory traffic and page faults).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name(Arc<String>);
+
+impl Name {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Name {
+        Name(Arc::new(s))
+    }
+}
+
+impl From<&str> for Name {
+    fn from(s: &str) -> Name {
+        Name(Arc::new(s.to_string()))
+    }
+}
+
+impl From<&String> for Name {
+    fn from(s: &String) -> Name {
+        Name(Arc::new(s.clone()))
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<Name> for str {
+    fn eq(&self, other: &Name) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Name> for &str {
+    fn eq(&self, other: &Name) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// A value: its type, its definition and an optional name used by the text format.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ValueData {
     pub ty: Type,
     pub def: ValueDef,
     /// The name without the `%`, e.g. `x`. Unnamed values print as `%vN`.
-    pub name: Option<String>,
+    pub name: Option<Name>,
 }
 
 /// How a parameter takes part in derivative programs, written as an attribute in the text
@@ -400,6 +507,11 @@ impl Function {
         self.values[v.index()].name.as_deref()
     }
 
+    /// The value's name as a shared [`Name`] (cloning it does not copy the string).
+    pub fn name(&self, v: Value) -> Option<&Name> {
+        self.values[v.index()].name.as_ref()
+    }
+
     /// Number of uses of every value as an operand (returns count once per return slot too).
     pub fn use_counts(&self) -> Vec<u32> {
         let mut counts = vec![0u32; self.values.len()];
@@ -422,7 +534,7 @@ impl Function {
     ///
     /// # Panics
     /// If an instruction has already been added.
-    pub fn add_param(&mut self, ty: Type, name: Option<String>) -> Value {
+    pub fn add_param(&mut self, ty: Type, name: Option<Name>) -> Value {
         assert_eq!(
             self.n_params,
             self.values.len(),
@@ -439,7 +551,7 @@ impl Function {
 
     /// Append an instruction with an explicit result type. Prefer [`crate::Builder`], which
     /// infers the type and keeps literals well-typed.
-    pub fn push_inst(&mut self, ty: Type, inst: InstData, name: Option<String>) -> Value {
+    pub fn push_inst(&mut self, ty: Type, inst: InstData, name: Option<Name>) -> Value {
         self.values.push(ValueData {
             ty,
             def: ValueDef::Inst(inst),

@@ -68,7 +68,7 @@ where
 {
     let mut func = trace_multi(name, &vec![Type::F64; inputs.len()], |x| vec![f(x)]);
     for (data, input) in func.values.iter_mut().zip(inputs) {
-        data.name = Some((*input).to_string());
+        data.name = Some((*input).into());
     }
     func
 }
@@ -90,9 +90,12 @@ where
     F: for<'t> FnOnce(&[Var<'t>]) -> Vec<Var<'t>>,
 {
     let tracer = Tracer::new(name);
-    let inputs: Vec<Var<'_>> = param_types.iter().map(|&ty| tracer.input(ty)).collect();
-    let outputs = f(&inputs);
-    tracer.finish(&outputs)
+    let rets = {
+        let inputs: Vec<Var<'_>> = param_types.iter().map(|&ty| tracer.input(ty)).collect();
+        let outputs = f(&inputs);
+        tracer.rets(&outputs)
+    };
+    tracer.into_function(&rets)
 }
 
 /// Trace a function of `n_params` differentiated `f64` parameters followed by `n_data` data
@@ -124,10 +127,13 @@ where
     F: for<'t> FnOnce(&[Var<'t>], &[Var<'t>]) -> Var<'t>,
 {
     let tracer = Tracer::new("traced");
-    let params: Vec<Var<'_>> = (0..n_params).map(|_| tracer.input(Type::F64)).collect();
-    let data: Vec<Var<'_>> = (0..n_data).map(|_| tracer.data_input(Type::F64)).collect();
-    let output = f(&params, &data);
-    tracer.finish(&[output])
+    let rets = {
+        let params: Vec<Var<'_>> = (0..n_params).map(|_| tracer.input(Type::F64)).collect();
+        let data: Vec<Var<'_>> = (0..n_data).map(|_| tracer.data_input(Type::F64)).collect();
+        let output = f(&params, &data);
+        tracer.rets(&[output])
+    };
+    tracer.into_function(&rets)
 }
 
 /// Records the operations performed on its [`Var`]s into a function under construction.
@@ -236,8 +242,19 @@ impl Tracer {
     /// # Panics
     /// If an output belongs to another tracer.
     pub fn finish(&self, outputs: &[Var<'_>]) -> Function {
-        let rets: Vec<Value> = outputs.iter().map(|v| self.own(*v)).collect();
+        let rets = self.rets(outputs);
         self.builder.borrow().clone().finish(&rets)
+    }
+
+    /// The values of `outputs`, checked to be this tracer's.
+    fn rets(&self, outputs: &[Var<'_>]) -> Vec<Value> {
+        outputs.iter().map(|v| self.own(*v)).collect()
+    }
+
+    /// [`Tracer::finish`] for a tracer that is done: the recorded function is moved out, not
+    /// copied (a copy of every instruction, on traces of 10⁶ of them).
+    fn into_function(self, rets: &[Value]) -> Function {
+        self.builder.into_inner().finish(rets)
     }
 
     /// The function recorded so far (without returns).

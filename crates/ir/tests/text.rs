@@ -734,3 +734,28 @@ fn columns_count_characters_after_multi_byte_blanks() {
     assert_eq!(map.values, [(1, 10), (2, 3)]);
     assert_eq!(map.ret, (3, 2));
 }
+
+/// `InstData::operand(pos)` is `operands()[pos]` for every instruction of the corpus, `None`
+/// past the end.
+#[test]
+fn operand_by_position_is_the_operand_list() {
+    let mut seen = 0;
+    for path in ir_files() {
+        let text = std::fs::read_to_string(&path).expect("readable corpus file");
+        let Ok(funcs) = parse(&text) else { continue };
+        for f in funcs {
+            for (_, inst) in f.insts() {
+                let list = inst.operands();
+                for pos in 0..4 {
+                    assert_eq!(
+                        inst.operand(pos),
+                        list.get(pos).copied(),
+                        "{inst:?} @ {pos}"
+                    );
+                }
+                seen += list.len();
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} operands in the corpus");
+}

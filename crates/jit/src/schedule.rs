@@ -309,7 +309,7 @@ impl<'a> Scheduler<'a> {
         // Parameters keep their places, names and kinds (data or differentiated).
         let mut out = Function::new(func.name.clone());
         for p in func.params() {
-            let q = out.add_param(func.ty(p), func.name_of(p).map(str::to_string));
+            let q = out.add_param(func.ty(p), func.name(p).cloned());
             out.set_param_kind(q, func.param_kind(p));
         }
         out.values.reserve(func.n_values() - n_params);

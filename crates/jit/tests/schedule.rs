@@ -15,7 +15,7 @@ use common::assert_same;
 fn named(func: &Function) -> Function {
     let mut f = func.clone();
     for (i, data) in f.values.iter_mut().enumerate() {
-        data.name = Some(format!("u{i}"));
+        data.name = Some(format!("u{i}").into());
     }
     f
 }

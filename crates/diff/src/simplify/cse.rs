@@ -13,38 +13,95 @@ use rustc_hash::FxBuildHasher;
 
 use super::{copy_params, finish, operand_key};
 
+/// A value with fewer kept users (by [`anchor`]) than this is searched through its user list;
+/// from this many on, its users go to the hash table (a list walk would grow with them).
+const SHORT_LIST: u32 = 16;
+/// The end of a user list.
+const NIL: u32 = u32::MAX;
+
 /// Eliminate common subexpressions; see the module docs.
 ///
-/// The table holds only the index of each kept instruction (4 bytes an entry, so that a
-/// program of millions of instructions keeps it in the cache: one probe per instruction is
-/// the pass's cost); keys are compared against the kept instruction itself.
+/// An instruction equal to an earlier kept one has the same [`anchor`] (its latest value
+/// operand), so it is searched among the kept users of that value: a short list, of recent
+/// instructions as a rule, whose walk stays in the cache where a hash probe per instruction
+/// (a miss, on programs of millions of instructions) was the pass's cost. A value with many
+/// users, and instructions without a value operand (`const`), go through a hash table holding
+/// only the index of each kept instruction; keys are compared against the kept instruction
+/// itself. Either way the one kept instruction equal to the key is found, so the result is
+/// that of a plain hash-consing.
 pub fn cse(func: &Function) -> Function {
     let (mut out, mut map) = copy_params(func);
     let hasher = FxBuildHasher;
     let key_of = |out: &Function, v: u32| -> (Type, InstData) {
         let data = &out.values[v as usize];
         let adjit_ir::ValueDef::Inst(inst) = &data.def else {
-            unreachable!("the table holds instructions")
+            unreachable!("the lists and the table hold instructions")
         };
         (data.ty, canonical(inst))
     };
-    let mut seen: HashTable<u32> = HashTable::with_capacity(func.n_insts());
+    let n = func.n_values();
+    // Per value of `out`: the latest kept instruction anchored at it, and how many there are;
+    // per kept instruction: the previous one with the same anchor.
+    let mut head: Vec<u32> = vec![NIL; n];
+    let mut n_users: Vec<u32> = vec![0; n];
+    let mut next: Vec<u32> = vec![NIL; n];
+    let mut table: HashTable<u32> = HashTable::new();
+    let insert = |table: &mut HashTable<u32>, out: &Function, w: u32| {
+        let hash = hasher.hash_one(key_of(out, w));
+        table.insert_unique(hash, w, |&x| hasher.hash_one(key_of(out, x)));
+    };
     for (v, inst) in func.insts() {
         let data = func.data(v);
         let inst = inst.map_values(|u| map[u.index()]);
         let key = (data.ty, canonical(&inst));
-        let hash = hasher.hash_one(&key);
-        if let Some(&earlier) = seen.find(hash, |&w| key_of(&out, w) == key) {
+        let anchor = anchor(&key.1);
+        let earlier = match anchor {
+            Some(a) if n_users[a.index()] < SHORT_LIST => {
+                let mut w = head[a.index()];
+                while w != NIL && key_of(&out, w) != key {
+                    w = next[w as usize];
+                }
+                (w != NIL).then_some(w)
+            }
+            _ => table
+                .find(hasher.hash_one(&key), |&w| key_of(&out, w) == key)
+                .copied(),
+        };
+        if let Some(earlier) = earlier {
             map.push(Value::new(earlier as usize));
             continue;
         }
         let new = out.push_inst(data.ty, inst, data.name.clone());
-        seen.insert_unique(hash, new.index() as u32, |&w| {
-            hasher.hash_one(key_of(&out, w))
-        });
+        let w = new.index() as u32;
+        match anchor {
+            None => insert(&mut table, &out, w),
+            Some(a) => {
+                let a = a.index();
+                next[w as usize] = head[a];
+                head[a] = w;
+                n_users[a] += 1;
+                if n_users[a] == SHORT_LIST {
+                    // The list moves to the table (its new users will be searched there).
+                    let mut x = w;
+                    while x != NIL {
+                        insert(&mut table, &out, x);
+                        x = next[x as usize];
+                    }
+                } else if n_users[a] > SHORT_LIST {
+                    insert(&mut table, &out, w);
+                }
+            }
+        }
         map.push(new);
     }
     finish(out, func, &map)
+}
+
+/// The latest value operand of `inst` (`None` if it has none): equal instructions share it.
+fn anchor(inst: &InstData) -> Option<Value> {
+    let mut latest = None;
+    inst.for_each_value(|u| latest = latest.max(Some(u)));
+    latest
 }
 
 /// `inst` with commutative operands in a canonical order.

@@ -7,15 +7,21 @@
 
 use adjit_ir::{math, Function, InstData, Operand};
 
-use super::{copy_params, finish};
+use super::Rebuild;
 
 /// Fold constants; see the module docs.
 pub fn fold(func: &Function) -> Function {
-    let (mut out, mut map) = copy_params(func);
-    let mut known: Vec<Option<f64>> = vec![None; func.n_params];
+    fold_changed(func).unwrap_or_else(|| func.clone())
+}
+
+/// [`fold`], or `None` when it would return `func` unchanged (then nothing is copied).
+pub(super) fn fold_changed(func: &Function) -> Option<Function> {
+    let mut out = Rebuild::new(func);
+    let mut known: Vec<Option<f64>> = Vec::with_capacity(func.n_values());
+    known.resize(func.n_params, None);
     for (v, inst) in func.insts() {
         let data = func.data(v);
-        let inst = inst.map_values(|u| map[u.index()]);
+        let inst = inst.map_values(|u| out.map(u));
         let value_of = |o: Operand| match o {
             Operand::Const(c) => Some(c),
             Operand::Value(u) => known[u.index()],
@@ -24,7 +30,7 @@ pub fn fold(func: &Function) -> Function {
             if let Some(c) = known[cond.index()] {
                 let chosen = args[if c != 0.0 { 0 } else { 1 }];
                 if let Operand::Value(u) = chosen {
-                    map.push(u);
+                    out.alias(v, u);
                     continue;
                 }
             }
@@ -45,10 +51,10 @@ pub fn fold(func: &Function) -> Function {
             InstData::Const { bits, .. } => Some(f64::from_bits(bits)),
             _ => None,
         };
-        map.push(out.push_inst(data.ty, new_inst, data.name.clone()));
+        out.push(v, new_inst);
         known.push(k);
     }
-    finish(out, func, &map)
+    out.finish()
 }
 
 /// Replace float operands whose value is a known non-NaN constant by literals, provided some

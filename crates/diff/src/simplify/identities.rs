@@ -13,7 +13,7 @@
 
 use adjit_ir::{BinaryOp, Function, InstData, Operand, UnaryOp, Value};
 
-use super::{copy_params, finish};
+use super::Rebuild;
 
 /// The result of rewriting one instruction.
 enum Rewrite {
@@ -27,10 +27,14 @@ fn is_lit(o: Operand, x: f64) -> bool {
 
 /// Apply the identities; see the module docs.
 pub fn identities(func: &Function) -> Function {
-    let (mut out, mut map) = copy_params(func);
+    identities_changed(func).unwrap_or_else(|| func.clone())
+}
+
+/// [`identities`], or `None` when it would return `func` unchanged (then nothing is copied).
+pub(super) fn identities_changed(func: &Function) -> Option<Function> {
+    let mut out = Rebuild::new(func);
     for (v, inst) in func.insts() {
-        let data = func.data(v);
-        let inst = inst.map_values(|u| map[u.index()]);
+        let inst = inst.map_values(|u| out.map(u));
         let def_of = |o: Operand| o.as_value().and_then(|u| out.inst(u));
         // `x` is `neg y`: y.
         let negated = |x: Operand| match def_of(x) {
@@ -133,10 +137,10 @@ pub fn identities(func: &Function) -> Function {
             _ => None,
         };
         match rewrite {
-            Some(Rewrite::Alias(u)) => map.push(u),
-            Some(Rewrite::Inst(new)) => map.push(out.push_inst(data.ty, new, data.name.clone())),
-            None => map.push(out.push_inst(data.ty, inst, data.name.clone())),
+            Some(Rewrite::Alias(u)) => out.alias(v, u),
+            Some(Rewrite::Inst(new)) => out.push(v, new),
+            None => out.push(v, inst),
         }
     }
-    finish(out, func, &map)
+    out.finish()
 }

@@ -716,7 +716,7 @@ impl<'src> Parser<'src> {
         let mut func = Function::new(pending.name);
         func.values.reserve_exact(n_params + pending.insts.len());
         for &(name, ty, kind, _) in &pending.params {
-            let p = func.add_param(ty, Some(name.to_string()));
+            let p = func.add_param(ty, Some(name.into()));
             func.set_param_kind(p, kind);
         }
         let mut broken = pending.n_errors > 0;
@@ -821,7 +821,7 @@ impl<'src> Parser<'src> {
                 Kind::Fdemote => (InstData::Fdemote { arg: value_at(0) }, Type::F32),
             };
             let ty = func.result_type(&inst).unwrap_or(fallback);
-            func.push_inst(ty, inst, Some(raw.name.to_string()));
+            func.push_inst(ty, inst, Some(raw.name.into()));
         }
         for &(name, id, line, col) in pending.rets.iter().flatten() {
             // The latest definition (every one has been seen by now).
