@@ -11,7 +11,9 @@ use adjit_jit::{CompiledFunction, JitOptions, ObjectCode};
 
 use crate::error::{Error, Result};
 use crate::options::Options;
-use crate::prepared::{batch_by_points, batch_points, check_lengths, Prepared, Signature};
+use crate::prepared::{
+    batch_by_points, batch_picked_by_points, batch_points, check_lengths, Prepared, Signature,
+};
 use crate::runner::Runner;
 
 /// The simplified program of `mode` applied to `func` (which must verify), with its layout.
@@ -419,6 +421,36 @@ impl Prepared for Compiled {
             }
         }
     }
+
+    /// The native batch into a vector the code writes, then the picked ranges copied out.
+    fn call_batch_picked(
+        &self,
+        inputs: &[f64],
+        picks: &[std::ops::Range<usize>],
+        out: &mut [f64],
+        threads: usize,
+    ) -> Result<()> {
+        if self.code().is_none() || !self.sig.bools.is_empty() || self.n_in == 0 {
+            return batch_picked_by_points(self, inputs, picks, out, threads);
+        }
+        let len: usize = picks.iter().map(|r| r.len()).sum();
+        if picks.iter().any(|r| r.end > self.n_out || r.start > r.end) {
+            return batch_picked_by_points(self, inputs, picks, out, threads);
+        }
+        batch_points(self.name(), self.n_in, len, inputs.len(), out.len())?;
+        let flat = Prepared::call_batch_vec(self, inputs, threads)?;
+        for (src, dst) in flat
+            .chunks_exact(self.n_out.max(1))
+            .zip(out.chunks_exact_mut(len.max(1)))
+        {
+            let mut at = 0;
+            for r in picks {
+                dst[at..at + r.len()].copy_from_slice(&src[r.clone()]);
+                at += r.len();
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Prepared for Gradient {
@@ -445,5 +477,15 @@ impl Prepared for Gradient {
 
     fn call_batch_vec(&self, inputs: &[f64], threads: usize) -> Result<Vec<f64>> {
         self.compiled.call_batch_vec(inputs, threads)
+    }
+
+    fn call_batch_picked(
+        &self,
+        inputs: &[f64],
+        picks: &[std::ops::Range<usize>],
+        out: &mut [f64],
+        threads: usize,
+    ) -> Result<()> {
+        self.compiled.call_batch_picked(inputs, picks, out, threads)
     }
 }

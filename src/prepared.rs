@@ -256,6 +256,21 @@ pub trait Prepared: std::fmt::Debug + Send + Sync {
         Ok(outputs)
     }
 
+    /// [`Prepared::call_batch`] keeping only the ranges `picks` of each point's flat outputs,
+    /// in order: `out` holds `points × Σ picks[i].len()` numbers (e.g. only `H` of a
+    /// Hessian's `y ++ x̄ ++ H`). Each thread evaluates its points into a buffer of one
+    /// point's outputs and copies the picked ranges, so nothing of the size of the whole
+    /// batch is written twice.
+    fn call_batch_picked(
+        &self,
+        inputs: &[f64],
+        picks: &[std::ops::Range<usize>],
+        out: &mut [f64],
+        threads: usize,
+    ) -> Result<()> {
+        batch_picked_by_points(self, inputs, picks, out, threads)
+    }
+
     /// Numbers one point reads: the sum of the input parts.
     fn n_inputs(&self) -> usize {
         self.layout().n_inputs()
@@ -436,4 +451,58 @@ fn parts_mismatch(func: &str, layout: &Layout, expected: usize, got: usize) -> E
         got,
         layout: layout.to_string(),
     }
+}
+
+/// [`Prepared::call_batch_picked`] point by point, the points split into one share per thread.
+pub(crate) fn batch_picked_by_points<P: Prepared + ?Sized>(
+    object: &P,
+    inputs: &[f64],
+    picks: &[std::ops::Range<usize>],
+    out: &mut [f64],
+    threads: usize,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let (n_in, n_out) = (object.n_inputs(), object.n_outputs());
+    let len: usize = picks.iter().map(|r| r.len()).sum();
+    if let Some(r) = picks.iter().find(|r| r.end > n_out || r.start > r.end) {
+        return Err(Error::ArgumentLength {
+            func: object.name().to_string(),
+            what: format!("the picked outputs {r:?}"),
+            expected: Expected::Count(n_out),
+            got: r.end,
+        });
+    }
+    let points = batch_points(object.name(), n_in, len, inputs.len(), out.len())?;
+    let threads = adjit_jit::threads_for(threads, points, true);
+    let per_thread = points.div_ceil(threads).max(1);
+    let share = |t: usize, outs: &mut [f64]| -> Result<()> {
+        let mut flat = vec![0.0; n_out];
+        let first = t * per_thread;
+        let rows = outs.len() / len.max(1);
+        for i in 0..rows {
+            let p = first + i;
+            object.call_flat(&inputs[p * n_in..(p + 1) * n_in], &mut flat)?;
+            let mut at = i * len;
+            for r in picks {
+                outs[at..at + r.len()].copy_from_slice(&flat[r.clone()]);
+                at += r.len();
+            }
+        }
+        Ok(())
+    };
+    if len == 0 || threads == 1 {
+        // Without picked outputs there is nothing to split by: every point here.
+        let mut flat = vec![0.0; n_out];
+        if len == 0 {
+            for p in 0..points {
+                object.call_flat(&inputs[p * n_in..(p + 1) * n_in], &mut flat)?;
+            }
+            return Ok(());
+        }
+        return share(0, out);
+    }
+    out.par_chunks_mut(per_thread * len)
+        .enumerate()
+        .with_max_len(1)
+        .try_for_each(|(t, outs)| share(t, outs))
 }

@@ -147,6 +147,39 @@ fn agrees<P: Prepared>(object: &P, own: impl Fn(&[f64]) -> Vec<f64>) {
         .expect("batch into a vector");
     assert_eq!(bits(&out), bits(&expected), "{object:?}: call_batch_vec");
 
+    // Only some outputs: the last part, then the first number (out of order on purpose).
+    let layout = object.layout();
+    let last = layout.output(layout.output_parts().last().expect("a part").0);
+    let picks = [last.clone(), 0..1];
+    let len = last.len() + 1;
+    let want: Vec<f64> = expected
+        .chunks(n_out)
+        .flat_map(|row| {
+            row[last.clone()]
+                .iter()
+                .chain(&row[..1])
+                .copied()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for threads in [1, 2] {
+        let mut out = vec![f64::NAN; 3 * len];
+        object
+            .call_batch_picked(&flat, &picks, &mut out, threads)
+            .expect("picked batch");
+        assert_eq!(
+            bits(&out),
+            bits(&want),
+            "{object:?}: picked, {threads} threads"
+        );
+    }
+    let mut out = vec![0.0; 3 * len];
+    let beyond = object.call_batch_picked(&flat, &[0..n_out + 1], &mut out, 1);
+    assert!(
+        matches!(beyond, Err(Error::ArgumentLength { .. })),
+        "{beyond:?}"
+    );
+
     // Wrong lengths are errors that name the object's function.
     let mut out = vec![0.0; n_out];
     let short = object.call_flat(&points[0][1..], &mut out);

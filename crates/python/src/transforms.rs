@@ -545,7 +545,6 @@ impl Transform {
                 None => object.call_batch_vec(flat_in, self.threads),
             };
         }
-        let fo = object.n_outputs();
         let mut owned = Vec::new();
         let out: &mut [f64] = match into {
             Some(dst) => dst,
@@ -554,19 +553,7 @@ impl Transform {
                 &mut owned
             }
         };
-        // The object's whole outputs go to a buffer kept by the thread between blocks: a new
-        // one per block (a Hessian batch's y ++ x̄ ++ H, of which H is returned) was fresh
-        // memory each time, and its page faults cost a 2·10⁴-point Hessian batch 1.4×.
-        with_batch_scratch(b * fo, |flat_out| {
-            object.call_batch(flat_in, flat_out, self.threads)?;
-            for (src, dst) in flat_out
-                .chunks_exact(fo.max(1))
-                .zip(out.chunks_exact_mut(len.max(1)))
-            {
-                self.gather(src, dst);
-            }
-            Ok::<(), adjit::Error>(())
-        })?;
+        object.call_batch_picked(flat_in, &self.picks, out, self.threads)?;
         Ok(owned)
     }
 
@@ -985,29 +972,6 @@ fn with_buffers<R>(a: usize, b: usize, f: impl FnOnce(&mut [f64], &mut [f64]) ->
     let (x, y) = owned.split_at_mut(a);
     let result = f(x, y);
     BUFFERS.with(|cell| {
-        if let Ok(mut v) = cell.try_borrow_mut() {
-            *v = owned;
-        }
-    });
-    result
-}
-
-/// A buffer of `len` numbers for a batch's whole outputs, the thread's own, kept (and grown,
-/// never shrunk) between calls; its contents are whatever the last batch left.
-fn with_batch_scratch<R>(len: usize, f: impl FnOnce(&mut [f64]) -> R) -> R {
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    let mut owned = SCRATCH.with(|cell| {
-        cell.try_borrow_mut()
-            .map(|mut v| std::mem::take(&mut *v))
-            .unwrap_or_default()
-    });
-    if owned.len() < len {
-        owned.resize(len, 0.0);
-    }
-    let result = f(&mut owned[..len]);
-    SCRATCH.with(|cell| {
         if let Ok(mut v) = cell.try_borrow_mut() {
             *v = owned;
         }
