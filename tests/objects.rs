@@ -174,7 +174,8 @@ fn agrees<P: Prepared>(object: &P, own: impl Fn(&[f64]) -> Vec<f64>) {
         );
     }
     let mut out = vec![0.0; 3 * len];
-    let beyond = object.call_batch_picked(&flat, &[0..n_out + 1], &mut out, 1);
+    let too_far = std::iter::once(0..n_out + 1).collect::<Vec<_>>();
+    let beyond = object.call_batch_picked(&flat, &too_far, &mut out, 1);
     assert!(
         matches!(beyond, Err(Error::ArgumentLength { .. })),
         "{beyond:?}"
