@@ -23,7 +23,7 @@ use crate::simplify::{dce, simplify};
 pub enum DiffError {
     /// A function without exactly one float output (`bool` outputs may sit beside it) given to
     /// what needs one: a Hessian, a gradient, an HVP. The one error for that condition,
-    /// built by [`scalar_output`] only; [`crate::derive`] returns it inside
+    /// built by [`scalar_output`] only; [`crate::derive()`] returns it inside
     /// [`crate::DeriveError::Diff`].
     #[error("{}", not_scalar_message(func, *float_outputs, outputs, mode.as_deref()))]
     NotScalar {

@@ -21,7 +21,7 @@ const NIL: u32 = u32::MAX;
 
 /// Eliminate common subexpressions; see the module docs.
 ///
-/// An instruction equal to an earlier kept one has the same [`anchor`] (its latest value
+/// An instruction equal to an earlier kept one has the same anchor (its latest value
 /// operand), so it is searched among the kept users of that value: a short list, of recent
 /// instructions as a rule, whose walk stays in the cache where a hash probe per instruction
 /// (a miss, on programs of millions of instructions) was the pass's cost. A value with many
