@@ -12,7 +12,8 @@ use adjit_jit::{CompiledFunction, JitOptions, ObjectCode};
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::prepared::{
-    batch_by_points, batch_picked_by_points, batch_points, check_lengths, Prepared, Signature,
+    batch_by_points, batch_picked_by_points, batch_points, check_lengths, copy_picks, Prepared,
+    Signature,
 };
 use crate::runner::Runner;
 
@@ -443,11 +444,7 @@ impl Prepared for Compiled {
             .chunks_exact(self.n_out.max(1))
             .zip(out.chunks_exact_mut(len.max(1)))
         {
-            let mut at = 0;
-            for r in picks {
-                dst[at..at + r.len()].copy_from_slice(&src[r.clone()]);
-                at += r.len();
-            }
+            copy_picks(src, picks, dst);
         }
         Ok(())
     }

@@ -482,11 +482,7 @@ pub(crate) fn batch_picked_by_points<P: Prepared + ?Sized>(
         for i in 0..rows {
             let p = first + i;
             object.call_flat(&inputs[p * n_in..(p + 1) * n_in], &mut flat)?;
-            let mut at = i * len;
-            for r in picks {
-                outs[at..at + r.len()].copy_from_slice(&flat[r.clone()]);
-                at += r.len();
-            }
+            copy_picks(&flat, picks, &mut outs[i * len..(i + 1) * len]);
         }
         Ok(())
     };
@@ -505,4 +501,13 @@ pub(crate) fn batch_picked_by_points<P: Prepared + ?Sized>(
         .enumerate()
         .with_max_len(1)
         .try_for_each(|(t, outs)| share(t, outs))
+}
+
+/// The ranges `picks` of one point's flat outputs `flat`, one after another, into `dst`.
+pub(crate) fn copy_picks(flat: &[f64], picks: &[std::ops::Range<usize>], dst: &mut [f64]) {
+    let mut at = 0;
+    for r in picks {
+        dst[at..at + r.len()].copy_from_slice(&flat[r.clone()]);
+        at += r.len();
+    }
 }
