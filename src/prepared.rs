@@ -244,7 +244,7 @@ pub trait Prepared: std::fmt::Debug + Send + Sync {
             n_in.max(1),
             n_out,
             inputs.len(),
-            points * n_out,
+            points.saturating_mul(n_out),
         )?;
         let mut outputs = crate::memory::zeros(
             self.name(),
