@@ -521,6 +521,21 @@ impl Transform {
         };
         let object = self.object.prepared();
         let fi = object.n_inputs();
+        let one = match self.extra {
+            Extra::None => 0,
+            Extra::Vector => vl,
+            Extra::Ones(m) => m,
+        };
+        if self.params.n_params() + one != fi {
+            // A point's parameters and vector must be exactly the object's inputs; a row
+            // left partly unwritten would be computed silently with zeros.
+            return Err(adjit::Error::ArgumentLength {
+                func: self.name.clone(),
+                what: format!("one point's inputs (x, data and {})", self.what.name()),
+                expected: adjit::Expected::Count(fi),
+                got: self.params.n_params() + one,
+            });
+        }
         // The object's flat inputs, one row per point (the caller's `x` when it is that).
         let owned_in;
         let flat_in: &[f64] = if d.is_empty() && self.extra == Extra::None {
