@@ -31,7 +31,7 @@ pub fn inverse_program(
         InverseMode::Dense => dense_inverse(func, opts),
     }?;
     // Simplified like every other compiled mode (IEEE-preserving rewrites only).
-    Ok(adjit_diff::simplify(&program))
+    Ok(adjit_diff::simplify_owned(program))
 }
 
 /// An inverse product prepared once and called many times.

@@ -13,7 +13,7 @@ use adjit_ir::Function;
 use crate::hessian::DiffError;
 use crate::layout::{Kind, Layout};
 pub use crate::seeded::vjp_seeded_with_one;
-use crate::simplify::simplify;
+use crate::simplify::simplify_owned;
 
 /// Which program to derive from a function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -184,7 +184,7 @@ pub fn derive(func: &Function, mode: Mode) -> Result<Derived, DeriveError> {
         }
     };
     Ok(Derived {
-        func: simplify(&derived),
+        func: simplify_owned(derived),
         layout: Layout::of(func, mode.kind()),
     })
 }

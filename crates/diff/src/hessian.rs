@@ -16,7 +16,7 @@ use adjit_ir::{interpret, Function, InterpError, Value};
 use crate::forward::{jvp, jvp_along};
 use crate::layout::{Kind, Layout, Part};
 use crate::seeded::vjp_seeded_with_one;
-use crate::simplify::{dce, simplify};
+use crate::simplify::{dce, simplify_owned};
 
 /// Why [`hessian`] could not compute a Hessian.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -106,7 +106,7 @@ pub fn scalar_output(func: &Function, mode: Option<&str>) -> Result<usize, DiffE
 /// assert_eq!(adjit_ir::interpret(&h, &[2.0, 0.5]).unwrap(), vec![8.0, 12.0, 6.0]);
 /// ```
 pub fn hvp(func: &Function) -> Function {
-    let gradient = simplify(&vjp_seeded_with_one(func));
+    let gradient = simplify_owned(vjp_seeded_with_one(func));
     hvp_outputs(func, &gradient, jvp(&gradient))
 }
 
@@ -131,7 +131,7 @@ fn hvp_outputs(func: &Function, gradient: &Function, mut h: Function) -> Functio
         h.push_ret(r);
     }
     h.name = format!("{}_hvp", func.name);
-    simplify(&dce(&h))
+    simplify_owned(dce(&h))
 }
 
 /// `(x…) -> (y…, ∇f…, H·v…)` for a direction `v` known when compiling (one number per
@@ -150,7 +150,7 @@ fn hvp_outputs(func: &Function, gradient: &Function, mut h: Function) -> Functio
 /// # Panics
 /// When `v` does not hold one number per differentiated float parameter.
 pub fn hvp_along(func: &Function, v: &[f64]) -> Function {
-    let gradient = simplify(&vjp_seeded_with_one(func));
+    let gradient = simplify_owned(vjp_seeded_with_one(func));
     let h = jvp_along(&gradient, v);
     hvp_outputs(func, &gradient, h)
 }

@@ -35,4 +35,4 @@ pub use forward::{jvp, jvp_along, jvp_unit_seeded, jvp_vector};
 pub use hessian::{hessian, hvp, hvp_along, DiffError};
 pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};
-pub use simplify::simplify;
+pub use simplify::{simplify, simplify_owned};

@@ -41,6 +41,37 @@ impl fmt::Display for Value {
 /// An operand of a float operation: a value, or a float literal written inline
 /// (`sub 1.0, %x`). A literal takes the type of the instruction's other float operands and is
 /// stored already rounded to that type, so that printing and parsing round-trip bit-exactly.
+/// The operands of one instruction, in text order (at most three): what
+/// [`InstData::operands`] returns. Derefs to a slice and iterates by value.
+#[derive(Clone, Copy, Debug)]
+pub struct Operands {
+    items: [Operand; 3],
+    len: u8,
+}
+
+impl std::ops::Deref for Operands {
+    type Target = [Operand];
+    fn deref(&self) -> &[Operand] {
+        &self.items[..self.len as usize]
+    }
+}
+
+impl IntoIterator for Operands {
+    type Item = Operand;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Operand, 3>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter().take(self.len as usize)
+    }
+}
+
+impl<'a> IntoIterator for &'a Operands {
+    type Item = &'a Operand;
+    type IntoIter = std::slice::Iter<'a, Operand>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Operand {
     Value(Value),
@@ -140,9 +171,18 @@ impl InstData {
 
     /// Every operand, in text order (the condition of `select` first; `powi`'s exponent is
     /// not an operand).
-    pub fn operands(&self) -> Vec<Operand> {
-        let mut out = Vec::with_capacity(3);
-        self.for_each_operand(|o| out.push(o));
+    ///
+    /// Returned by value in a fixed-capacity list (no allocation: every sweep over a large
+    /// program calls this once per instruction).
+    pub fn operands(&self) -> Operands {
+        let mut out = Operands {
+            items: [Operand::Const(0.0); 3],
+            len: 0,
+        };
+        self.for_each_operand(|o| {
+            out.items[out.len as usize] = o;
+            out.len += 1;
+        });
         out
     }
 

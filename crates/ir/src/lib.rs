@@ -25,7 +25,9 @@ mod types;
 mod verify;
 
 pub use builder::Builder;
-pub use function::{Function, InstData, Name, Operand, ParamKind, Value, ValueData, ValueDef};
+pub use function::{
+    Function, InstData, Name, Operand, Operands, ParamKind, Value, ValueData, ValueDef,
+};
 pub use interp::{interpret, InterpError, Interpreter};
 pub use opcode::{BinaryOp, CmpPred, UnaryOp};
 pub use text::{parse, parse_function, ParseError, ParseErrors};

@@ -147,7 +147,7 @@ fn literals_take_the_type_of_the_other_operands() {
     let src = "func @f(%x: f32) -> f32 {\n    %a = add %x, 0.1\n    %b = mul 0x1.8p1, %a\n    %c = const f32 0.1\n    %d = fma 1e-3, 2.5, %c\n    ret %d\n}\n";
     let f = &check_round_trip(src, "f32 literals")[0];
     verify(f).unwrap();
-    let ops: Vec<Vec<Operand>> = f.insts().map(|(_, i)| i.operands()).collect();
+    let ops: Vec<Vec<Operand>> = f.insts().map(|(_, i)| i.operands().to_vec()).collect();
     assert_eq!(ops[0][1], Operand::Const(f64::from(0.1f32)));
     assert_eq!(ops[1][0], Operand::Const(3.0));
     assert_eq!(ops[3][0], Operand::Const(f64::from(1e-3f32)));

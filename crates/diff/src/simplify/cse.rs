@@ -11,7 +11,7 @@ use adjit_ir::{Function, InstData, Type, Value};
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
-use super::{copy_params, finish, operand_key};
+use super::{copied, operand_key, InPlace};
 
 /// A value with fewer kept users (by [`anchor`]) than this is searched through its user list;
 /// from this many on, its users go to the hash table (a list walk would grow with them).
@@ -30,30 +30,35 @@ const NIL: u32 = u32::MAX;
 /// itself. Either way the one kept instruction equal to the key is found, so the result is
 /// that of a plain hash-consing.
 pub fn cse(func: &Function) -> Function {
-    let (mut out, mut map) = copy_params(func);
+    copied(func, cse_in_place)
+}
+
+/// [`cse`] in place; whether anything changed.
+pub(super) fn cse_in_place(func: &mut Function) -> bool {
     let hasher = FxBuildHasher;
-    let key_of = |out: &Function, v: u32| -> (Type, InstData) {
-        let data = &out.values[v as usize];
-        let adjit_ir::ValueDef::Inst(inst) = &data.def else {
-            unreachable!("the lists and the table hold instructions")
-        };
-        (data.ty, canonical(inst))
+    let key_of = |out: &InPlace, v: u32| -> (Type, InstData) {
+        let value = Value::new(v as usize);
+        let inst = out
+            .inst(value)
+            .expect("the lists and the table hold instructions");
+        (out.ty(value), canonical(inst))
     };
     let n = func.n_values();
-    // Per value of `out`: the latest kept instruction anchored at it, and how many there are;
-    // per kept instruction: the previous one with the same anchor.
+    // Per value of the output: the latest kept instruction anchored at it, and how many
+    // there are; per kept instruction: the previous one with the same anchor.
     let mut head: Vec<u32> = vec![NIL; n];
     let mut n_users: Vec<u32> = vec![0; n];
     let mut next: Vec<u32> = vec![NIL; n];
     let mut table: HashTable<u32> = HashTable::new();
-    let insert = |table: &mut HashTable<u32>, out: &Function, w: u32| {
+    let insert = |table: &mut HashTable<u32>, out: &InPlace, w: u32| {
         let hash = hasher.hash_one(key_of(out, w));
         table.insert_unique(hash, w, |&x| hasher.hash_one(key_of(out, x)));
     };
-    for (v, inst) in func.insts() {
-        let data = func.data(v);
-        let inst = inst.map_values(|u| map[u.index()]);
-        let key = (data.ty, canonical(&inst));
+    let mut out = InPlace::new(func);
+    for v in out.first_inst()..out.n_values() {
+        let (inst, ty) = out.input(v);
+        let inst = inst.map_values(|u| out.map(u));
+        let key = (ty, canonical(&inst));
         let anchor = anchor(&key.1);
         let earlier = match anchor {
             Some(a) if n_users[a.index()] < SHORT_LIST => {
@@ -68,11 +73,10 @@ pub fn cse(func: &Function) -> Function {
                 .copied(),
         };
         if let Some(earlier) = earlier {
-            map.push(Value::new(earlier as usize));
+            out.alias(Value::new(earlier as usize));
             continue;
         }
-        let new = out.push_inst(data.ty, inst, data.name.clone());
-        let w = new.index() as u32;
+        let w = out.push(v, inst).index() as u32;
         match anchor {
             None => insert(&mut table, &out, w),
             Some(a) => {
@@ -92,9 +96,8 @@ pub fn cse(func: &Function) -> Function {
                 }
             }
         }
-        map.push(new);
     }
-    finish(out, func, &map)
+    out.finish()
 }
 
 /// The latest value operand of `inst` (`None` if it has none): equal instructions share it.

@@ -2,12 +2,17 @@
 //! survivors densely **in their original order** (so dumps before and after line up, and
 //! names are kept). Parameters are never removed. One backward and one forward sweep.
 
-use adjit_ir::{Function, ValueDef};
+use adjit_ir::{Function, Value, ValueDef};
 
-use super::{copy_params, finish};
+use super::{copied, InPlace};
 
 /// Remove dead instructions; see the module docs.
 pub fn dce(func: &Function) -> Function {
+    copied(func, dce_in_place)
+}
+
+/// [`dce`] in place; whether anything changed.
+pub(super) fn dce_in_place(func: &mut Function) -> bool {
     let n = func.n_values();
     let mut live = vec![false; n];
     for &r in &func.rets {
@@ -20,20 +25,17 @@ pub fn dce(func: &Function) -> Function {
             }
         }
     }
-    let (mut out, mut map) = copy_params(func);
-    for (v, inst) in func.insts() {
-        let data = func.data(v);
-        if live[v.index()] {
-            let new = out.push_inst(
-                data.ty,
-                inst.map_values(|u| map[u.index()]),
-                data.name.clone(),
-            );
-            map.push(new);
+    let mut out = InPlace::new(func);
+    let first = out.first_inst();
+    for (v, &live) in live.iter().enumerate().skip(first) {
+        if live {
+            let (inst, _) = out.input(v);
+            let inst = inst.map_values(|u| out.map(u));
+            out.push(v, inst);
         } else {
-            // Never read: the value is dead.
-            map.push(v);
+            // Never read: the value is dead (its image is never asked for).
+            out.alias(Value::new(v));
         }
     }
-    finish(out, func, &map)
+    out.finish()
 }

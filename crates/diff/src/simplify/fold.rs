@@ -7,20 +7,20 @@
 
 use adjit_ir::{math, Function, InstData, Operand};
 
-use super::Rebuild;
+use super::{copied, InPlace};
 
 /// Fold constants; see the module docs.
 pub fn fold(func: &Function) -> Function {
-    fold_changed(func).unwrap_or_else(|| func.clone())
+    copied(func, fold_in_place)
 }
 
-/// [`fold`], or `None` when it would return `func` unchanged (then nothing is copied).
-pub(super) fn fold_changed(func: &Function) -> Option<Function> {
-    let mut out = Rebuild::new(func);
+/// [`fold`] in place; whether anything changed.
+pub(super) fn fold_in_place(func: &mut Function) -> bool {
     let mut known: Vec<Option<f64>> = Vec::with_capacity(func.n_values());
     known.resize(func.n_params, None);
-    for (v, inst) in func.insts() {
-        let data = func.data(v);
+    let mut out = InPlace::new(func);
+    for v in out.first_inst()..out.n_values() {
+        let (inst, ty) = out.input(v);
         let inst = inst.map_values(|u| out.map(u));
         let value_of = |o: Operand| match o {
             Operand::Const(c) => Some(c),
@@ -30,7 +30,7 @@ pub(super) fn fold_changed(func: &Function) -> Option<Function> {
             if let Some(c) = known[cond.index()] {
                 let chosen = args[if c != 0.0 { 0 } else { 1 }];
                 if let Operand::Value(u) = chosen {
-                    out.alias(v, u);
+                    out.alias(u);
                     continue;
                 }
             }
@@ -38,8 +38,8 @@ pub(super) fn fold_changed(func: &Function) -> Option<Function> {
         let all_known = !matches!(inst, InstData::Const { .. })
             && inst.operands().into_iter().all(|o| value_of(o).is_some());
         let folded = if all_known {
-            let r = math::eval_inst(&inst, data.ty, |o| value_of(o).unwrap_or(f64::NAN));
-            (!r.is_nan()).then(|| InstData::constant(data.ty, r))
+            let r = math::eval_inst(&inst, ty, |o| value_of(o).unwrap_or(f64::NAN));
+            (!r.is_nan()).then(|| InstData::constant(ty, r))
         } else {
             None
         };

@@ -13,7 +13,7 @@
 
 use adjit_ir::{BinaryOp, Function, InstData, Operand, UnaryOp, Value};
 
-use super::Rebuild;
+use super::{copied, InPlace};
 
 /// The result of rewriting one instruction.
 enum Rewrite {
@@ -27,13 +27,14 @@ fn is_lit(o: Operand, x: f64) -> bool {
 
 /// Apply the identities; see the module docs.
 pub fn identities(func: &Function) -> Function {
-    identities_changed(func).unwrap_or_else(|| func.clone())
+    copied(func, identities_in_place)
 }
 
-/// [`identities`], or `None` when it would return `func` unchanged (then nothing is copied).
-pub(super) fn identities_changed(func: &Function) -> Option<Function> {
-    let mut out = Rebuild::new(func);
-    for (v, inst) in func.insts() {
+/// [`identities`] in place; whether anything changed.
+pub(super) fn identities_in_place(func: &mut Function) -> bool {
+    let mut out = InPlace::new(func);
+    for v in out.first_inst()..out.n_values() {
+        let (inst, _) = out.input(v);
         let inst = inst.map_values(|u| out.map(u));
         let def_of = |o: Operand| o.as_value().and_then(|u| out.inst(u));
         // `x` is `neg y`: y.
@@ -137,9 +138,13 @@ pub(super) fn identities_changed(func: &Function) -> Option<Function> {
             _ => None,
         };
         match rewrite {
-            Some(Rewrite::Alias(u)) => out.alias(v, u),
-            Some(Rewrite::Inst(new)) => out.push(v, new),
-            None => out.push(v, inst),
+            Some(Rewrite::Alias(u)) => out.alias(u),
+            Some(Rewrite::Inst(new)) => {
+                out.push(v, new);
+            }
+            None => {
+                out.push(v, inst);
+            }
         }
     }
     out.finish()

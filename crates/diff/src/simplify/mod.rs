@@ -16,7 +16,7 @@ pub use dce::dce;
 pub use fold::fold;
 pub use identities::identities;
 
-use adjit_ir::{Function, InstData, Operand, Value};
+use adjit_ir::{Function, InstData, Operand, Type, Value, ValueData, ValueDef};
 
 /// Upper bound on fixpoint rounds; each round is O(size), and in practice two or three
 /// suffice.
@@ -38,77 +38,88 @@ const MAX_ROUNDS: usize = 8;
 /// assert_eq!(s.n_insts(), 2); // add x, x; mul
 /// ```
 pub fn simplify(func: &Function) -> Function {
-    // Each intermediate program is dropped once the next pass has read it (a nested call
-    // would hold all four until the end of the statement: the peak memory of a large program).
-    let folded = fold::fold_changed(func);
-    let rewritten = identities::identities_changed(folded.as_ref().unwrap_or(func)).or(folded);
-    let unique = cse(rewritten.as_ref().unwrap_or(func));
-    drop(rewritten);
-    let mut current = dce(&unique);
-    drop(unique);
-    for _ in 1..MAX_ROUNDS {
-        // The usual last round changes nothing: the passes then only scan `current` and build
-        // no copy of it (`None`), which is most of that round's cost on large programs.
-        let folded = fold::fold_changed(&current);
-        let rewritten = identities::identities_changed(folded.as_ref().unwrap_or(&current));
-        let Some(rewritten) = rewritten.or(folded) else {
-            break;
-        };
-        if rewritten == current {
-            // `current` is the output of `cse` then `dce`: it has no two equal instructions
-            // and no dead one, so `cse` and `dce` would return it unchanged. Skipping them
-            // saves most of a round (each would copy the whole program).
-            break;
-        }
-        let unique = cse(&rewritten);
-        drop(rewritten);
-        let next = dce(&unique);
-        drop(unique);
-        if next == current {
-            break;
-        }
-        current = next;
-    }
-    current
+    simplify_owned(func.clone())
 }
 
-/// Copy the parameters of `func` (with their kinds) into a new function with the same name; returns it with the
-/// identity map of the parameters (with room for every value).
-fn copy_params(func: &Function) -> (Function, Vec<Value>) {
-    let mut out = Function::new(func.name.clone());
-    out.values.reserve_exact(func.n_values());
-    out.values
-        .extend(func.values[..func.n_params].iter().cloned());
-    out.n_params = func.n_params;
-    for p in func.data_params() {
-        out.set_param_kind(p, adjit_ir::ParamKind::Data);
+/// [`simplify`] of a program the caller gives up: the passes rewrite its instructions in
+/// place, so a large program is never copied (a derive hands its fresh derivative program
+/// here; the copies each pass used to build were most of the cost at 10⁶ instructions, in
+/// page faults on fresh memory).
+pub fn simplify_owned(mut func: Function) -> Function {
+    for round in 0..MAX_ROUNDS {
+        let folded = fold::fold_in_place(&mut func);
+        let rewritten = identities::identities_in_place(&mut func);
+        if round > 0 && !folded && !rewritten {
+            // The program is the output of `cse` then `dce` and `fold` and `identities`
+            // changed nothing: `cse` and `dce` would leave it as it is.
+            break;
+        }
+        let merged = cse::cse_in_place(&mut func);
+        let removed = dce::dce_in_place(&mut func);
+        if !(folded || rewritten || merged || removed) {
+            break;
+        }
     }
-    let mut map = Vec::with_capacity(func.n_values());
-    map.extend(func.params());
-    (out, map)
+    func
 }
 
-/// The output of a pass that keeps most instructions in place (`fold`, `identities`), built
-/// only from the first instruction that differs from the input: before it, the output is the
-/// input's prefix and the map the identity. A pass that changes nothing (the last round of
-/// [`simplify`]) then scans its input without copying it, and [`Rebuild::finish`] says so.
-struct Rebuild<'a> {
-    func: &'a Function,
-    /// `None` while every instruction so far was kept unchanged in its place.
-    out: Option<Function>,
-    /// Each value of `func` to its image in the output.
+/// Copies `func`, runs `pass` on the copy in place and returns it: the `&Function ->
+/// Function` form of each pass.
+fn copied(func: &Function, pass: impl FnOnce(&mut Function) -> bool) -> Function {
+    let mut out = func.clone();
+    pass(&mut out);
+    out
+}
+
+/// A pass's rewrite of a program in place, instruction by instruction in program order. Each
+/// instruction has at most one image, written at the next free position of the output
+/// prefix `values[..len]` (`len` never passes the instruction being read, so nothing unread
+/// is overwritten); an instruction may instead become another value of the output (an
+/// alias), and then has no place of its own.
+struct InPlace<'a> {
+    func: &'a mut Function,
+    /// The output so far is `func.values[..len]`.
+    len: usize,
+    /// Each value read so far to its image in the output.
     map: Vec<Value>,
+    /// Whether the output differs from the input so far.
+    changed: bool,
 }
 
-impl<'a> Rebuild<'a> {
-    fn new(func: &'a Function) -> Rebuild<'a> {
+impl<'a> InPlace<'a> {
+    fn new(func: &'a mut Function) -> InPlace<'a> {
         let mut map = Vec::with_capacity(func.n_values());
         map.extend(func.params());
-        Rebuild {
+        InPlace {
+            len: func.n_params,
             func,
-            out: None,
             map,
+            changed: false,
         }
+    }
+
+    /// The input's instructions are `first_inst()..n_values()`: read each once, in order,
+    /// then give its image by [`InPlace::push`] or [`InPlace::alias`].
+    fn first_inst(&self) -> usize {
+        self.func.n_params
+    }
+
+    fn n_values(&self) -> usize {
+        self.func.n_values()
+    }
+
+    /// The input instruction `v` (not yet replaced) and its type.
+    fn input(&self, v: usize) -> (InstData, Type) {
+        let data = &self.func.values[v];
+        match &data.def {
+            ValueDef::Inst(inst) => (inst.clone(), data.ty),
+            ValueDef::Param => unreachable!("parameters come first and are not rewritten"),
+        }
+    }
+
+    /// The type of `u` of the output.
+    fn ty(&self, u: Value) -> Type {
+        self.func.ty(u)
     }
 
     /// The image of `u` in the output.
@@ -116,53 +127,58 @@ impl<'a> Rebuild<'a> {
         self.map[u.index()]
     }
 
-    /// The instruction defining `u` in the output (`None` for a parameter).
+    /// The instruction defining `u` of the output (`None` for a parameter).
     fn inst(&self, u: Value) -> Option<&InstData> {
-        self.out.as_ref().unwrap_or(self.func).inst(u)
+        debug_assert!(u.index() < self.len);
+        self.func.inst(u)
     }
 
-    /// The output, materialised from the input's prefix before `v` if not built yet.
-    fn out(&mut self, v: Value) -> &mut Function {
-        let func = self.func;
-        self.out.get_or_insert_with(|| {
-            let (mut out, _) = copy_params(func);
-            out.values
-                .extend_from_slice(&func.values[func.n_params..v.index()]);
-            out
-        })
-    }
-
-    /// Emit `inst` as the image of `v` (with `v`'s type and name).
-    fn push(&mut self, v: Value, inst: InstData) {
-        if self.out.is_none() && self.func.inst(v) == Some(&inst) {
-            self.map.push(v);
-            return;
+    /// Emit `inst` as the image of input `v` (with `v`'s type and name); returns its value.
+    fn push(&mut self, v: usize, inst: InstData) -> Value {
+        let at = self.len;
+        let values = &mut self.func.values;
+        if at == v {
+            if !matches!(&values[v].def, ValueDef::Inst(old) if *old == inst) {
+                values[v].def = ValueDef::Inst(inst);
+                self.changed = true;
+            }
+        } else {
+            let name = values[v].name.take();
+            let ty = values[v].ty;
+            values[at] = ValueData {
+                ty,
+                def: ValueDef::Inst(inst),
+                name,
+            };
+            self.changed = true;
         }
-        let data = self.func.data(v);
-        let new = self.out(v).push_inst(data.ty, inst, data.name.clone());
+        self.len += 1;
+        let new = Value::new(at);
         self.map.push(new);
+        new
     }
 
-    /// Make `u` (a value of the output) the image of `v`, which gets no instruction.
-    fn alias(&mut self, v: Value, u: Value) {
-        self.out(v);
+    /// Make `u` (a value of the output) the image of input `v`, which gets no place.
+    fn alias(&mut self, u: Value) {
         self.map.push(u);
+        self.changed = true;
     }
 
-    /// The finished output, or `None` if it equals the input.
-    fn finish(self) -> Option<Function> {
-        let func = self.func;
-        let map = self.map;
-        self.out.map(|out| finish(out, func, &map))
+    /// Drop what is past the output, point the returns at their images; whether anything
+    /// changed.
+    fn finish(self) -> bool {
+        let InPlace {
+            func,
+            len,
+            map,
+            changed,
+        } = self;
+        func.values.truncate(len);
+        for r in &mut func.rets {
+            *r = map[r.index()];
+        }
+        changed
     }
-}
-
-/// Set the returns of `out` to the images of `func`'s returns under `map`.
-fn finish(mut out: Function, func: &Function, map: &[Value]) -> Function {
-    for &r in &func.rets {
-        out.push_ret(map[r.index()]);
-    }
-    out
 }
 
 /// Order used to normalise commutative operands: values by index, then literals by bits.

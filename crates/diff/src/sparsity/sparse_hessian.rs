@@ -16,7 +16,7 @@ use adjit_ir::{Function, Value};
 use crate::forward::jvp_unit_seeded;
 use crate::layout::{Kind, Layout, Part};
 use crate::seeded::vjp_seeded_with_one;
-use crate::simplify::{dce, simplify};
+use crate::simplify::{dce, simplify_owned};
 use crate::sparsity::{names_within_limit, star_recovery, Coloring, SparsityPattern};
 
 /// `(x…) -> (nz…)`: the lower triangle of the Hessian of `func` in CSR order. `None` when
@@ -46,7 +46,7 @@ pub fn sparse_hessian(
 ) -> Option<Function> {
     let recovery = star_recovery(pattern, &coloring.colors)?;
     let func = &*names_within_limit(func);
-    let gradient = simplify(&vjp_seeded_with_one(func));
+    let gradient = simplify_owned(vjp_seeded_with_one(func));
     let k = coloring.n_colors;
     let mut program = jvp_unit_seeded(&gradient, &coloring.colors, k);
     let n = pattern.nrows();
@@ -65,5 +65,5 @@ pub fn sparse_hessian(
         program.push_ret(r);
     }
     program.name = format!("{}_sparse_hessian", func.name);
-    Some(simplify(&dce(&program)))
+    Some(simplify_owned(dce(&program)))
 }

@@ -22,7 +22,7 @@ use adjit_ir::{Function, Value, ValueDef};
 use crate::forward::jvp_unit_seeded;
 use crate::layout::{Kind, Layout, Part};
 use crate::seeded::vjp_seeded_with_one;
-use crate::simplify::{dce, simplify};
+use crate::simplify::{dce, simplify_owned};
 use crate::sparsity::{names_within_limit, Coloring, ColoringKind, SparsityPattern};
 
 /// `(x…) -> (nz…)`: the nonzeros of the Jacobian of `func` in CSR order of `pattern`. See the
@@ -57,7 +57,7 @@ pub fn sparse_jacobian(
     };
     let mut out = rets.0;
     set_rets(&mut out, &rets.1, name);
-    simplify(&dce(&out))
+    simplify_owned(dce(&out))
 }
 
 /// The forward program and, per entry, the return value that holds it.
@@ -152,7 +152,7 @@ pub fn sparse_jacobian_column(func: &Function, pattern: &SparsityPattern, col: u
         .map(|(i, _)| program.rets[tangent + i])
         .collect();
     set_rets(&mut program, &rets, name);
-    simplify(&dce(&program))
+    simplify_owned(dce(&program))
 }
 
 /// One reverse sweep per class of rows (the gradient of the sum of its outputs, from the slice
@@ -194,7 +194,7 @@ fn sweeps(
     for class in classes {
         let rets: Vec<Value> = class.iter().map(|&row| float_rets[row as usize]).collect();
         let (slice, params) = slicer.cone(func, &rets);
-        let sweep = simplify(&vjp_seeded_with_one(&slice));
+        let sweep = simplify_owned(vjp_seeded_with_one(&slice));
         let images = out.inline(&sweep, &params);
         let n_grad = Layout::of(&slice, Kind::Gradient)
             .output(Part::Gradient)
@@ -213,7 +213,7 @@ fn sweeps(
     }
     let name = std::mem::take(&mut out.name);
     set_rets(&mut out, &entries, name);
-    simplify(&dce(&out))
+    simplify_owned(dce(&out))
 }
 
 /// Cuts the part of a function that some of its values depend on, in time proportional to
