@@ -112,7 +112,10 @@ pub fn verify(func: &Function) -> Result<(), VerifyErrors> {
     }
     // The latest value of each name, as a table of values hashed by their names: a fifth of
     // the memory of a map from names, which keeps 10⁶ names within the cache.
-    let mut seen: HashTable<Value> = HashTable::with_capacity(func.values.len());
+    // Sized for the named values only: a derivative program names one value in ten, and a
+    // table for all of them (18 M slots at 10⁷ instructions) cost more than the checks.
+    let named = func.values.iter().filter(|d| d.name.is_some()).count();
+    let mut seen: HashTable<Value> = HashTable::with_capacity(named);
     let name_of = |v: &Value| func.values[v.index()].name.as_deref().unwrap_or_default();
     for (i, data) in func.values.iter().enumerate() {
         let v = Value::new(i);

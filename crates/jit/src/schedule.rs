@@ -28,48 +28,69 @@
 
 use adjit_ir::{Function, InstData, ValueData, ValueDef};
 
-/// The distinct value operands of an instruction, in text order (at most three).
+/// Per value: everything the walk reads or updates about it, in one 32-byte record, so that
+/// visiting a value touches one cache line (separate arrays, one per field, cost a cache miss
+/// each on programs of millions of values, which is where the time went).
 #[derive(Clone, Copy)]
-struct Operands {
-    values: [u32; 3],
-    len: u8,
+struct Node {
+    /// The distinct value operands, in text order (`n_ops` of them, at most three).
+    ops: [u32; 3],
+    n_ops: u8,
+    /// Operands (instructions) not yet emitted.
+    pending: u8,
+    /// Whether some returned value depends on this value.
+    live: bool,
+    emitted: bool,
+    /// Live users not yet emitted.
+    remaining: u32,
+    /// Sethi–Ullman register need and depth of the expression it heads ([`priorities`]).
+    need: u32,
+    depth: u32,
+    /// Where its users start in [`Scheduler::users`] (they end where the next value's start).
+    user_start: u32,
 }
 
-impl Operands {
-    fn of(inst: &InstData) -> Operands {
-        let mut ops = Operands {
-            values: [0; 3],
-            len: 0,
+impl Node {
+    fn of(inst: Option<&InstData>) -> Node {
+        let mut node = Node {
+            ops: [0; 3],
+            n_ops: 0,
+            pending: 0,
+            live: false,
+            emitted: false,
+            remaining: 0,
+            need: 1,
+            depth: 0,
+            user_start: 0,
         };
-        inst.for_each_value(|v| {
-            let v = v.index() as u32;
-            if !ops.as_slice().contains(&v) {
-                ops.values[ops.len as usize] = v;
-                ops.len += 1;
-            }
-        });
-        ops
+        if let Some(inst) = inst {
+            inst.for_each_value(|v| {
+                let v = v.index() as u32;
+                if !node.ops().contains(&v) {
+                    node.ops[node.n_ops as usize] = v;
+                    node.n_ops += 1;
+                }
+            });
+        }
+        node
     }
 
-    fn as_slice(&self) -> &[u32] {
-        &self.values[..self.len as usize]
+    fn ops(&self) -> &[u32] {
+        &self.ops[..self.n_ops as usize]
+    }
+
+    fn priority(&self) -> (u32, u32) {
+        (self.need, self.depth)
     }
 }
 
 /// Scheduler state: what has been emitted and how many uses every value has left.
 struct Scheduler<'a> {
     func: &'a Function,
-    operands: Vec<Operands>,
+    /// One per value, and one past the last (whose `user_start` ends the last value's users).
+    nodes: Vec<Node>,
     /// Users of every value (each user once), as a compressed adjacency list.
-    user_start: Vec<u32>,
     users: Vec<u32>,
-    /// Per value: whether some returned value depends on it.
-    live: Vec<bool>,
-    /// Per value: live users not yet emitted.
-    remaining: Vec<u32>,
-    /// Per instruction: operands (instructions) not yet emitted.
-    pending: Vec<u32>,
-    emitted: Vec<bool>,
     /// Per parameter: whether some emitted instruction has read it (it is in a register).
     touched: Vec<bool>,
     /// Ready instructions that may free a value, most recent last.
@@ -82,7 +103,6 @@ struct Scheduler<'a> {
 pub fn schedule(func: &Function) -> Function {
     let mut s = Scheduler::new(func);
     let n_params = func.n_params;
-    let priority = priorities(func, &s.operands);
 
     // Roots: returned instructions, latest-defined first, each once.
     let mut roots: Vec<u32> = func
@@ -99,7 +119,7 @@ pub fn schedule(func: &Function) -> Function {
     for root in roots {
         stack.push((root, false));
         while let Some((v, expanded)) = stack.pop() {
-            if s.emitted[v as usize] {
+            if s.nodes[v as usize].emitted {
                 continue;
             }
             if expanded {
@@ -109,24 +129,24 @@ pub fn schedule(func: &Function) -> Function {
             }
             stack.push((v, true));
             children.clear();
+            let node = s.nodes[v as usize];
             children.extend(
-                s.operands[v as usize]
-                    .as_slice()
+                node.ops()
                     .iter()
                     .copied()
-                    .filter(|&a| a as usize >= n_params && !s.emitted[a as usize]),
+                    .filter(|&a| a as usize >= n_params && !s.nodes[a as usize].emitted),
             );
             // Visit the most demanding operand first: push it last. The sort is stable, so
             // equal operands are visited in text order.
-            children.sort_by_key(|&a| std::cmp::Reverse(priority[a as usize]));
+            children.sort_by_key(|&a| std::cmp::Reverse(s.nodes[a as usize].priority()));
             stack.extend(children.iter().rev().map(|&a| (a, false)));
         }
     }
     // Dead instructions: after everything else, in program order (operands still point back:
     // a dead instruction's operands are live, hence emitted, or dead and earlier).
     for v in n_params..func.n_values() {
-        if !s.emitted[v] {
-            s.emitted[v] = true;
+        if !s.nodes[v].emitted {
+            s.nodes[v].emitted = true;
             s.order.push(v as u32);
         }
     }
@@ -136,14 +156,14 @@ pub fn schedule(func: &Function) -> Function {
 /// Per value: (Sethi–Ullman register need, depth) of the expression tree it heads, with
 /// shared operands counted as if duplicated (an estimate; exact on trees). Parameters and
 /// constants need one register and have depth 0.
-fn priorities(func: &Function, operands: &[Operands]) -> Vec<(u32, u32)> {
-    let mut priority = vec![(1u32, 0u32); func.n_values()];
-    for v in func.n_params..func.n_values() {
-        let ops = operands[v].as_slice();
+fn priorities(nodes: &mut [Node], n_params: usize) {
+    for v in n_params..nodes.len() {
+        let node = nodes[v];
+        let ops = node.ops();
         let mut needs = [0u32; 3];
         let mut depth = 0u32;
         for (k, &a) in ops.iter().enumerate() {
-            let (need, d) = priority[a as usize];
+            let (need, d) = nodes[a as usize].priority();
             needs[k] = need;
             depth = depth.max(d.saturating_add(1));
         }
@@ -155,71 +175,74 @@ fn priorities(func: &Function, operands: &[Operands]) -> Vec<(u32, u32)> {
             .map(|(k, &n)| n + k as u32)
             .max()
             .unwrap_or(1);
-        priority[v] = (need, depth);
+        nodes[v].need = need;
+        nodes[v].depth = depth;
     }
-    priority
 }
 
 impl<'a> Scheduler<'a> {
     fn new(func: &'a Function) -> Scheduler<'a> {
         let n = func.n_values();
         let n_params = func.n_params;
-        let operands: Vec<Operands> = func
-            .values
-            .iter()
-            .map(|d| match &d.def {
-                ValueDef::Inst(inst) => Operands::of(inst),
-                ValueDef::Param => Operands {
-                    values: [0; 3],
-                    len: 0,
-                },
-            })
-            .collect();
+        let mut nodes: Vec<Node> = Vec::with_capacity(n + 1);
+        nodes.extend(func.values.iter().map(|d| match &d.def {
+            ValueDef::Inst(inst) => Node::of(Some(inst)),
+            ValueDef::Param => Node::of(None),
+        }));
+        nodes.push(Node::of(None));
+        priorities(&mut nodes[..n], n_params);
 
-        let mut live = vec![false; n];
         for r in &func.rets {
-            live[r.index()] = true;
+            nodes[r.index()].live = true;
         }
         for v in (n_params..n).rev() {
-            if live[v] {
-                for &a in operands[v].as_slice() {
-                    live[a as usize] = true;
+            let node = nodes[v];
+            if node.live {
+                for &a in node.ops() {
+                    nodes[a as usize].live = true;
                 }
             }
         }
 
-        let mut remaining = vec![0u32; n];
-        let mut pending = vec![0u32; n];
-        for v in (n_params..n).filter(|&v| live[v]) {
-            for &a in operands[v].as_slice() {
-                remaining[a as usize] += 1;
+        for v in n_params..n {
+            let node = nodes[v];
+            if !node.live {
+                continue;
+            }
+            for &a in node.ops() {
+                nodes[a as usize].remaining += 1;
                 if a as usize >= n_params {
-                    pending[v] += 1;
+                    nodes[v].pending += 1;
                 }
             }
         }
-        let mut user_start = vec![0u32; n + 1];
-        for v in 0..n {
-            user_start[v + 1] = user_start[v] + remaining[v];
+        let mut start = 0u32;
+        for node in nodes.iter_mut() {
+            node.user_start = start;
+            start += node.remaining;
         }
-        let mut fill_at: Vec<u32> = user_start[..n].to_vec();
-        let mut users = vec![0u32; user_start[n] as usize];
-        for v in (n_params..n).filter(|&v| live[v]) {
-            for &a in operands[v].as_slice() {
-                users[fill_at[a as usize] as usize] = v as u32;
-                fill_at[a as usize] += 1;
+        // Fill each value's users, advancing a cursor per value kept in `user_start` and
+        // restored after.
+        let mut users = vec![0u32; start as usize];
+        for v in n_params..n {
+            let node = nodes[v];
+            if !node.live {
+                continue;
             }
+            for &a in node.ops() {
+                let at = &mut nodes[a as usize].user_start;
+                users[*at as usize] = v as u32;
+                *at += 1;
+            }
+        }
+        for node in &mut nodes[..n] {
+            node.user_start -= node.remaining;
         }
 
         Scheduler {
             func,
-            operands,
-            user_start,
+            nodes,
             users,
-            live,
-            remaining,
-            pending,
-            emitted: vec![false; n],
             touched: vec![false; n_params],
             candidates: Vec::new(),
             order: Vec::with_capacity(n - n_params),
@@ -228,40 +251,41 @@ impl<'a> Scheduler<'a> {
 
     fn users_of(&self, v: u32) -> &[u32] {
         let v = v as usize;
-        &self.users[self.user_start[v] as usize..self.user_start[v + 1] as usize]
+        &self.users[self.nodes[v].user_start as usize..self.nodes[v + 1].user_start as usize]
     }
 
     /// Emit `v` (all of whose operands are emitted) and record the fill candidates it creates.
     fn emit(&mut self, v: u32) {
-        debug_assert!(self.live[v as usize] && self.pending[v as usize] == 0);
-        self.emitted[v as usize] = true;
+        let node = self.nodes[v as usize];
+        debug_assert!(node.live && node.pending == 0);
+        self.nodes[v as usize].emitted = true;
         self.order.push(v);
         let n_params = self.func.n_params;
-        let ops = self.operands[v as usize];
-        for &a in ops.as_slice() {
+        for &a in node.ops() {
             if (a as usize) < n_params {
                 self.touched[a as usize] = true;
             }
-            self.remaining[a as usize] -= 1;
-            if self.remaining[a as usize] == 1 {
+            self.nodes[a as usize].remaining -= 1;
+            if self.nodes[a as usize].remaining == 1 {
                 // The one user left would free `a`: a candidate once it is ready.
                 let last = self
                     .users_of(a)
                     .iter()
                     .copied()
-                    .find(|&w| !self.emitted[w as usize]);
+                    .find(|&w| !self.nodes[w as usize].emitted);
                 if let Some(w) = last {
-                    if self.pending[w as usize] == 0 {
+                    if self.nodes[w as usize].pending == 0 {
                         self.candidates.push(w);
                     }
                 }
             }
         }
-        for k in self.user_start[v as usize]..self.user_start[v as usize + 1] {
-            let w = self.users[k as usize];
-            self.pending[w as usize] -= 1;
-            if self.pending[w as usize] == 0 {
-                self.candidates.push(w);
+        let (from, to) = (node.user_start, self.nodes[v as usize + 1].user_start);
+        for k in from..to {
+            let w = self.users[k as usize] as usize;
+            self.nodes[w].pending -= 1;
+            if self.nodes[w].pending == 0 {
+                self.candidates.push(w as u32);
             }
         }
     }
@@ -270,11 +294,11 @@ impl<'a> Scheduler<'a> {
     /// registers: instructions, or parameters already read).
     fn frees(&self, v: u32) -> usize {
         let n_params = self.func.n_params;
-        self.operands[v as usize]
-            .as_slice()
+        self.nodes[v as usize]
+            .ops()
             .iter()
             .filter(|&&a| {
-                self.remaining[a as usize] == 1
+                self.nodes[a as usize].remaining == 1
                     && (a as usize >= n_params || self.touched[a as usize])
             })
             .count()
@@ -284,8 +308,8 @@ impl<'a> Scheduler<'a> {
     /// left.
     fn fill(&mut self) {
         while let Some(w) = self.candidates.pop() {
-            let i = w as usize;
-            if self.emitted[i] || self.pending[i] != 0 || !self.live[i] {
+            let node = &self.nodes[w as usize];
+            if node.emitted || node.pending != 0 || !node.live {
                 continue;
             }
             if self.frees(w) > 0 {
