@@ -18,7 +18,8 @@ impl Runner {
     pub(crate) fn new(program: &Function, opts: &Options) -> Result<Runner> {
         Ok(match opts.engine {
             Engine::Interp => Runner::Interp(program.clone()),
-            Engine::Jit => Runner::Jit(Box::new(adjit_jit::compile(program, &opts.jit)?)),
+            // Every program here is derived from a verified one (`derive` verifies its input).
+            Engine::Jit => Runner::Jit(Box::new(adjit_jit::compile_verified(program, &opts.jit)?)),
         })
     }
 

@@ -53,6 +53,18 @@ fn chunk_name(chunk: usize) -> String {
 /// ```
 pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
     verify(func)?;
+    compile_verified(func, opts)
+}
+
+/// [`compile`] of a program known to be valid: one [`adjit_ir::verify`] accepted, or one a
+/// transform built from such a program (every derivative program is). Skips the verifier,
+/// which at 10⁷ instructions is a second of the compile; builds with debug assertions run it
+/// anyway. An invalid program here is a bug of the caller: lowering it panics or fails, it
+/// never runs.
+pub fn compile_verified(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
+    if cfg!(debug_assertions) {
+        verify(func)?;
+    }
     let prepared = prepare(func, opts);
     let (program, runs) = (prepared.program(func), &prepared.runs);
     let scalar = compile_kernels(program, opts, runs, Lanes::One)?;

@@ -36,7 +36,7 @@ mod symbols;
 
 pub use compiled::{threads_for, CompiledFunction, RawEntry, PARALLEL_CODE_BYTES, STREAM_BYTES};
 pub use error::JitError;
-pub use jit::{asm_text, clif_text, compile};
+pub use jit::{asm_text, clif_text, compile, compile_verified};
 pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
 pub use options::{JitOptions, MathImpl, OptLevel, RegAlloc};
 pub use pipeline::{regions, rolled_program};
