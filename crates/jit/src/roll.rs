@@ -1165,6 +1165,109 @@ mod tests {
         assert!(runs[0].insts() * 10 >= f.n_insts() * 9);
     }
 
+    /// A grid of `rows` rows of `cols` cells: per row a head (carrying a total from the
+    /// previous row), the interior cells (a sum carried within the row), a tail.
+    fn grid(rows: usize, cols: usize) -> Function {
+        let mut b = Builder::new("grid");
+        let x: Vec<Value> = (0..(rows + 1) * cols)
+            .map(|i| b.param(Type::F64, &format!("x{i}")))
+            .collect();
+        let mut total = b.mul(x[0], 0.5);
+        let mut outs = Vec::new();
+        for r in 0..rows {
+            let at = |c: usize| r * cols + c;
+            let head = b.fma(x[at(0)], 1.5, total);
+            let mut acc = head;
+            for c in 1..cols - 1 {
+                let t = b.sub(x[at(c)], x[at(c - 1)]);
+                let t = b.mul(t, x[at(c) + cols]);
+                acc = b.add(acc, t);
+                outs.push(t);
+            }
+            let tail = b.mul(acc, x[at(cols - 1)]);
+            outs.push(tail);
+            total = b.add(total, tail);
+        }
+        outs.push(total);
+        b.finish(&outs)
+    }
+
+    /// The rolled grid's outputs and the interpreter's, with `mutate` applied to its runs.
+    fn grid_with(mutate: Option<fn(&mut [Run])>) -> (Vec<f64>, Vec<f64>) {
+        let f = grid(8, 24);
+        let x: Vec<f64> = (0..f.n_params).map(|i| 0.5 + 0.01 * i as f64).collect();
+        let want = adjit_ir::interpret(&f, &x).expect("interprets");
+        let opts = crate::JitOptions {
+            roll_above: 0,
+            schedule: false,
+            ..crate::JitOptions::default()
+        };
+        let (_, regions) = crate::rolled_program(&f, &opts);
+        assert!(regions.iter().any(|r| r.rows > 2), "{regions:?}");
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(mutate));
+        let code = crate::compile(&f, &opts).expect("compiles");
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(None));
+        let mut y = vec![0.0; f.rets.len()];
+        code.call(&x, &mut y).expect("lengths match");
+        (y, want)
+    }
+
+    #[test]
+    fn the_nested_loops_compute_the_straight_line_bits() {
+        let (got, want) = grid_with(None);
+        let bits = |v: &[f64]| v.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want));
+    }
+
+    /// The comparisons of nested code with the interpreter would catch an outer stride off by
+    /// one or a value carried across rows that is dropped: each gives other numbers.
+    #[test]
+    fn a_broken_row_stride_or_a_dropped_row_carry_changes_the_result() {
+        fn rules(runs: &mut [Run]) -> impl Iterator<Item = &mut Across> {
+            runs.iter_mut()
+                .filter_map(|r| r.outer.as_deref_mut())
+                .flat_map(|o| {
+                    o.inner
+                        .iter_mut()
+                        .flatten()
+                        .flatten()
+                        .chain(o.gap.iter_mut().flatten())
+                })
+        }
+        fn shift_row(runs: &mut [Run]) {
+            for rule in rules(runs) {
+                if let Across::Affine { step, .. } = rule {
+                    if *step != 0 {
+                        *step += 1;
+                        return;
+                    }
+                }
+            }
+            panic!("no moving read across rows");
+        }
+        fn drop_row_carry(runs: &mut [Run]) {
+            for rule in rules(runs) {
+                if let Across::PrevRow { init, .. } = *rule {
+                    *rule = Across::Affine {
+                        base: init,
+                        step: 0,
+                    };
+                    return;
+                }
+            }
+            panic!("no value carried across rows");
+        }
+        for mutate in [shift_row as fn(&mut [Run]), drop_row_carry] {
+            let (got, want) = grid_with(Some(mutate));
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .any(|(a, b)| a.to_bits() != b.to_bits()),
+                "the mutation changed nothing"
+            );
+        }
+    }
+
     #[test]
     fn irregular_programs_have_no_runs() {
         let f = adjit_ir::random::random_function(3, &Default::default());
