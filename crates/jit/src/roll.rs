@@ -232,6 +232,22 @@ impl Region {
     }
 }
 
+/// `v10..v20, 5 trips of 2 instructions`; a nest: `v10802..v98799, 98 rows × 98 trips of 9
+/// instructions, 8 between rows`.
+impl std::fmt::Display for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "v{}..v{}, ", self.start, self.end())?;
+        if self.rows > 1 {
+            write!(f, "{} rows × ", self.rows)?;
+        }
+        write!(f, "{} trips of {} instructions", self.trips, self.period)?;
+        if self.rows > 1 {
+            write!(f, ", {} between rows", self.between.len())?;
+        }
+        Ok(())
+    }
+}
+
 /// An instruction's shape: the instruction with every value operand replaced by `v0`, and
 /// its type.
 fn shape(func: &Function, v: usize) -> Option<(InstData, Type)> {
