@@ -651,6 +651,15 @@ fn same_form(a: &Run, b: &Run) -> bool {
             .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.step == q.step))
 }
 
+/// Whether `run`'s iterations may be whole rows of a nest: one segment, enough iterations,
+/// and a period long enough to hold an inner run and a gap.
+fn could_hold_rows(run: &Run) -> bool {
+    run.outer.is_none()
+        && run.segments.len() == 1
+        && run.trips >= MIN_ROWS
+        && run.period >= MIN_INNER_TRIPS * 2
+}
+
 /// The value a source reads before its run, if any: a carried value's first value, an affine
 /// operand's base.
 fn before(src: Source) -> Option<u32> {
@@ -756,13 +765,14 @@ impl Finder<'_> {
                     // A later run reading this one's values as an array reads them by the
                     // whole-row template: keep it.
                     let range = run.range();
-                    let read_as_array = runs[i + 1..].iter().any(|r| {
-                        r.sources.iter().flatten().any(|src| {
-                            matches!(*src, Source::Affine { base, step }
+                    let keep_whole_rows = !could_hold_rows(run)
+                        || runs[i + 1..].iter().any(|r| {
+                            r.sources.iter().flatten().any(|src| {
+                                matches!(*src, Source::Affine { base, step }
                                 if step != 0 && range.contains(&(base as usize)))
-                        })
-                    });
-                    let nest = if read_as_array {
+                            })
+                        });
+                    let nest = if keep_whole_rows {
                         None
                     } else {
                         self.nest_inside(run, &out)
@@ -783,10 +793,7 @@ impl Finder<'_> {
     fn nest_inside(&self, run: &Run, done: &[Run]) -> Option<Run> {
         let first = self.func.n_params;
         let (start, period, rows) = (run.start, run.period, run.trips);
-        if run.outer.is_some() || run.segments.len() != 1 || rows < MIN_ROWS {
-            return None;
-        }
-        if period < 2 * MIN_INSTS {
+        if !could_hold_rows(run) {
             return None;
         }
         // The inner run covering most of row 0.
