@@ -430,9 +430,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     }
                     Across::Affine { base, step } if fixed_in_row => {
                         let a = Value::new(base as usize);
-                        self.row_load(a, step, k, &mut |this, buf, bytes| {
-                            base_of(this, buf, bytes)
-                        })?
+                        self.row_load(a, step, &mut |this, buf, bytes| base_of(this, buf, bytes))?
                     }
                     Across::Affine { base, step } => {
                         // A moving read: only its row's address.
@@ -503,7 +501,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     Across::PrevRow { pos, .. } => from_prev(pos),
                     Across::Affine { step: 0, .. } => self.use_value(a)?,
                     Across::Affine { step, .. } => {
-                        self.row_load(a, step, k, &mut |this, buf, bytes| {
+                        self.row_load(a, step, &mut |this, buf, bytes| {
                             this.advance(&mut advanced, buf, k, bytes)
                         })?
                     }
@@ -572,7 +570,6 @@ impl<M: Module> Lowerer<'_, '_, M> {
         &mut self,
         a: Value,
         step: i64,
-        _k: ir::Value,
         at: &mut dyn FnMut(&mut Self, ir::Value, i64) -> ir::Value,
     ) -> Result<ir::Value, JitError> {
         let func = self.input.func;
@@ -621,28 +618,26 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 row.bases[&(buffer, bytes)]
             }
         };
-        // `(position, initial value)` of every carried position (one initial value each: the
-        // value `period` before the position's first iteration), the initial value as a
-        // register.
-        let mut carried_from: Vec<(u32, ir::Value)> = Vec::new();
+        // `(position, initial value, operand)` of every carried position (one initial value
+        // each: the value `period` before the position's first iteration).
+        let mut carried_from: Vec<(u32, u32, (usize, usize))> = Vec::new();
         for (t, srcs) in run.sources.iter().enumerate() {
             for (c, &src) in srcs.iter().enumerate() {
                 if let Source::Carried { pos, init } = src {
-                    if carried_from.iter().any(|&(p, _)| p == pos) {
-                        continue;
-                    }
-                    let x = match row.operands.get(&(t, c)) {
-                        Some(&x) => x,
-                        None => self.use_value(Value::new(init as usize))?,
-                    };
-                    carried_from.push((pos, x));
+                    carried_from.push((pos, init, (t, c)));
                 }
             }
         }
-        carried_from.sort_unstable_by_key(|&(pos, _)| pos);
-        let carried: Vec<u32> = carried_from.iter().map(|&(pos, _)| pos).collect();
+        carried_from.sort_unstable();
+        carried_from.dedup_by_key(|&mut (pos, _, _)| pos);
+        let carried: Vec<u32> = carried_from.iter().map(|&(pos, _, _)| pos).collect();
         let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
-        for &(_, x) in &carried_from {
+        for &(_, init, operand) in &carried_from {
+            // In a nest, the row's first value; else the value before the loop.
+            let x = match row.operands.get(&operand) {
+                Some(&x) => x,
+                None => self.use_value(Value::new(init as usize))?,
+            };
             inits.push(ir::BlockArg::Value(x));
         }
         let header = self.b.create_block();

@@ -337,7 +337,8 @@ struct Finder<'a> {
 
 impl Finder<'_> {
     /// The run starting at instruction `k` (value `n_params + k`) that covers the most
-    /// instructions and ends by value `end`, among the candidate periods (see the module docs).
+    /// instructions and ends by value `end` (it is grown no further), among the candidate
+    /// periods (see the module docs).
     fn best_at(&self, k: usize, end: usize) -> Option<Run> {
         let first = self.func.n_params;
         let mut best: Option<Run> = None;
@@ -358,10 +359,9 @@ impl Finder<'_> {
                 // a multiple may take the exception in and cover more.
                 continue;
             }
-            if let Some(run) = self.grow(first + k, p) {
+            if let Some(run) = self.grow(first + k, p, end) {
                 if run.trips >= MIN_TRIPS
                     && run.insts() >= MIN_INSTS
-                    && run.range().end <= end
                     && best.as_ref().is_none_or(|b| run.insts() > b.insts())
                 {
                     best = Some(run);
@@ -396,11 +396,11 @@ impl Finder<'_> {
         r0.start == rj.start && step % r0.period as i64 == 0
     }
 
-    /// The run of period `p` starting at `s`, as long as it holds (`None` if shorter than
-    /// two iterations or not rollable).
-    fn grow(&self, s: usize, p: usize) -> Option<Run> {
+    /// The run of period `p` starting at `s`, as long as it holds and ends by value `end`
+    /// (`None` if shorter than two iterations or not rollable).
+    fn grow(&self, s: usize, p: usize, end: usize) -> Option<Run> {
         let func = self.func;
-        let n = func.n_values();
+        let n = func.n_values().min(end);
         if s + 2 * p > n {
             return None;
         }
@@ -817,7 +817,8 @@ impl Finder<'_> {
         let (at, trips) = (inner.start, inner.trips);
         row_runs.push(inner);
         for r in 1..rows {
-            let mut rk = self.grow(at + r * period, row_runs[0].period)?;
+            let row_end = start + (r + 1) * period;
+            let mut rk = self.grow(at + r * period, row_runs[0].period, row_end)?;
             if rk.trips < trips {
                 return None;
             }
