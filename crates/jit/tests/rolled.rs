@@ -268,6 +268,35 @@ fn grids_nest_and_match_the_interpreter() {
     assert!(scheduled * 2 >= cases, "only {scheduled} of {cases} nested");
 }
 
+/// A row that differs ends a nest: the rows before it and after it nest, it rolls on its own,
+/// and the results are the interpreter's.
+#[test]
+fn a_differing_row_splits_the_nest() {
+    let in_order = JitOptions {
+        schedule: false,
+        ..rolled()
+    };
+    for seed in 0..6 {
+        let ty = if seed % 2 == 1 { Type::F32 } else { Type::F64 };
+        let whole = common::grid(seed, 12, 30, ty);
+        let func = common::grid_with_odd_row(seed, 12, 30, ty, Some(6));
+        let nests = |f: &Function| {
+            regions(f, &in_order)
+                .iter()
+                .filter(|r| r.rows > 1)
+                .map(|r| r.rows)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(nests(&whole).len(), 1, "seed {seed}: {:?}", nests(&whole));
+        let split = nests(&func);
+        assert_eq!(split.len(), 2, "seed {seed}: {split:?}");
+        assert!(split.iter().sum::<usize>() < nests(&whole)[0]);
+        let xs = points(seed, func.n_params, 3);
+        check(&func, &in_order, &xs);
+        check(&func, &rolled(), &xs);
+    }
+}
+
 #[test]
 fn grids_in_two_lanes_and_small_chunks_match_the_interpreter() {
     for seed in 100..130 {

@@ -179,6 +179,18 @@ pub mod aot;
 /// value of each row's head that the next row's cells read, and the outputs, every operand
 /// is affine in the row index, so the rows roll into one nest.
 pub fn grid(seed: u64, rows: usize, cols: usize, ty: Type) -> Function {
+    grid_with_odd_row(seed, rows, cols, ty, None)
+}
+
+/// [`grid`], with one cell of row `odd` computing one more operation (that row differs from
+/// the others).
+pub fn grid_with_odd_row(
+    seed: u64,
+    rows: usize,
+    cols: usize,
+    ty: Type,
+    odd: Option<usize>,
+) -> Function {
     use adjit_ir::random::Rng;
     let mut rng = Rng::new(seed);
     let inner = [1, 2, 1, 3][rng.below(4)];
@@ -214,6 +226,9 @@ pub fn grid(seed: u64, rows: usize, cols: usize, ty: Type) -> Function {
             }
             if reads_head {
                 t = b.mul(t, head);
+            }
+            if odd == Some(r) && c == cols / 2 {
+                t = b.mul(t, 1.0625);
             }
             acc = if carries_within { b.add(acc, t) } else { t };
             outs.push(t);
