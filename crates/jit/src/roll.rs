@@ -26,6 +26,13 @@
 //! instructions). Irregular iterations (a first term that starts a sum from a literal, a
 //! differing term every k terms) end a run; the next run starts after them, or the period
 //! grows to take the exception in (every 7th term differs: period 7 terms).
+//!
+//! The rows of a 2-D grid then form a *nest* ([`Outer`]): runs of one form a row apart, with
+//! the straight instructions between them (a row's boundary cells) repeating too, and every
+//! operand affine in the row index as well ([`Across`]), checked on every row; the lowering
+//! emits one outer loop around the row's loop. A run whose period is a whole row (short rows:
+//! the search found the row distance) is split into the nest of the run inside its rows. A
+//! row that differs ends a nest and rolls on its own.
 
 use std::ops::Range;
 
