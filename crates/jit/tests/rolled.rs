@@ -259,13 +259,15 @@ fn grids_nest_and_match_the_interpreter() {
         check(&func, &unrolled(), &xs);
         check(&func, &in_order, &xs);
     }
-    // In program order every grid is rows of the same form; the schedule may move some of a
-    // grid's work between rows (then it rolls row by row).
+    // In program order every grid is rows of the same form. The schedule may move work
+    // between rows (an earlier loop's values into the row before the one reading them: each
+    // row then reads the previous row's cells, which does not nest) or split a row in two
+    // loops; such grids roll row by row.
     assert!(
         ordered * 10 >= cases * 9,
         "only {ordered} of {cases} nested"
     );
-    assert!(scheduled * 2 >= cases, "only {scheduled} of {cases} nested");
+    assert!(scheduled * 4 >= cases, "only {scheduled} of {cases} nested");
 }
 
 /// A row that differs ends a nest: the rows before it and after it nest, it rolls on its own,

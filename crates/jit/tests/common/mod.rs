@@ -173,11 +173,12 @@ pub mod aot;
 
 /// A 2-D grid program, row after row as a traced stencil is: per row a head (straight), the
 /// row's interior cells (one template each, reading the grid at `inner` stride and the next row
-/// at `outer` stride, a running sum carried within the row, one output per cell), and a tail
-/// (straight) that reads the row's last sum and adds to a total carried from row to row. The
-/// rows' heads and tails are the straight code between the rows' loops; with the total, a
-/// value of each row's head that the next row's cells read, and the outputs, every operand
-/// is affine in the row index, so the rows roll into one nest.
+/// at `outer` stride, from the inputs or from an earlier loop's values, a running sum carried
+/// within the row, one output per cell), and a tail (straight) that reads the row's last sum
+/// and adds to a total carried from row to row; maybe straight code after the grid reading one
+/// cell per row. The rows' heads and tails are the straight code between the rows' loops;
+/// with the total, a value of each row's head that the row's cells read, and the outputs,
+/// every operand is affine in the row index, so the rows roll into one nest.
 pub fn grid(seed: u64, rows: usize, cols: usize, ty: Type) -> Function {
     grid_with_odd_row(seed, rows, cols, ty, None)
 }
@@ -204,8 +205,16 @@ pub fn grid_with_odd_row(
     let ops: Vec<usize> = (0..n_ops).map(|_| rng.below(7)).collect();
     let reads_head = rng.chance(0.5);
     let carries_within = rng.chance(0.7);
+    // The next row's values from an earlier loop (an array in the workspace) or the inputs.
+    let below: Vec<_> = if rng.chance(0.5) {
+        (0..n).map(|i| b.fma(x[i], 0.5, 0.25)).collect()
+    } else {
+        x.clone()
+    };
+    let reads_cells_after = rng.chance(0.5);
     let mut total = b.mul(x[0], 0.5);
     let mut outs = Vec::new();
+    let mut cells = Vec::new();
     for r in 0..rows {
         let at = |c: usize| r * outer + c * inner;
         let head = b.fma(x[at(0)], 1.5, total);
@@ -215,7 +224,7 @@ pub fn grid_with_odd_row(
             let mut t = b.sub(x[at(c)], x[at(c - 1)]);
             for &op in &ops {
                 t = match op {
-                    0 => b.mul(t, x[at(c) + outer]),
+                    0 => b.mul(t, below[at(c) + outer]),
                     1 => b.fma(t, 0.75, x[at(c + 1)]),
                     2 => b.binary(BinaryOp::Max, t, -0.5),
                     3 => b.unary(UnaryOp::Sin, t),
@@ -232,10 +241,24 @@ pub fn grid_with_odd_row(
             }
             acc = if carries_within { b.add(acc, t) } else { t };
             outs.push(t);
+            if c == cols / 2 {
+                cells.push(t);
+            }
         }
         let tail = b.mul(acc, x[at(cols - 1)]);
         outs.push(tail);
         total = b.add(total, tail);
+    }
+    if reads_cells_after {
+        // Straight code after the grid reading one cell of every row (their homes).
+        for (r, &t) in cells.iter().enumerate() {
+            let y = if r % 2 == 0 {
+                b.unary(UnaryOp::Sin, t)
+            } else {
+                b.mul(t, t)
+            };
+            total = b.add(total, y);
+        }
     }
     outs.push(total);
     b.finish(&outs)
