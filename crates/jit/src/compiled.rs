@@ -229,7 +229,7 @@ pub(crate) struct Kernels {
     /// Workspace slots one call needs (8 bytes each for one point, 16 for two).
     pub n_slots: usize,
     pub code_bytes: usize,
-    /// Loops the rolling made of repeated instruction groups.
+    /// Loops the rolling made of repeated instruction groups (a nest counts once).
     pub loops: usize,
     /// Bytes of code one call executes: `code_bytes`, scaled by the trips of its loops.
     pub executed_bytes: usize,
@@ -433,7 +433,8 @@ impl CompiledFunction {
     }
 
     /// Number of loops the one-point code runs: repeated instruction groups the compiler
-    /// kept rolled ([`crate::regions`]); 0 for straight-line code.
+    /// kept rolled ([`crate::regions`]); 0 for straight-line code. A nest (the rows of a 2-D
+    /// grid: an outer loop around each row's loop, see [`crate::Region`]) counts as one.
     pub fn loops(&self) -> usize {
         self.loops
     }

@@ -49,7 +49,18 @@ use crate::inline_math::ClifMath;
 use crate::lanes::{lane_bitcast, lane_type, Lanes};
 use crate::options::MathImpl;
 use crate::plan::{Fill, Home, Plan, NO_SLOT};
-use crate::roll::{Run, Source};
+use crate::roll::{Across, Outer, Run, Source};
+
+/// Registers of a nest's current row, made in its outer loop's header before the row's inner
+/// loop (so they dominate it and the gap); empty outside nests.
+#[derive(Default)]
+struct RowValues {
+    /// `(buffer, bytes per row)` → the buffer advanced to the current row.
+    bases: HashMap<(ir::Value, i64), ir::Value>,
+    /// `(template position, operand)` → the operand's value in this row: a loop invariant of
+    /// the inner loop, or a carried value's first value.
+    operands: HashMap<(usize, usize), ir::Value>,
+}
 
 /// The math routines declared in one module, by symbol convention.
 pub(crate) struct Imports {
@@ -318,31 +329,315 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// once, with operands read by their [`Source`] (parameters and earlier runs' arrays at
     /// addresses advanced by the counter, carried values as block parameters), every value
     /// stored to its [`Home`] and its outputs; `trips` iterations in order, so the result is
-    /// bitwise that of the straight-line program.
+    /// bitwise that of the straight-line program. A nest is an outer loop around it (see
+    /// [`Self::lower_nest`]).
     fn lower_run(&mut self, run: &Run, homes: &[Home]) -> Result<(), JitError> {
+        if let Some(outer) = &run.outer {
+            return self.lower_nest(run, outer, homes);
+        }
+        // Loop-invariant operands and the carried values' first iteration, before the loop.
+        for &src in run.sources.iter().flatten() {
+            if let Source::Affine { base, step: 0 } = src {
+                self.use_value(Value::new(base as usize))?;
+            }
+        }
+        self.inner_loop(run, homes, &RowValues::default())?;
+        self.b.ins().return_(&[]);
+        Ok(())
+    }
+
+    /// A nest (see [`Outer`]): an outer counted loop over the rows whose body is the inner
+    /// loop of row `k` ([`Self::inner_loop`], with addresses advanced by `k` rows) and then,
+    /// unless `k` is the last row, the gap's instructions, which lead to row `k + 1`. Values
+    /// carried from row to row are block parameters of the outer loop's header; every row
+    /// runs exactly the instructions of its row of the straight-line program, in order.
+    fn lower_nest(&mut self, run: &Run, outer: &Outer, homes: &[Home]) -> Result<(), JitError> {
+        let func = self.input.func;
+        let ptr = self.module.target_config().pointer_type();
+        let unit = 8 * self.input.lanes.count() as i64;
+        let len = run.row_len();
+        // Invariants of the whole nest, loaded once before it (the loops only read the cache).
+        let rules = outer.inner.iter().flatten().flatten();
+        for &rule in rules.chain(outer.gap.iter().flatten()) {
+            if let Across::Affine { base, step: 0 } = rule {
+                self.use_value(Value::new(base as usize))?;
+            }
+        }
+        // Values carried across rows: one first value per row position.
+        let mut carried: Vec<(u32, u32)> = outer
+            .inner
+            .iter()
+            .flatten()
+            .flatten()
+            .chain(outer.gap.iter().flatten())
+            .filter_map(|r| match *r {
+                Across::PrevRow { pos, init } => Some((pos, init)),
+                _ => None,
+            })
+            .collect();
+        carried.sort_unstable();
+        carried.dedup_by_key(|&mut (pos, _)| pos);
+        let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
+        for &(_, init) in &carried {
+            let x = self.use_value(Value::new(init as usize))?;
+            inits.push(ir::BlockArg::Value(x));
+        }
+        let header = self.b.create_block();
+        let gap_block = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.append_block_param(header, ptr);
+        for &(pos, _) in &carried {
+            let ty = func.values[run.start + pos as usize].ty;
+            let reg = self.reg_type(ty);
+            self.b.append_block_param(header, reg);
+        }
+        self.b.ins().jump(header, &inits);
+        self.b.switch_to_block(header);
+        let params = self.b.block_params(header).to_vec();
+        let k = params[0];
+        let from_prev = |pos: u32| -> ir::Value {
+            let i = carried.partition_point(|&(p, _)| p < pos);
+            params[1 + i]
+        };
+
+        // The row's registers: buffers advanced to row `k`, and the inner loop's operands
+        // that are fixed within a row.
+        let mut row = RowValues {
+            bases: HashMap::new(),
+            operands: HashMap::new(),
+        };
+        let mut base_of = |this: &mut Self, buffer: ir::Value, bytes: i64| -> ir::Value {
+            if bytes == 0 {
+                return buffer;
+            }
+            *row.bases.entry((buffer, bytes)).or_insert_with(|| {
+                let delta = this.b.ins().imul_imm_s(k, bytes);
+                this.b.ins().iadd(buffer, delta)
+            })
+        };
+        let mut operands = HashMap::new();
+        for (t, rules) in outer.inner.iter().enumerate() {
+            for (c, rule) in rules.iter().enumerate() {
+                let (Some(rule), Some(src)) = (*rule, run.sources[t].get(c).copied()) else {
+                    continue;
+                };
+                let fixed_in_row =
+                    matches!(src, Source::Carried { .. } | Source::Affine { step: 0, .. });
+                let x = match rule {
+                    Across::PrevRow { pos, .. } if fixed_in_row => from_prev(pos),
+                    Across::Affine { base, step: 0 } if fixed_in_row => {
+                        self.use_value(Value::new(base as usize))?
+                    }
+                    Across::Affine { base, step } if fixed_in_row => {
+                        let a = Value::new(base as usize);
+                        self.row_load(a, step, &mut |this, buf, bytes| base_of(this, buf, bytes))?
+                    }
+                    Across::Affine { base, step } => {
+                        // A moving read: only its row's address.
+                        let bytes = self.row_stride(base, step, unit)?;
+                        let buffer = if func.is_param(Value::new(base as usize)) {
+                            self.inputs
+                        } else {
+                            self.work
+                        };
+                        base_of(self, buffer, bytes);
+                        continue;
+                    }
+                    Across::Row { .. } | Across::PrevRow { .. } => {
+                        unreachable!("roll: an inner run's moving read is affine across rows")
+                    }
+                };
+                operands.insert((t, c), x);
+            }
+            for &ostep in &outer.inner_outputs[t] {
+                base_of(self, self.outputs, ostep * unit);
+            }
+        }
+        if homes[..run.period]
+            .iter()
+            .any(|h| matches!(h, Home::Array(_)))
+        {
+            base_of(self, self.work, run.trips as i64 * unit);
+        }
+        row.operands = operands;
+        let body = self.inner_loop(run, homes, &row)?;
+
+        // After row k's inner loop: the gap to row k + 1, or the end.
+        let next = self.b.ins().iadd_imm_s(k, 1);
+        let rows = i64::try_from(outer.trips)
+            .map_err(|_| JitError::TooLarge(format!("a nest of {} rows", outer.trips)))?;
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_s(ir::condcodes::IntCC::UnsignedLessThan, next, rows);
+        self.b.ins().brif(more, gap_block, &[], exit, &[]);
+        self.b.switch_to_block(gap_block);
+        self.b.seal_block(gap_block);
+        let row_value = |gap: &[ir::Value], pos: u32| -> ir::Value {
+            let pos = pos as usize;
+            if pos < len {
+                let t = run
+                    .last_of(run.start + pos)
+                    .expect("roll: a row reads its inner loop's last iteration only");
+                body[t]
+            } else {
+                gap[pos - len]
+            }
+        };
+        let mut gap: Vec<ir::Value> = Vec::with_capacity(outer.gap.len());
+        let mut advanced = HashMap::new();
+        self.body_literals = Some(HashMap::new());
+        for (u, rules) in outer.gap.iter().enumerate() {
+            let v = run.start + len + u;
+            let ValueDef::Inst(inst) = &func.values[v].def else {
+                unreachable!("a nest holds instructions only")
+            };
+            let mut operands = Vec::with_capacity(3);
+            inst.for_each_value(|a| operands.push(a));
+            let mut overrides = Vec::with_capacity(3);
+            for (a, &rule) in operands.into_iter().zip(rules) {
+                let x = match rule {
+                    Across::Row { pos } => row_value(&gap, pos),
+                    Across::PrevRow { pos, .. } => from_prev(pos),
+                    Across::Affine { step: 0, .. } => self.use_value(a)?,
+                    Across::Affine { step, .. } => {
+                        self.row_load(a, step, &mut |this, buf, bytes| {
+                            this.advance(&mut advanced, buf, k, bytes)
+                        })?
+                    }
+                };
+                overrides.push((a.index(), x));
+            }
+            self.overrides = overrides;
+            let x = self.lower_inst(v, inst)?;
+            self.overrides.clear();
+            gap.push(x);
+            match homes[run.period + u] {
+                Home::None => {}
+                Home::Last(slot) => {
+                    let off = self.slot_offset(slot)?;
+                    self.b.ins().store(FLAGS, x, self.work, off);
+                }
+                Home::Array(first) => {
+                    let at = self.advance(&mut advanced, self.work, k, unit);
+                    let off = self.slot_offset(first)?;
+                    self.b.ins().store(FLAGS, x, at, off);
+                }
+            }
+            if !outer.gap_outputs[u].is_empty() {
+                let y = self.value_to_boundary(x, func.values[v].ty);
+                for store in &outer.gap_outputs[u] {
+                    let at = self.advance(&mut advanced, self.outputs, k, store.step * unit);
+                    let off = offset(store.first as usize * self.input.lanes.count())?;
+                    self.b.ins().store(FLAGS, y, at, off);
+                }
+            }
+        }
+        self.body_literals = None;
+        let mut args = vec![ir::BlockArg::Value(next)];
+        args.extend(
+            carried
+                .iter()
+                .map(|&(pos, _)| ir::BlockArg::Value(row_value(&gap, pos))),
+        );
+        self.b.ins().jump(header, &args);
+        self.b.seal_block(header);
+        self.b.switch_to_block(exit);
+        self.b.seal_block(exit);
+        self.b.ins().return_(&[]);
+        Ok(())
+    }
+
+    /// Bytes one row moves a read of `base + step·k` (a parameter, or an earlier run's array
+    /// at the slot stride the plan gave it).
+    fn row_stride(&self, base: u32, step: i64, unit: i64) -> Result<i64, JitError> {
+        if step == 0 || self.input.func.is_param(Value::new(base as usize)) {
+            return Ok(step * unit);
+        }
+        let slots = &self.input.plan.slots;
+        let s0 = slots[base as usize];
+        let s1 = slots[(i64::from(base) + step) as usize];
+        assert!(
+            s0 != NO_SLOT && s1 != NO_SLOT,
+            "plan: nest operand v{base} without an array home"
+        );
+        Ok((i64::from(s1) - i64::from(s0)) * unit)
+    }
+
+    /// Row `k`'s value of the read `a + step·k` (`a` read by row 0): a load from `inputs` or
+    /// from an earlier run's array in `work`, at the address `at(buffer, bytes per row)`.
+    fn row_load(
+        &mut self,
+        a: Value,
+        step: i64,
+        at: &mut dyn FnMut(&mut Self, ir::Value, i64) -> ir::Value,
+    ) -> Result<ir::Value, JitError> {
+        let func = self.input.func;
+        let unit = 8 * self.input.lanes.count() as i64;
+        let bytes = self.row_stride(a.index() as u32, step, unit)?;
+        if func.is_param(a) {
+            let base = at(self, self.inputs, bytes);
+            let raw_ty = self.reg_type(Type::F64);
+            let off = offset(a.index() * self.input.lanes.count())?;
+            let raw = self.b.ins().load(raw_ty, READONLY, base, off);
+            Ok(self.boundary_to_value(raw, func.values[a.index()].ty))
+        } else {
+            let base = at(self, self.work, bytes);
+            let reg = self.reg_type(func.values[a.index()].ty);
+            let off = self.slot_offset(self.input.plan.slots[a.index()])?;
+            Ok(self.b.ins().load(reg, FLAGS, base, off))
+        }
+    }
+
+    /// The loop of `run`'s iterations (a nest's row: `row` holds the row's registers), ending
+    /// with the builder in the block after the loop; returns the last iteration's values, by
+    /// template position.
+    fn inner_loop(
+        &mut self,
+        run: &Run,
+        homes: &[Home],
+        row: &RowValues,
+    ) -> Result<Vec<ir::Value>, JitError> {
         let func = self.input.func;
         let ptr = self.module.target_config().pointer_type();
         // Bytes per element of `inputs`, `outputs` and `work`: 8 per lane.
         let unit = 8 * self.input.lanes.count() as i64;
-        // Loop-invariant operands and the carried values' first iteration, before the loop.
-        // `(position, initial value)` of every carried position (one initial value each: the
-        // value `period` before the position's first iteration).
-        let mut carried_from: Vec<(u32, u32)> = Vec::new();
-        for &src in run.sources.iter().flatten() {
-            match src {
-                Source::Affine { base, step: 0 } => {
-                    self.use_value(Value::new(base as usize))?;
+        let outer = run.outer.as_deref();
+        // How far the read of template position `t`'s operand `c` moves per row (0 outside
+        // nests).
+        let row_step = |t: usize, c: usize| -> i64 {
+            match outer.and_then(|o| o.inner[t][c]) {
+                Some(Across::Affine { step, .. }) => step,
+                _ => 0,
+            }
+        };
+        let row_base = |buffer: ir::Value, bytes: i64| -> ir::Value {
+            if bytes == 0 {
+                buffer
+            } else {
+                row.bases[&(buffer, bytes)]
+            }
+        };
+        // `(position, initial value, operand)` of every carried position (one initial value
+        // each: the value `period` before the position's first iteration).
+        let mut carried_from: Vec<(u32, u32, (usize, usize))> = Vec::new();
+        for (t, srcs) in run.sources.iter().enumerate() {
+            for (c, &src) in srcs.iter().enumerate() {
+                if let Source::Carried { pos, init } = src {
+                    carried_from.push((pos, init, (t, c)));
                 }
-                Source::Carried { pos, init } => carried_from.push((pos, init)),
-                _ => {}
             }
         }
         carried_from.sort_unstable();
-        carried_from.dedup_by_key(|&mut (pos, _)| pos);
-        let carried: Vec<u32> = carried_from.iter().map(|&(pos, _)| pos).collect();
+        carried_from.dedup_by_key(|&mut (pos, _, _)| pos);
+        let carried: Vec<u32> = carried_from.iter().map(|&(pos, _, _)| pos).collect();
         let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
-        for &(_, init) in &carried_from {
-            let x = self.use_value(Value::new(init as usize))?;
+        for &(_, init, operand) in &carried_from {
+            // In a nest, the row's first value; else the value before the loop.
+            let x = match row.operands.get(&operand) {
+                Some(&x) => x,
+                None => self.use_value(Value::new(init as usize))?,
+            };
             inits.push(ir::BlockArg::Value(x));
         }
         let header = self.b.create_block();
@@ -360,7 +655,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut body: Vec<ir::Value> = Vec::with_capacity(run.period);
         let mut advanced = HashMap::new();
         // Values read from memory in this iteration, by IR value: each is loaded once.
-        let mut loaded: HashMap<(usize, i64), ir::Value> = HashMap::new();
+        let mut loaded: HashMap<((usize, i64), i64), ir::Value> = HashMap::new();
         self.body_literals = Some(HashMap::new());
         for (t, &home) in homes.iter().enumerate().take(run.period) {
             let v = run.value(t, 0);
@@ -370,9 +665,11 @@ impl<M: Module> Lowerer<'_, '_, M> {
             let mut overrides = Vec::with_capacity(3);
             let mut operands = Vec::with_capacity(3);
             inst.for_each_value(|a| operands.push(a));
-            for (a, &src) in operands.into_iter().zip(&run.sources[t]) {
+            for (c, (a, &src)) in operands.into_iter().zip(&run.sources[t]).enumerate() {
+                // (A nest's row may read one value of row 0 at two row strides.)
+                let key = (a.index(), row_step(t, c));
                 if let Source::Affine { step, .. } = src {
-                    if let Some(&x) = loaded.get(&(a.index(), step)) {
+                    if let Some(&x) = loaded.get(&(key, step)) {
                         overrides.push((a.index(), x));
                         continue;
                     }
@@ -383,9 +680,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
                         let k = carried.partition_point(|&c| c < pos);
                         params[1 + k]
                     }
-                    Source::Affine { step: 0, .. } => self.use_value(a)?,
+                    Source::Affine { step: 0, .. } => match row.operands.get(&(t, c)) {
+                        Some(&x) => x,
+                        None => self.use_value(a)?,
+                    },
                     Source::Affine { base, step } if func.is_param(a) => {
-                        let at = self.advance(&mut advanced, self.inputs, j, step * unit);
+                        let rows = row_base(self.inputs, row_step(t, c) * unit);
+                        let at = self.advance(&mut advanced, rows, j, step * unit);
                         let raw_ty = self.reg_type(Type::F64);
                         let raw = self.b.ins().load(
                             raw_ty,
@@ -406,14 +707,16 @@ impl<M: Module> Lowerer<'_, '_, M> {
                             "plan: run operand {a} without an array home"
                         );
                         let stride = i64::from(s1) - i64::from(s0);
-                        let at = self.advance(&mut advanced, self.work, j, stride * unit);
+                        let per_row = self.row_stride(base, row_step(t, c), unit)?;
+                        let rows = row_base(self.work, per_row);
+                        let at = self.advance(&mut advanced, rows, j, stride * unit);
                         let reg = self.reg_type(func.values[a.index()].ty);
                         let off = self.slot_offset(s0)?;
                         self.b.ins().load(reg, FLAGS, at, off)
                     }
                 };
                 if let Source::Affine { step, .. } = src {
-                    loaded.insert((a.index(), step), x);
+                    loaded.insert((key, step), x);
                 }
                 overrides.push((a.index(), x));
             }
@@ -428,15 +731,19 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     self.b.ins().store(FLAGS, x, self.work, off);
                 }
                 Home::Array(first) => {
-                    let at = self.advance(&mut advanced, self.work, j, unit);
+                    let per_row = outer.map_or(0, |_| run.trips as i64 * unit);
+                    let rows = row_base(self.work, per_row);
+                    let at = self.advance(&mut advanced, rows, j, unit);
                     let off = self.slot_offset(first)?;
                     self.b.ins().store(FLAGS, x, at, off);
                 }
             }
             if !run.outputs[t].is_empty() {
                 let y = self.value_to_boundary(x, func.values[v].ty);
-                for store in &run.outputs[t] {
-                    let at = self.advance(&mut advanced, self.outputs, j, store.step * unit);
+                for (s, store) in run.outputs[t].iter().enumerate() {
+                    let per_row = outer.map_or(0, |o| o.inner_outputs[t][s]);
+                    let rows = row_base(self.outputs, per_row * unit);
+                    let at = self.advance(&mut advanced, rows, j, store.step * unit);
                     let off = offset(store.first as usize * self.input.lanes.count())?;
                     self.b.ins().store(FLAGS, y, at, off);
                 }
@@ -460,8 +767,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.b.seal_block(header);
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
-        self.b.ins().return_(&[]);
-        Ok(())
+        Ok(body)
     }
 
     /// Outputs `fill.first..=fill.last` set to `fill.value`: a loop of four stores per

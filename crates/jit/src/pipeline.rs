@@ -132,9 +132,10 @@ pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
     }
 }
 
-/// The IR instructions lowered for `func` with `runs`: each run's template once.
+/// The IR instructions lowered for `func` with `runs`: each run's template (and a nest's gap)
+/// once.
 pub(crate) fn lowered_insts(func: &Function, runs: &[Run]) -> usize {
-    let rolled: usize = runs.iter().map(|r| r.insts() - r.period).sum();
+    let rolled: usize = runs.iter().map(|r| r.insts() - r.lowered()).sum();
     func.n_insts() - rolled
 }
 
@@ -147,11 +148,18 @@ pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Regi
     let regions = prepared
         .runs
         .iter()
-        .map(|r| Region {
-            start: r.start,
-            period: r.period,
-            trips: r.trips,
-            template: (0..r.period).map(|t| r.value(t, 0)).collect(),
+        .map(|r| {
+            let mut template = r.lowered_values();
+            let between = template.split_off(r.period);
+            Region {
+                start: r.start,
+                period: r.period,
+                trips: r.trips,
+                template,
+                rows: r.outer.as_ref().map_or(1, |o| o.trips),
+                row_period: r.outer.as_ref().map_or(r.row_len(), |o| o.period),
+                between,
+            }
         })
         .collect();
     let program = prepared.reordered.unwrap_or_else(|| func.clone());

@@ -54,7 +54,8 @@ pub(crate) struct Plan {
     /// Per chunk: the index of the run (see [`crate::roll`]) it lowers as a loop, or `None`
     /// for straight-line code.
     pub chunk_runs: Vec<Option<usize>>,
-    /// Per run, per template position: where its values live in `work`.
+    /// Per run, per template position (then per gap instruction of a nest): where its values
+    /// live in `work`.
     pub homes: Vec<Vec<Home>>,
     /// Constants returned many times, written by a loop over their outputs' span before
     /// anything else (their pairs are not in [`Plan::outputs`]); see [`Fill`].
@@ -87,14 +88,17 @@ pub(crate) enum Home {
     /// after the loop.
     Last(u32),
     /// `trips` consecutive slots from this one: iteration `j`'s value in slot `first + j`.
+    /// In a nest, row `k`'s iteration `j` is in slot `first + k·trips + j`, and a gap
+    /// instruction's value of row `k` in slot `first + k`.
     Array(u32),
 }
 
 impl Plan {
-    /// The instructions lowered for chunk `c`: its range, or the first iteration of its run.
+    /// The instructions lowered for chunk `c`: its range, or the first iteration of its run
+    /// (and a nest's gap).
     pub fn lowered_values(&self, c: usize, runs: &[Run]) -> Vec<usize> {
         match self.chunk_runs[c] {
-            Some(r) => (0..runs[r].period).map(|t| runs[r].value(t, 0)).collect(),
+            Some(r) => runs[r].lowered_values(),
             None => self.chunks[c].clone().collect(),
         }
     }
@@ -462,29 +466,37 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
     }
 
     // Homes of run values read after their iteration (by later code or a later run): one
-    // slot if only the last iteration's value is read, else an array of one slot per trip.
+    // slot if only the last iteration's value is read, else an array of one slot per trip
+    // (in a nest: per row and trip, row-major; a gap instruction: one per row but the last).
     let mut homes = Vec::with_capacity(runs.len());
     for run in runs {
-        let mut run_homes = Vec::with_capacity(run.period);
-        for t in 0..run.period {
-            let at = |j: usize| run.value(t, j);
-            let last = run.trips - 1;
-            let home = if !(0..run.trips).any(|j| needs_slot[at(j)]) {
+        let (rows, row_period) = run.outer.as_ref().map_or((1, 0), |o| (o.trips, o.period));
+        let mut run_homes = Vec::with_capacity(run.lowered());
+        let mut place = |at: &dyn Fn(usize) -> usize, count: usize| {
+            let last = count - 1;
+            if !(0..count).any(|i| needs_slot[at(i)]) {
                 Home::None
-            } else if !(0..last).any(|j| needs_slot[at(j)]) {
+            } else if !(0..last).any(|i| needs_slot[at(i)]) {
                 let slot = n_slots as u32;
                 n_slots += 1;
                 slots[at(last)] = slot;
                 Home::Last(slot)
             } else {
                 let first = n_slots as u32;
-                n_slots += run.trips;
-                for j in 0..run.trips {
-                    slots[at(j)] = first + j as u32;
+                n_slots += count;
+                for i in 0..count {
+                    slots[at(i)] = first + i as u32;
                 }
                 Home::Array(first)
-            };
-            run_homes.push(home);
+            }
+        };
+        for t in 0..run.period {
+            let at = |i: usize| run.value(t, i % run.trips) + (i / run.trips) * row_period;
+            run_homes.push(place(&at, rows * run.trips));
+        }
+        for u in 0..run.gap_len() {
+            let at = |k: usize| run.start + run.row_len() + u + k * row_period;
+            run_homes.push(place(&at, rows - 1));
         }
         homes.push(run_homes);
     }
@@ -517,13 +529,7 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
 /// at least three quarters of their span, spans disjoint (a later fill would overwrite an
 /// earlier one's outputs; the constant with more outputs is kept).
 fn fills(func: &Function, runs: &[Run], outputs: &mut Vec<(usize, usize)>) -> Vec<Fill> {
-    let in_run = |v: usize| {
-        runs.iter().any(|r| {
-            r.segments
-                .iter()
-                .any(|s| (s.start..s.start + s.period * r.trips).contains(&v))
-        })
-    };
+    let in_run = |v: usize| runs.iter().any(|r| r.range().contains(&v));
     // (outputs, value, first, last) of every candidate.
     let mut candidates: Vec<(usize, usize, usize, usize)> = Vec::new();
     let mut at = 0;

@@ -26,6 +26,13 @@
 //! instructions). Irregular iterations (a first term that starts a sum from a literal, a
 //! differing term every k terms) end a run; the next run starts after them, or the period
 //! grows to take the exception in (every 7th term differs: period 7 terms).
+//!
+//! The rows of a 2-D grid then form a *nest* ([`Outer`]): runs of one form a row apart, with
+//! the straight instructions between them (a row's boundary cells) repeating too, and every
+//! operand affine in the row index as well ([`Across`]), checked on every row; the lowering
+//! emits one outer loop around the row's loop. A run whose period is a whole row (short rows:
+//! the search found the row distance) is split into the nest of the run inside its rows. A
+//! row that differs ends a nest and rolls on its own.
 
 use std::ops::Range;
 
@@ -88,13 +95,82 @@ pub(crate) struct Run {
     pub sources: Vec<Vec<Source>>,
     /// Per template position, the outputs it is stored to.
     pub outputs: Vec<Vec<OutputStore>>,
+    /// The rows when the run is the inner loop of a nest (its first row), else `None`.
+    pub outer: Option<Box<Outer>>,
+}
+
+/// How an operand of a nest's row `k` moves from row to row (see [`Outer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Across {
+    /// Row position `pos` of the same row (of the inner run: its last iteration's value).
+    Row { pos: u32 },
+    /// Row position `pos` of the previous row (carried across rows); row 0 reads `init`,
+    /// defined before the nest.
+    PrevRow { pos: u32, init: u32 },
+    /// The value `base + step·k`, defined before the nest.
+    Affine { base: u32, step: i64 },
+}
+
+/// The rows of a nest: the run repeated `trips` times, one row every `period` values, with
+/// the straight instructions between one row's run and the next (the *gap*: row positions
+/// `len .. period`, `len` the run's length) the same in every row. Row `k` is the values
+/// `start + k·period ..`; the last row ends with its run (the gap after it is not part of the
+/// nest). Every operand follows one rule for every row: the inner run's sources as in row 0
+/// with their carried values' first values and their bases moving by an [`Across`] rule, the
+/// gap's operands by an [`Across`] rule each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Outer {
+    pub period: usize,
+    pub trips: usize,
+    /// Per template position, per value operand: for a `Carried` source, how its first value
+    /// moves; for an `Affine` one, how its base moves; `None` for `Same`.
+    pub inner: Vec<Vec<Option<Across>>>,
+    /// Per template position, per output store: how far its first output moves per row.
+    pub inner_outputs: Vec<Vec<i64>>,
+    /// Per gap instruction, per value operand.
+    pub gap: Vec<Vec<Across>>,
+    /// Per gap instruction, its output stores (`step`: per row).
+    pub gap_outputs: Vec<Vec<OutputStore>>,
 }
 
 impl Run {
-    /// The value indices of the whole run.
+    /// The value indices of the whole run (of a nest: from its first row's run to its last
+    /// row's run).
     pub fn range(&self) -> Range<usize> {
+        let rows = self.outer.as_ref().map_or(0, |o| (o.trips - 1) * o.period);
+        self.start..self.start + rows + self.row_len()
+    }
+
+    /// Values of one row's run (the run's own range when it is not nested).
+    pub fn row_len(&self) -> usize {
         let last = self.segments[self.segments.len() - 1];
-        self.start..last.start + last.period * self.trips
+        last.start + last.period * self.trips - self.start
+    }
+
+    /// Instructions of a nest's gap (0 when not nested).
+    pub fn gap_len(&self) -> usize {
+        self.outer.as_ref().map_or(0, |o| o.period - self.row_len())
+    }
+
+    /// The instructions the lowering emits for the run: its template and a nest's gap.
+    pub fn lowered(&self) -> usize {
+        self.period + self.gap_len()
+    }
+
+    /// The values the lowering emits code for, in order: the template (iteration 0), then a
+    /// nest's gap of row 0.
+    pub fn lowered_values(&self) -> Vec<usize> {
+        let gap = self.start + self.row_len()..self.start + self.row_len() + self.gap_len();
+        (0..self.period)
+            .map(|t| self.value(t, 0))
+            .chain(gap)
+            .collect()
+    }
+
+    /// The template position whose last iteration (of row 0) is value `v`, if one is.
+    pub fn last_of(&self, v: usize) -> Option<usize> {
+        let (seg, t) = self.locate(v)?;
+        ((v - seg.start) / seg.period == self.trips - 1).then_some(t)
     }
 
     /// The value of template position `t` in iteration `j`.
@@ -115,15 +191,21 @@ impl Run {
         (off < seg.period * self.trips).then_some((seg, seg.first_pos + off % seg.period))
     }
 
-    /// Number of instructions the run covers.
+    /// Number of instructions the run covers (a nest: every row's run and the gaps between).
     pub fn insts(&self) -> usize {
-        self.period * self.trips
+        match &self.outer {
+            Some(o) => o.trips * self.row_len() + (o.trips - 1) * self.gap_len(),
+            None => self.period * self.trips,
+        }
     }
 }
 
 /// A run of repeated instruction groups that compiled code runs as one counted loop: the
 /// values `start .. start + period·trips` of the program, `trips` iterations of `period`
-/// instructions (see [`crate::regions`]).
+/// instructions (see [`crate::regions`]). A *nest* (a 2-D grid) is an outer loop of `rows`
+/// rows, one every `row_period` values from `start`: each row is the inner loop (`trips` of
+/// `period`) and then, in every row but the last, the straight instructions `between` (as in
+/// row 0) that lead to the next row's loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
     pub start: usize,
@@ -132,6 +214,45 @@ pub struct Region {
     /// The values of the first iteration, in the order the loop body computes them (a loop
     /// fused from several runs interleaves parts of the program that lie apart).
     pub template: Vec<usize>,
+    /// Rows of a nest; 1 for a single loop.
+    pub rows: usize,
+    /// Values from one row's start to the next (`period·trips` for a single loop).
+    pub row_period: usize,
+    /// A nest's instructions between row 0's inner loop and row 1's (empty for a single loop).
+    pub between: Vec<usize>,
+}
+
+impl Region {
+    /// Instructions the region covers: `rows` inner loops and the `rows − 1` gaps between.
+    pub fn insts(&self) -> usize {
+        self.rows * self.period * self.trips + (self.rows - 1) * self.between.len()
+    }
+
+    /// Instructions compiled for it: the inner template and the gap.
+    pub fn lowered(&self) -> usize {
+        self.period + self.between.len()
+    }
+
+    /// The values it covers: `start .. start + (rows − 1)·row_period + period·trips`.
+    pub fn end(&self) -> usize {
+        self.start + (self.rows - 1) * self.row_period + self.period * self.trips
+    }
+}
+
+/// `v10..v20, 5 trips of 2 instructions`; a nest: `v10802..v98799, 98 rows × 98 trips of 9
+/// instructions, 8 between rows`.
+impl std::fmt::Display for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "v{}..v{}, ", self.start, self.end())?;
+        if self.rows > 1 {
+            write!(f, "{} rows × ", self.rows)?;
+        }
+        write!(f, "{} trips of {} instructions", self.trips, self.period)?;
+        if self.rows > 1 {
+            write!(f, ", {} between rows", self.between.len())?;
+        }
+        Ok(())
+    }
 }
 
 /// An instruction's shape: the instruction with every value operand replaced by `v0`, and
@@ -217,9 +338,46 @@ struct Finder<'a> {
     ops: Operands,
     outs: Outputs,
     runs: Vec<Run>,
+    /// Per instruction, the next instruction starting the same window of shapes.
+    next_same: Vec<u32>,
 }
 
 impl Finder<'_> {
+    /// The run starting at instruction `k` (value `n_params + k`) that covers the most
+    /// instructions and ends by value `end` (it is grown no further), among the candidate
+    /// periods (see the module docs).
+    fn best_at(&self, k: usize, end: usize) -> Option<Run> {
+        let first = self.func.n_params;
+        let mut best: Option<Run> = None;
+        let mut cand = k;
+        for _ in 0..CANDIDATES {
+            let next = self.next_same[cand];
+            if next == u32::MAX || next as usize - k > MAX_PERIOD {
+                break;
+            }
+            cand = next as usize;
+            let p = cand - k;
+            if best
+                .as_ref()
+                .is_some_and(|b| p.is_multiple_of(b.period) && b.trips >= LONG_RUN)
+            {
+                // A multiple of a period that already rolls a long run would repeat its whole
+                // walk for nothing. After a short run (a term that differs every few terms),
+                // a multiple may take the exception in and cover more.
+                continue;
+            }
+            if let Some(run) = self.grow(first + k, p, end) {
+                if run.trips >= MIN_TRIPS
+                    && run.insts() >= MIN_INSTS
+                    && best.as_ref().is_none_or(|b| run.insts() > b.insts())
+                {
+                    best = Some(run);
+                }
+            }
+        }
+        best
+    }
+
     /// The earlier run holding value `v`.
     fn run_of(&self, v: usize) -> Option<&Run> {
         let k = self.runs.partition_point(|r| r.start <= v);
@@ -245,11 +403,11 @@ impl Finder<'_> {
         r0.start == rj.start && step % r0.period as i64 == 0
     }
 
-    /// The run of period `p` starting at `s`, as long as it holds (`None` if shorter than
-    /// two iterations or not rollable).
-    fn grow(&self, s: usize, p: usize) -> Option<Run> {
+    /// The run of period `p` starting at `s`, as long as it holds and ends by value `end`
+    /// (`None` if shorter than two iterations or not rollable).
+    fn grow(&self, s: usize, p: usize, end: usize) -> Option<Run> {
         let func = self.func;
-        let n = func.n_values();
+        let n = func.n_values().min(end);
         if s + 2 * p > n {
             return None;
         }
@@ -348,6 +506,7 @@ impl Finder<'_> {
             }],
             sources,
             outputs,
+            outer: None,
         })
     }
 }
@@ -379,37 +538,11 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
         ops: Operands::new(func),
         outs: Outputs::new(func),
         runs: Vec::new(),
+        next_same,
     };
     let mut k = 0usize; // instruction index (value `first + k`)
     while k < n_windows {
-        let mut best: Option<Run> = None;
-        let mut cand = k;
-        for _ in 0..CANDIDATES {
-            let next = next_same[cand];
-            if next == u32::MAX || next as usize - k > MAX_PERIOD {
-                break;
-            }
-            cand = next as usize;
-            let p = cand - k;
-            if best
-                .as_ref()
-                .is_some_and(|b| p.is_multiple_of(b.period) && b.trips >= LONG_RUN)
-            {
-                // A multiple of a period that already rolls a long run would repeat its whole
-                // walk for nothing. After a short run (a term that differs every few terms),
-                // a multiple may take the exception in and cover more.
-                continue;
-            }
-            if let Some(run) = finder.grow(first + k, p) {
-                if run.trips >= MIN_TRIPS
-                    && run.insts() >= MIN_INSTS
-                    && best.as_ref().is_none_or(|b| run.insts() > b.insts())
-                {
-                    best = Some(run);
-                }
-            }
-        }
-        match best {
+        match finder.best_at(k, n) {
             Some(run) => {
                 k = run.range().end - first;
                 finder.runs.push(run);
@@ -417,7 +550,8 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
             None => k += 1,
         }
     }
-    fuse(finder.runs)
+    let runs = fuse(finder.runs.clone());
+    finder.nest(runs)
 }
 
 /// Fuse each run with the next when they are adjacent, have equal trips, and the later reads
@@ -483,7 +617,427 @@ fn fused(a: &Run, b: &Run) -> Option<Run> {
         segments,
         sources,
         outputs,
+        outer: None,
     })
+}
+
+/// Fewest rows a nest is formed with (two samples of the gap fix its rules, a third checks).
+pub(crate) const MIN_ROWS: usize = 3;
+/// Fewest inner trips of a nest. A 1-D program whose every k-th term differs is rows of
+/// k − 1 regular terms too; for small k its loop of k-term iterations (or its loops between
+/// the exceptions) are kept: a loop of a few trips inside a loop gains little.
+const MIN_INNER_TRIPS: usize = 8;
+
+/// Whether `b` is `a` in another row: the same template, trips and segment layout, sources of
+/// the same kinds (equal in-iteration positions, equal strides) and as many outputs, at equal
+/// strides.
+fn same_form(a: &Run, b: &Run) -> bool {
+    let segs = |r: &Run| -> Vec<(usize, usize, usize)> {
+        r.segments
+            .iter()
+            .map(|s| (s.start - r.start, s.period, s.first_pos))
+            .collect()
+    };
+    let kind = |s: &Source| match *s {
+        Source::Same { pos } => (0, i64::from(pos)),
+        Source::Carried { pos, .. } => (1, i64::from(pos)),
+        Source::Affine { step, .. } => (2, step),
+    };
+    a.period == b.period
+        && a.trips == b.trips
+        && a.outer.is_none()
+        && b.outer.is_none()
+        && segs(a) == segs(b)
+        && a.sources
+            .iter()
+            .zip(&b.sources)
+            .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| kind(p) == kind(q)))
+        && a.outputs
+            .iter()
+            .zip(&b.outputs)
+            .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.step == q.step))
+}
+
+/// Whether `run`'s iterations may be whole rows of a nest: one segment, enough iterations,
+/// and a period long enough to hold an inner run and a gap.
+fn could_hold_rows(run: &Run) -> bool {
+    run.outer.is_none()
+        && run.segments.len() == 1
+        && run.trips >= MIN_ROWS
+        && run.period >= MIN_INNER_TRIPS * 2
+}
+
+/// The value a source reads before its run, if any: a carried value's first value, an affine
+/// operand's base.
+fn before(src: Source) -> Option<u32> {
+    match src {
+        Source::Same { .. } => None,
+        Source::Carried { init, .. } => Some(init),
+        Source::Affine { base, .. } => Some(base),
+    }
+}
+
+/// A nest being checked: its first row's run, where rows start and how far apart they are.
+struct Rows<'r> {
+    run: &'r Run,
+    start: usize,
+    period: usize,
+}
+
+impl Rows<'_> {
+    /// The rule taking operand `a0` of row 0 to `a1` of row 1 (`None`: no rule does, or the
+    /// rule reads an inner value other than a last iteration's).
+    fn classify(&self, a0: u32, a1: u32) -> Option<Across> {
+        let (s, p) = (self.start, self.period);
+        let (x0, x1) = (a0 as usize, a1 as usize);
+        let rule = if x1 >= s + p {
+            (x0 + p == x1).then_some(Across::Row {
+                pos: (x1 - s - p) as u32,
+            })?
+        } else if x1 >= s {
+            (x0 < s).then_some(Across::PrevRow {
+                pos: (x1 - s) as u32,
+                init: a0,
+            })?
+        } else {
+            (x0 < s).then_some(Across::Affine {
+                base: a0,
+                step: i64::from(a1) - i64::from(a0),
+            })?
+        };
+        match rule {
+            Across::Row { pos } | Across::PrevRow { pos, .. }
+                if (pos as usize) < self.run.row_len() =>
+            {
+                self.run.last_of(s + pos as usize).map(|_| rule)
+            }
+            _ => Some(rule),
+        }
+    }
+
+    /// The value `rule` names in row `k`.
+    fn expected(&self, rule: Across, k: usize) -> Option<u32> {
+        let v = match rule {
+            Across::Row { pos } => (self.start + k * self.period + pos as usize) as i64,
+            Across::PrevRow { init, .. } if k == 0 => i64::from(init),
+            Across::PrevRow { pos, .. } => {
+                (self.start + (k - 1) * self.period + pos as usize) as i64
+            }
+            Across::Affine { base, step } => {
+                let v = i64::from(base) + step * k as i64;
+                if v < 0 || v as usize >= self.start {
+                    return None;
+                }
+                v
+            }
+        };
+        u32::try_from(v).ok()
+    }
+}
+
+impl Finder<'_> {
+    /// Whether `w` can be read where `base` is (both before the nest): both parameters, or
+    /// both in one earlier, not nested run at one template position (its array in `work`).
+    fn same_home(&self, done: &[Run], base: usize, w: usize) -> bool {
+        if self.func.is_param(Value::new(base)) || self.func.is_param(Value::new(w)) {
+            return self.func.is_param(Value::new(base)) && self.func.is_param(Value::new(w));
+        }
+        let k = done.partition_point(|r| r.start <= base);
+        let Some(run) = k.checked_sub(1).map(|k| &done[k]) else {
+            return false;
+        };
+        let (Some((sa, ta)), Some((sb, tb))) = (run.locate(base), run.locate(w)) else {
+            return false;
+        };
+        run.outer.is_none()
+            && run.range().contains(&base)
+            && run.range().contains(&w)
+            && sa.start == sb.start
+            && ta == tb
+    }
+
+    /// Runs of equal form one row apart, with the straight instructions between them
+    /// repeating too, grouped into nests (see [`Outer`]); every other run as it is.
+    fn nest(&self, runs: Vec<Run>) -> Vec<Run> {
+        let mut out: Vec<Run> = Vec::with_capacity(runs.len());
+        let mut i = 0;
+        while i < runs.len() {
+            match self.nest_at(&runs, i, &out) {
+                Some(nest) => {
+                    i += nest.outer.as_ref().map_or(1, |o| o.trips);
+                    out.push(nest);
+                }
+                None => {
+                    let run = &runs[i];
+                    // A later run reading this one's values as an array reads them by the
+                    // whole-row template: keep it.
+                    let range = run.range();
+                    let keep_whole_rows = !could_hold_rows(run)
+                        || runs[i + 1..].iter().any(|r| {
+                            r.sources.iter().flatten().any(|src| {
+                                matches!(*src, Source::Affine { base, step }
+                                if step != 0 && range.contains(&(base as usize)))
+                            })
+                        });
+                    let nest = if keep_whole_rows {
+                        None
+                    } else {
+                        self.nest_inside(run, &out)
+                    };
+                    out.push(nest.unwrap_or_else(|| run.clone()));
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// A run whose iterations are whole rows (its period is a row: the search found the
+    /// distance from one row's boundary code to the next) as a nest, when each row's template
+    /// holds an inner run and the nest holds for every row: the inner run's template and the
+    /// gap are lowered instead of the whole row. The part of the first row before its inner
+    /// run and of the last row after it become straight code.
+    fn nest_inside(&self, run: &Run, done: &[Run]) -> Option<Run> {
+        let first = self.func.n_params;
+        let (start, period, rows) = (run.start, run.period, run.trips);
+        if !could_hold_rows(run) {
+            return None;
+        }
+        // The inner run covering most of row 0.
+        let mut best: Option<Run> = None;
+        let mut k = start - first;
+        while k < (start + period - first).min(self.next_same.len()) {
+            match self.best_at(k, start + period) {
+                Some(r) => {
+                    k = r.range().end - first;
+                    if best.as_ref().is_none_or(|b| r.insts() > b.insts()) {
+                        best = Some(r);
+                    }
+                }
+                None => k += 1,
+            }
+        }
+        let inner = best?;
+        // The same run in every row (a row may run on into its gap: cut it to the trips of
+        // row 0; every cut iteration's rules hold).
+        let mut row_runs = Vec::with_capacity(rows);
+        let (at, trips) = (inner.start, inner.trips);
+        row_runs.push(inner);
+        for r in 1..rows {
+            let row_end = start + (r + 1) * period;
+            let mut rk = self.grow(at + r * period, row_runs[0].period, row_end)?;
+            if rk.trips < trips {
+                return None;
+            }
+            rk.trips = trips;
+            row_runs.push(rk);
+        }
+        let nest = self.nest_at(&row_runs, 0, done)?;
+        (nest.outer.as_ref().map(|o| o.trips) == Some(rows)).then_some(nest)
+    }
+
+    /// The nest whose first row is `runs[i]`, if at least [`MIN_ROWS`] rows hold (`done`:
+    /// the runs before it, as returned).
+    fn nest_at(&self, runs: &[Run], i: usize, done: &[Run]) -> Option<Run> {
+        let first = self.func.n_params;
+        let r0 = &runs[i];
+        let (r1, r2) = (runs.get(i + 1)?, runs.get(i + 2)?);
+        if r0.trips < MIN_INNER_TRIPS {
+            return None;
+        }
+        let len = r0.row_len();
+        let period = r1.start.checked_sub(r0.start)?;
+        if period < len || r2.start != r1.start + period {
+            return None;
+        }
+        if !same_form(r0, r1) {
+            return None;
+        }
+        let rows = Rows {
+            run: r0,
+            start: r0.start,
+            period,
+        };
+        let gap_at = |k: usize, u: usize| r0.start + k * period + len + u;
+        let gap_len = period - len;
+        // The rules, from rows 0 and 1.
+        let mut inner = Vec::with_capacity(r0.period);
+        for (s0, s1) in r0.sources.iter().zip(&r1.sources) {
+            let mut rules = Vec::with_capacity(s0.len());
+            for (&a, &b) in s0.iter().zip(s1) {
+                rules.push(match (before(a), before(b)) {
+                    (Some(x), Some(y)) => {
+                        let rule = rows.classify(x, y)?;
+                        let moving_array = matches!(a, Source::Affine { step, .. } if step != 0);
+                        if moving_array && !matches!(rule, Across::Affine { .. }) {
+                            return None;
+                        }
+                        Some(rule)
+                    }
+                    _ => None,
+                });
+            }
+            // One value read twice must come from one place in every row.
+            for (c, &src) in s0.iter().enumerate() {
+                if s0[..c]
+                    .iter()
+                    .zip(&rules)
+                    .any(|(&o, &r)| o == src && r != rules[c])
+                {
+                    return None;
+                }
+            }
+            inner.push(rules);
+        }
+        let inner_outputs: Vec<Vec<i64>> = r0
+            .outputs
+            .iter()
+            .zip(&r1.outputs)
+            .map(|(x, y)| {
+                x.iter()
+                    .zip(y)
+                    .map(|(p, q)| i64::from(q.first) - i64::from(p.first))
+                    .collect()
+            })
+            .collect();
+        let mut gap = Vec::with_capacity(gap_len);
+        let mut gap_outputs: Vec<Vec<OutputStore>> = Vec::with_capacity(gap_len);
+        for u in 0..gap_len {
+            let (v0, v1) = (gap_at(0, u), gap_at(1, u));
+            if self.ids[v0 - first] != self.ids[v1 - first] {
+                return None;
+            }
+            let mut rules: Vec<Across> = Vec::with_capacity(3);
+            for (k, (a0, a1)) in self.ops.of(v0).zip(self.ops.of(v1)).enumerate() {
+                let rule = rows.classify(a0, a1)?;
+                // One value read twice must come from one place.
+                if self
+                    .ops
+                    .of(v0)
+                    .take(k)
+                    .zip(&rules)
+                    .any(|(o, &r)| o == a0 && r != rule)
+                {
+                    return None;
+                }
+                rules.push(rule);
+            }
+            gap.push(rules);
+            let (o0, o1) = (self.outs.of(v0), self.outs.of(v1));
+            if o0.len() != o1.len() {
+                return None;
+            }
+            gap_outputs.push(
+                o0.iter()
+                    .zip(o1)
+                    .map(|(&(_, x), &(_, y))| OutputStore {
+                        first: x,
+                        step: i64::from(y) - i64::from(x),
+                    })
+                    .collect(),
+            );
+        }
+        // One first value per position carried across rows.
+        let mut carried: Vec<(u32, u32)> = inner
+            .iter()
+            .flatten()
+            .flatten()
+            .chain(gap.iter().flatten())
+            .filter_map(|r| match *r {
+                Across::PrevRow { pos, init } => Some((pos, init)),
+                _ => None,
+            })
+            .collect();
+        carried.sort_unstable();
+        carried.dedup();
+        if carried.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        // Check every row: row k's run, and the gap before it (after row k − 1's run).
+        let row_holds = |k: usize| -> bool {
+            let Some(rk) = runs.get(i + k) else {
+                return false;
+            };
+            if rk.start != r0.start + k * period || !same_form(r0, rk) {
+                return false;
+            }
+            for (t, rules) in inner.iter().enumerate() {
+                for (c, rule) in rules.iter().enumerate() {
+                    let Some(rule) = *rule else { continue };
+                    let src = rk.sources[t][c];
+                    if before(src) != rows.expected(rule, k) {
+                        return false;
+                    }
+                    if let (Across::Affine { base, step: ostep }, Source::Affine { step, .. }) =
+                        (rule, src)
+                    {
+                        if ostep != 0 || step != 0 {
+                            let at = i64::from(base) + ostep * k as i64;
+                            let last = at + step * (r0.trips as i64 - 1);
+                            let ok = [at, last].iter().all(|&w| {
+                                w >= 0 && self.same_home(done, base as usize, w as usize)
+                            });
+                            if !ok {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                for ((s0, sk), &ostep) in r0.outputs[t]
+                    .iter()
+                    .zip(&rk.outputs[t])
+                    .zip(&inner_outputs[t])
+                {
+                    if i64::from(sk.first) != i64::from(s0.first) + ostep * k as i64 {
+                        return false;
+                    }
+                }
+            }
+            let g = k - 1;
+            for (u, rules) in gap.iter().enumerate() {
+                let v = gap_at(g, u);
+                if self.ids[v - first] != self.ids[gap_at(0, u) - first] {
+                    return false;
+                }
+                for (a, &rule) in self.ops.of(v).zip(rules) {
+                    if Some(a) != rows.expected(rule, g) {
+                        return false;
+                    }
+                    if let Across::Affine { base, step } = rule {
+                        if step != 0 && !self.same_home(done, base as usize, a as usize) {
+                            return false;
+                        }
+                    }
+                }
+                let outs = self.outs.of(v);
+                if outs.len() != gap_outputs[u].len()
+                    || outs.iter().zip(&gap_outputs[u]).any(|(&(_, o), st)| {
+                        i64::from(o) != i64::from(st.first) + st.step * g as i64
+                    })
+                {
+                    return false;
+                }
+            }
+            true
+        };
+        let mut trips = 1;
+        while row_holds(trips) {
+            trips += 1;
+        }
+        if trips < MIN_ROWS {
+            return None;
+        }
+        let mut run = r0.clone();
+        run.outer = Some(Box::new(Outer {
+            period,
+            trips,
+            inner,
+            inner_outputs,
+            gap,
+            gap_outputs,
+        }));
+        Some(run)
+    }
 }
 
 #[cfg(test)]
@@ -598,6 +1152,7 @@ mod tests {
             }],
             sources: vec![vec![src]],
             outputs: vec![Vec::new()],
+            outer: None,
         };
         let a = run(10, Source::Affine { base: 0, step: 1 });
         let same = fused(&a, &run(15, Source::Affine { base: 10, step: 1 })).expect("fuses");
@@ -639,6 +1194,109 @@ mod tests {
         assert_eq!(runs.len(), 1, "{shape:?}");
         assert_eq!(runs[0].period, 42);
         assert!(runs[0].insts() * 10 >= f.n_insts() * 9);
+    }
+
+    /// A grid of `rows` rows of `cols` cells: per row a head (carrying a total from the
+    /// previous row), the interior cells (a sum carried within the row), a tail.
+    fn grid(rows: usize, cols: usize) -> Function {
+        let mut b = Builder::new("grid");
+        let x: Vec<Value> = (0..(rows + 1) * cols)
+            .map(|i| b.param(Type::F64, &format!("x{i}")))
+            .collect();
+        let mut total = b.mul(x[0], 0.5);
+        let mut outs = Vec::new();
+        for r in 0..rows {
+            let at = |c: usize| r * cols + c;
+            let head = b.fma(x[at(0)], 1.5, total);
+            let mut acc = head;
+            for c in 1..cols - 1 {
+                let t = b.sub(x[at(c)], x[at(c - 1)]);
+                let t = b.mul(t, x[at(c) + cols]);
+                acc = b.add(acc, t);
+                outs.push(t);
+            }
+            let tail = b.mul(acc, x[at(cols - 1)]);
+            outs.push(tail);
+            total = b.add(total, tail);
+        }
+        outs.push(total);
+        b.finish(&outs)
+    }
+
+    /// The rolled grid's outputs and the interpreter's, with `mutate` applied to its runs.
+    fn grid_with(mutate: Option<fn(&mut [Run])>) -> (Vec<f64>, Vec<f64>) {
+        let f = grid(8, 24);
+        let x: Vec<f64> = (0..f.n_params).map(|i| 0.5 + 0.01 * i as f64).collect();
+        let want = adjit_ir::interpret(&f, &x).expect("interprets");
+        let opts = crate::JitOptions {
+            roll_above: 0,
+            schedule: false,
+            ..crate::JitOptions::default()
+        };
+        let (_, regions) = crate::rolled_program(&f, &opts);
+        assert!(regions.iter().any(|r| r.rows > 2), "{regions:?}");
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(mutate));
+        let code = crate::compile(&f, &opts).expect("compiles");
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(None));
+        let mut y = vec![0.0; f.rets.len()];
+        code.call(&x, &mut y).expect("lengths match");
+        (y, want)
+    }
+
+    #[test]
+    fn the_nested_loops_compute_the_straight_line_bits() {
+        let (got, want) = grid_with(None);
+        let bits = |v: &[f64]| v.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want));
+    }
+
+    /// The comparisons of nested code with the interpreter would catch an outer stride off by
+    /// one or a value carried across rows that is dropped: each gives other numbers.
+    #[test]
+    fn a_broken_row_stride_or_a_dropped_row_carry_changes_the_result() {
+        fn rules(runs: &mut [Run]) -> impl Iterator<Item = &mut Across> {
+            runs.iter_mut()
+                .filter_map(|r| r.outer.as_deref_mut())
+                .flat_map(|o| {
+                    o.inner
+                        .iter_mut()
+                        .flatten()
+                        .flatten()
+                        .chain(o.gap.iter_mut().flatten())
+                })
+        }
+        fn shift_row(runs: &mut [Run]) {
+            for rule in rules(runs) {
+                if let Across::Affine { step, .. } = rule {
+                    if *step != 0 {
+                        *step += 1;
+                        return;
+                    }
+                }
+            }
+            panic!("no moving read across rows");
+        }
+        fn drop_row_carry(runs: &mut [Run]) {
+            for rule in rules(runs) {
+                if let Across::PrevRow { init, .. } = *rule {
+                    *rule = Across::Affine {
+                        base: init,
+                        step: 0,
+                    };
+                    return;
+                }
+            }
+            panic!("no value carried across rows");
+        }
+        for mutate in [shift_row as fn(&mut [Run]), drop_row_carry] {
+            let (got, want) = grid_with(Some(mutate));
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .any(|(a, b)| a.to_bits() != b.to_bits()),
+                "the mutation changed nothing"
+            );
+        }
     }
 
     #[test]

@@ -226,3 +226,135 @@ fn vectorised_traces_fuse_into_one_loop_and_match_the_interpreter() {
         );
     }
 }
+
+/// A random 2-D grid (see `common::grid`): sizes, strides, template, f32 or f64 by seed.
+fn grid(seed: u64) -> Function {
+    let rows = 5 + (seed as usize * 3) % 9;
+    let cols = 14 + (seed as usize * 5) % 27;
+    let ty = if seed % 4 == 3 { Type::F32 } else { Type::F64 };
+    let func = common::grid(seed, rows, cols, ty);
+    verify(&func).expect("generated programs verify");
+    func
+}
+
+/// Whether the rows' loops of a grid nest into one outer loop (a region of several rows).
+fn nests(func: &Function, opts: &JitOptions) -> bool {
+    regions(func, opts).iter().any(|r| r.rows > 1)
+}
+
+#[test]
+fn grids_nest_and_match_the_interpreter() {
+    let cases = cases() / 2;
+    let in_order = JitOptions {
+        schedule: false,
+        ..rolled()
+    };
+    let (mut scheduled, mut ordered) = (0, 0);
+    for seed in 0..cases {
+        let func = grid(seed);
+        scheduled += u64::from(nests(&func, &rolled()));
+        ordered += u64::from(nests(&func, &in_order));
+        let xs = points(seed, func.n_params, 3);
+        check(&func, &rolled(), &xs);
+        check(&func, &unrolled(), &xs);
+        check(&func, &in_order, &xs);
+    }
+    // In program order every grid is rows of the same form. The schedule may move work
+    // between rows (an earlier loop's values into the row before the one reading them: each
+    // row then reads the previous row's cells, which does not nest) or split a row in two
+    // loops; such grids roll row by row.
+    assert!(
+        ordered * 10 >= cases * 9,
+        "only {ordered} of {cases} nested"
+    );
+    assert!(scheduled * 4 >= cases, "only {scheduled} of {cases} nested");
+}
+
+/// A row that differs ends a nest: the rows before it and after it nest, it rolls on its own,
+/// and the results are the interpreter's.
+#[test]
+fn a_differing_row_splits_the_nest() {
+    let in_order = JitOptions {
+        schedule: false,
+        ..rolled()
+    };
+    for seed in 0..6 {
+        let ty = if seed % 2 == 1 { Type::F32 } else { Type::F64 };
+        let whole = common::grid(seed, 12, 30, ty);
+        let func = common::grid_with_odd_row(seed, 12, 30, ty, Some(6));
+        let nests = |f: &Function| {
+            regions(f, &in_order)
+                .iter()
+                .filter(|r| r.rows > 1)
+                .map(|r| r.rows)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(nests(&whole).len(), 1, "seed {seed}: {:?}", nests(&whole));
+        let split = nests(&func);
+        assert_eq!(split.len(), 2, "seed {seed}: {split:?}");
+        assert!(split.iter().sum::<usize>() < nests(&whole)[0]);
+        let xs = points(seed, func.n_params, 3);
+        check(&func, &in_order, &xs);
+        check(&func, &rolled(), &xs);
+    }
+}
+
+#[test]
+fn grids_in_two_lanes_and_small_chunks_match_the_interpreter() {
+    for seed in 100..130 {
+        let func = grid(seed);
+        let small = JitOptions {
+            chunk_insts: 7,
+            registers: 4,
+            ..rolled()
+        };
+        let xs = points(seed, func.n_params, 5);
+        check(&func, &small, &xs);
+        let opts = JitOptions {
+            batch_lanes: 2,
+            ..rolled()
+        };
+        let code = compile(&func, &opts).expect("compiles");
+        let flat: Vec<f64> = xs.concat();
+        let mut out = vec![0.0; code.n_outputs() * xs.len()];
+        code.call_batch(&flat, &mut out).expect("lengths match");
+        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
+            let want = interpret(&func, x).expect("interprets");
+            assert_same(&func.name, x, y, &want);
+        }
+    }
+}
+
+/// The regions of 1-D programs, as `(start, period, trips, template length)`: a fingerprint
+/// pinned from the code before nests were formed.
+fn fingerprint_1d() -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |x: usize| {
+        h ^= x as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    };
+    let in_order = JitOptions {
+        schedule: false,
+        ..rolled()
+    };
+    for seed in 0..120 {
+        let func = repeated(seed);
+        for opts in [rolled(), in_order.clone()] {
+            for r in regions(&func, &opts) {
+                for x in [r.start, r.period, r.trips, r.template.len()] {
+                    mix(x);
+                }
+            }
+            mix(usize::MAX);
+        }
+    }
+    h
+}
+
+#[test]
+fn one_dimensional_programs_roll_as_before() {
+    assert_eq!(fingerprint_1d(), PINNED_1D);
+}
+
+/// [`fingerprint_1d`] before nests (the rolling of 1-D programs is unchanged by them).
+const PINNED_1D: u64 = 9997467857226885405;

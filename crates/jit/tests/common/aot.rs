@@ -152,6 +152,14 @@ pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
         let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
         programs.push((f, points));
     }
+    // 2-D grids, their rows nested into an outer loop around each row's loop (these two
+    // nest when scheduled, the suite's default).
+    for (seed, ty) in [(1u64, Type::F64), (8, Type::F32)] {
+        let f = super::grid(seed, 7, 26, ty);
+        let mut rng = Rng::new(seed);
+        let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
+        programs.push((f, points));
+    }
     // Constants returned many times: filled by a loop over their span (plan.rs, `Fill`).
     for seed in 0..2u64 {
         let f = super::constant_outputs(seed);

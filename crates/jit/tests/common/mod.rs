@@ -170,3 +170,96 @@ pub fn constant_outputs(seed: u64) -> Function {
 }
 
 pub mod aot;
+
+/// A 2-D grid program, row after row as a traced stencil is: per row a head (straight), the
+/// row's interior cells (one template each, reading the grid at `inner` stride and the next row
+/// at `outer` stride, from the inputs or from an earlier loop's values, a running sum carried
+/// within the row, one output per cell), and a tail (straight) that reads the row's last sum
+/// and adds to a total carried from row to row; maybe straight code after the grid reading one
+/// cell per row. The rows' heads and tails are the straight code between the rows' loops;
+/// with the total, a value of each row's head that the row's cells read, and the outputs,
+/// every operand is affine in the row index, so the rows roll into one nest.
+pub fn grid(seed: u64, rows: usize, cols: usize, ty: Type) -> Function {
+    grid_with_odd_row(seed, rows, cols, ty, None)
+}
+
+/// [`grid`], with one cell of row `odd` computing one more operation (that row differs from
+/// the others).
+pub fn grid_with_odd_row(
+    seed: u64,
+    rows: usize,
+    cols: usize,
+    ty: Type,
+    odd: Option<usize>,
+) -> Function {
+    use adjit_ir::random::Rng;
+    let mut rng = Rng::new(seed);
+    let inner = [1, 2, 1, 3][rng.below(4)];
+    let outer = cols * inner + rng.below(4);
+    let n = (rows + 1) * outer + 1;
+    let mut b = Builder::new(format!("grid{seed}_{ty}"));
+    let x: Vec<_> = (0..n).map(|i| b.param(ty, &format!("x{i}"))).collect();
+    let scale = b.param(ty, "scale");
+    // The cell template: 2 to 5 operations, fixed per program.
+    let n_ops = 2 + rng.below(4);
+    let ops: Vec<usize> = (0..n_ops).map(|_| rng.below(7)).collect();
+    let reads_head = rng.chance(0.5);
+    let carries_within = rng.chance(0.7);
+    // The next row's values from an earlier loop (an array in the workspace) or the inputs.
+    let below: Vec<_> = if rng.chance(0.5) {
+        (0..n).map(|i| b.fma(x[i], 0.5, 0.25)).collect()
+    } else {
+        x.clone()
+    };
+    let reads_cells_after = rng.chance(0.5);
+    let mut total = b.mul(x[0], 0.5);
+    let mut outs = Vec::new();
+    let mut cells = Vec::new();
+    for r in 0..rows {
+        let at = |c: usize| r * outer + c * inner;
+        let head = b.fma(x[at(0)], 1.5, total);
+        outs.push(head);
+        let mut acc = head;
+        for c in 1..cols - 1 {
+            let mut t = b.sub(x[at(c)], x[at(c - 1)]);
+            for &op in &ops {
+                t = match op {
+                    0 => b.mul(t, below[at(c) + outer]),
+                    1 => b.fma(t, 0.75, x[at(c + 1)]),
+                    2 => b.binary(BinaryOp::Max, t, -0.5),
+                    3 => b.unary(UnaryOp::Sin, t),
+                    4 => b.div(t, 1.25),
+                    5 => b.mul(t, scale),
+                    _ => b.sub(t, x[at(c) + outer]),
+                };
+            }
+            if reads_head {
+                t = b.mul(t, head);
+            }
+            if odd == Some(r) && c == cols / 2 {
+                t = b.mul(t, 1.0625);
+            }
+            acc = if carries_within { b.add(acc, t) } else { t };
+            outs.push(t);
+            if c == cols / 2 {
+                cells.push(t);
+            }
+        }
+        let tail = b.mul(acc, x[at(cols - 1)]);
+        outs.push(tail);
+        total = b.add(total, tail);
+    }
+    if reads_cells_after {
+        // Straight code after the grid reading one cell of every row (their homes).
+        for (r, &t) in cells.iter().enumerate() {
+            let y = if r % 2 == 0 {
+                b.unary(UnaryOp::Sin, t)
+            } else {
+                b.mul(t, t)
+            };
+            total = b.add(total, y);
+        }
+    }
+    outs.push(total);
+    b.finish(&outs)
+}
