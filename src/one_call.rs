@@ -289,8 +289,8 @@ fn rolled_text(func: &Function, opts: &JitOptions) -> String {
     let (func, regions) = adjit_jit::rolled_program(func, opts);
     let func = &func;
     let n = func.n_insts();
-    let covered: usize = regions.iter().map(|r| r.period * r.trips).sum();
-    let lowered = n - covered + regions.iter().map(|r| r.period).sum::<usize>();
+    let covered: usize = regions.iter().map(|r| r.insts()).sum();
+    let lowered = n - covered + regions.iter().map(|r| r.lowered()).sum::<usize>();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -311,15 +311,9 @@ fn rolled_text(func: &Function, opts: &JitOptions) -> String {
     let text = func.to_string();
     let lines: Vec<&str> = text.lines().skip(1).collect();
     for (k, r) in regions.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "loop {k}: v{}..v{}, {} trips of {} instructions; iteration 0:",
-            r.start,
-            r.start + r.period * r.trips,
-            r.trips,
-            r.period
-        );
-        for &v in &r.template {
+        let _ = writeln!(out, "loop {k}: {r}; iteration 0:");
+        // A nest's row-0 instructions between its inner loop and the next row's follow.
+        for &v in r.template.iter().chain(&r.between) {
             if let Some(line) = lines.get(v - func.n_params) {
                 let _ = writeln!(out, "  {}", line.trim());
             }

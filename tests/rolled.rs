@@ -306,3 +306,50 @@ fn grids_nest_in_every_mode_and_equal_unrolled_and_the_interpreter() {
         "nested: {nested:?}"
     );
 }
+
+/// `adjit dump --stage rolled` of a grid large enough to be searched by default: the nest is
+/// one loop line (`rows × trips`), the coverage counts every row and the instructions between
+/// rows, and the lowered count is what the loops' listings show plus the straight rest.
+#[test]
+fn the_rolled_dump_shows_a_nest_with_its_rows_and_coverage() {
+    let func = grid(60, 60);
+    let text =
+        adjit::dump(&func, adjit::Stage::Rolled, &adjit::DumpOptions::default()).expect("dumps");
+    let header = text.lines().next().expect("a header line");
+    let number_before = |what: &str| -> usize {
+        let at = header.find(what).expect("the header names it");
+        let digits: String = header[..at]
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits
+            .chars()
+            .rev()
+            .collect::<String>()
+            .parse()
+            .expect("a number")
+    };
+    let n = number_before(" instructions;");
+    let covered = number_before(" (");
+    let lowered = number_before(" instructions are lowered");
+    let regions = adjit_jit::regions(&func, &JitOptions::default());
+    let nest = regions
+        .iter()
+        .find(|r| r.rows > 1)
+        .expect("the grid's rows nest");
+    assert!(
+        text.contains(&format!("{} rows × {} trips", nest.rows, nest.trips)),
+        "{header}"
+    );
+    assert_eq!(covered, regions.iter().map(|r| r.insts()).sum::<usize>());
+    assert!(covered <= n && 10 * covered >= 9 * n, "{header}");
+    let listed = text.lines().filter(|l| l.starts_with("  ")).count();
+    let in_loops: usize = regions.iter().map(|r| r.lowered()).sum();
+    assert_eq!(
+        listed, in_loops,
+        "every loop lists its template and its gap"
+    );
+    assert_eq!(lowered, n - covered + in_loops);
+}
