@@ -236,6 +236,8 @@ fn _adjit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(map_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(steps, m)?)?;
     m.add_function(wrap_pyfunction!(where_, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::elementwise, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::reduce_1d, m)?)?;
     m.add_function(wrap_pyfunction!(pow, m)?)?;
     m.add_function(wrap_pyfunction!(atan2, m)?)?;
     m.add_function(wrap_pyfunction!(minimum, m)?)?;

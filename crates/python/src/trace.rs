@@ -441,48 +441,14 @@ impl Var {
         let args: Vec<Arg> = args.into_iter().flatten().collect();
         // `x ** 2` on an array reaches here as np.power(x, 2): an integer exponent records
         // `powi`, as the operator on one value does.
-        if let (true, [Arg::Var(x), _]) = (name == "power", &args[..]) {
-            if let Some(k) = integer_exponent(&inputs.get_item(1)?) {
-                let v = self.session.builder().powi(*x, k);
-                return Ok(Py::new(py, Var::new(&self.session, v))?.into_any());
-            }
-        }
-        if let Some(pred) = lookup(COMPARE, &name) {
-            if let [a, b] = args[..] {
-                let v = self.session.builder().fcmp(pred, operand(a), operand(b));
-                return self.boolean(py, v);
-            }
-        }
-        let ops: Vec<Operand> = args.into_iter().map(operand).collect();
-        let recorded = {
-            let mut b = self.session.builder();
-            match ops[..] {
-                [x] => match lookup(UNARY, &name) {
-                    Some(op) => {
-                        let x = match x {
-                            Operand::Value(v) => v,
-                            Operand::Const(c) => b.constant(Type::F64, c),
-                        };
-                        Some(b.unary(op, x))
-                    }
-                    // Real numbers: `+x`, and the conjugate `np.var`/`np.std` take.
-                    None if matches!(name.as_str(), "positive" | "conjugate" | "conj") => {
-                        Some(match x {
-                            Operand::Value(v) => v,
-                            Operand::Const(c) => b.constant(Type::F64, c),
-                        })
-                    }
-                    None => derived::float_op(&mut b, &name, &ops),
-                },
-                [x, y] => match lookup(BINARY, &name) {
-                    Some(op) => Some(b.binary(op, x, y)),
-                    None => derived::float_op(&mut b, &name, &ops),
-                },
-                _ => derived::float_op(&mut b, &name, &ops),
-            }
+        let exponent = match name.as_str() {
+            "power" => integer_exponent(&inputs.get_item(1)?),
+            _ => None,
         };
+        let recorded = record_ufunc(&mut self.session.builder(), &name, &args, exponent);
         match recorded {
-            Some(v) => Ok(Py::new(py, Var::new(&self.session, v))?.into_any()),
+            Some(Recorded::Float(v)) => Ok(Py::new(py, Var::new(&self.session, v))?.into_any()),
+            Some(Recorded::Bool(v)) => self.boolean(py, v),
             None => Err(unsupported_ufunc(&name)),
         }
     }
@@ -596,6 +562,244 @@ fn array_ufunc(
 
 fn lookup<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
     table.iter().find(|(n, _)| *n == name).map(|&(_, t)| t)
+}
+
+/// What a ufunc on traced values and numbers recorded.
+#[derive(Clone, Copy)]
+enum Recorded {
+    Float(Value),
+    Bool(Value),
+}
+
+/// Record the NumPy ufunc `name` on one element of each input (at least one of them a traced
+/// value), as `np.name(...)` on traced scalars records it; `exponent` is the integer exponent
+/// of `np.power(x, k)` (recorded as `powi`). `None`: adjit does not record this ufunc. The one
+/// place both the scalar path (`Var.__array_ufunc__`) and the array path ([`elementwise`])
+/// record a ufunc, so a traced array gives the instructions its elements would.
+fn record_ufunc(
+    b: &mut Builder,
+    name: &str,
+    args: &[Arg],
+    exponent: Option<i32>,
+) -> Option<Recorded> {
+    if let (Some(k), [Arg::Var(x), _]) = (exponent, args) {
+        return Some(Recorded::Float(b.powi(*x, k)));
+    }
+    if let Some(pred) = lookup(COMPARE, name) {
+        if let [a, c] = args {
+            return Some(Recorded::Bool(b.fcmp(pred, operand(*a), operand(*c))));
+        }
+    }
+    let ops: Vec<Operand> = args.iter().copied().map(operand).collect();
+    let v = match ops[..] {
+        [x] => match lookup(UNARY, name) {
+            Some(op) => {
+                let x = match x {
+                    Operand::Value(v) => v,
+                    Operand::Const(c) => b.constant(Type::F64, c),
+                };
+                Some(b.unary(op, x))
+            }
+            // Real numbers: `+x`, and the conjugate `np.var`/`np.std` take.
+            None if matches!(name, "positive" | "conjugate" | "conj") => Some(match x {
+                Operand::Value(v) => v,
+                Operand::Const(c) => b.constant(Type::F64, c),
+            }),
+            None => derived::float_op(b, name, &ops),
+        },
+        [x, y] => match lookup(BINARY, name) {
+            Some(op) => Some(b.binary(op, x, y)),
+            None => derived::float_op(b, name, &ops),
+        },
+        _ => derived::float_op(b, name, &ops),
+    };
+    v.map(Recorded::Float)
+}
+
+/// One input of [`elementwise`]: a list of elements (an array's, in C order) or one element
+/// that broadcasts.
+enum Column<'py> {
+    List(Bound<'py, PyList>),
+    One(Bound<'py, PyAny>),
+}
+
+/// `adjit._numpy`'s fast path for a ufunc call on traced arrays: `inputs` are lists of the
+/// broadcast arrays' elements in C order (all `n` long) or single elements (traced values or
+/// numbers). Records every element in one call, under one lock of the trace, with
+/// [`record_ufunc`] (the instructions NumPy's element-by-element loop would record, in C
+/// order), and returns the `n` results as a list; `None` when this call is not one it takes
+/// (an element that is neither a traced float value nor a number, an element tuple without a
+/// traced value, a ufunc adjit does not record, `power` with an array of exponents), which the
+/// caller then evaluates element by element as before. Nothing is recorded in that case.
+#[pyfunction]
+#[pyo3(name = "_elementwise")]
+pub fn elementwise(
+    py: Python<'_>,
+    name: &str,
+    inputs: Vec<Bound<'_, PyAny>>,
+    n: usize,
+) -> PyResult<Option<Py<PyList>>> {
+    let columns: Vec<Column<'_>> = inputs
+        .into_iter()
+        .map(|x| match x.cast_into::<PyList>() {
+            Ok(list) => Column::List(list),
+            Err(e) => Column::One(e.into_inner()),
+        })
+        .collect();
+    if columns.is_empty() || columns.len() > 3 {
+        return Ok(None);
+    }
+    // An integer exponent applies to every element only when it is one scalar.
+    let exponent = match (name, columns.get(1)) {
+        ("power", Some(Column::One(k))) => integer_exponent(k),
+        ("power", Some(Column::List(_))) => return Ok(None),
+        _ => None,
+    };
+    // Read every element first: nothing is recorded unless all of them can be.
+    let mut session: Option<Arc<Session>> = None;
+    let mut read = |x: &Bound<'_, PyAny>| -> Option<Arg> {
+        if let Ok(v) = x.cast::<Var>() {
+            let v = v.get();
+            match &session {
+                Some(s) if !Arc::ptr_eq(s, &v.session) => return None,
+                Some(_) => {}
+                None => session = Some(v.session.clone()),
+            }
+            return Some(Arg::Var(v.value));
+        }
+        number(x).map(Arg::Num)
+    };
+    let mut args: Vec<[Arg; 3]> = Vec::with_capacity(n);
+    let ones: Vec<Option<Arg>> = columns
+        .iter()
+        .map(|c| match c {
+            Column::One(x) => read(x),
+            Column::List(_) => None,
+        })
+        .collect();
+    for (k, c) in columns.iter().enumerate() {
+        match c {
+            Column::One(_) if ones[k].is_none() => return Ok(None),
+            Column::List(list) if list.len() != n => return Ok(None),
+            _ => {}
+        }
+    }
+    for i in 0..n {
+        let mut tuple = [Arg::Num(0.0); 3];
+        let mut traced = false;
+        for (k, c) in columns.iter().enumerate() {
+            let a = match c {
+                Column::One(_) => ones[k],
+                Column::List(list) => read(&list.get_item(i)?),
+            };
+            let Some(a) = a else { return Ok(None) };
+            traced |= matches!(a, Arg::Var(_));
+            tuple[k] = a;
+        }
+        if !traced {
+            return Ok(None);
+        }
+        args.push(tuple);
+    }
+    let Some(session) = session else {
+        return Ok(None);
+    };
+    let arity = columns.len();
+    // Whether adjit records this ufunc at all: tried once on a scratch builder.
+    {
+        let mut scratch = Builder::new("probe");
+        let probe: Vec<Arg> = (0..arity)
+            .map(|_| Arg::Var(scratch.param(Type::F64, "p")))
+            .collect();
+        if record_ufunc(&mut scratch, name, &probe, exponent).is_none() {
+            return Ok(None);
+        }
+    }
+    let recorded: Vec<Recorded> = {
+        let mut b = session.builder();
+        let mut out = Vec::with_capacity(n);
+        for tuple in &args {
+            match record_ufunc(&mut b, name, &tuple[..arity], exponent) {
+                Some(r) => out.push(r),
+                // Unreachable after the probe; kept an error, not a panic.
+                None => return Err(unsupported_ufunc(name)),
+            }
+        }
+        out
+    };
+    let objects = recorded
+        .into_iter()
+        .map(|r| -> PyResult<Py<PyAny>> {
+            Ok(match r {
+                Recorded::Float(v) => Py::new(py, Var::new(&session, v))?.into_any(),
+                Recorded::Bool(v) => Py::new(
+                    py,
+                    BoolVar {
+                        session: session.clone(),
+                        value: v,
+                    },
+                )?
+                .into_any(),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Some(PyList::new(py, objects)?.unbind()))
+}
+
+/// `adjit._numpy`'s fast path for `np.add.reduce` (`np.sum`) and the other binary ufuncs'
+/// reductions of a 1-D traced array, given as the list of its elements: the left fold
+/// `((x₀ ∘ x₁) ∘ x₂) ∘ …` NumPy's object reduction computes, recorded in one call. `None`
+/// when an element is not a traced float value or a number, when no element is traced, or
+/// when the ufunc is not one adjit records as a binary operation.
+#[pyfunction]
+#[pyo3(name = "_reduce_1d")]
+pub fn reduce_1d(
+    py: Python<'_>,
+    name: &str,
+    items: Bound<'_, PyList>,
+) -> PyResult<Option<Py<PyAny>>> {
+    if items.is_empty() || lookup(BINARY, name).is_none() || name == "power" {
+        return Ok(None);
+    }
+    let mut session: Option<Arc<Session>> = None;
+    let mut args = Vec::with_capacity(items.len());
+    for x in items.iter() {
+        let a = if let Ok(v) = x.cast::<Var>() {
+            let v = v.get();
+            match &session {
+                Some(s) if !Arc::ptr_eq(s, &v.session) => return Ok(None),
+                Some(_) => {}
+                None => session = Some(v.session.clone()),
+            }
+            Arg::Var(v.value)
+        } else {
+            match number(&x) {
+                Some(c) => Arg::Num(c),
+                None => return Ok(None),
+            }
+        };
+        args.push(a);
+    }
+    let Some(session) = session else {
+        return Ok(None);
+    };
+    // A prefix of numbers folds numerically in NumPy (before any traced value): decline.
+    if !matches!(args[0], Arg::Var(_)) {
+        return Ok(None);
+    }
+    let mut b = session.builder();
+    let mut acc = args[0];
+    for &x in &args[1..] {
+        match record_ufunc(&mut b, name, &[acc, x], None) {
+            Some(Recorded::Float(v)) => acc = Arg::Var(v),
+            _ => return Err(unsupported_ufunc(name)),
+        }
+    }
+    drop(b);
+    let Arg::Var(v) = acc else {
+        return Ok(None);
+    };
+    Ok(Some(Py::new(py, Var::new(&session, v))?.into_any()))
 }
 
 fn no_truth_value(what: &str) -> PyErr {
@@ -871,12 +1075,27 @@ pub fn trace(
         }
         helper.call_method1("asarray", (list,))
     };
-    let x = as_array(&params)?;
-    let result = if data > 0 {
-        f.call1((x, as_array(&data_params)?))?
-    } else {
-        f.call1((x,))?
-    };
+    // Python's cyclic garbage collector is paused while `f` runs: a vectorised trace makes
+    // millions of traced values (which hold no Python references, so no cycles), and the
+    // collections their allocations trigger walked every live one, over and over: a quarter
+    // of a 10⁶-element trace. It is resumed whatever `f` does.
+    let gc = PyModule::import(py, "gc")?;
+    let was_enabled: bool = gc.call_method0("isenabled")?.extract()?;
+    if was_enabled {
+        gc.call_method0("disable")?;
+    }
+    let called = (|| -> PyResult<Bound<'_, PyAny>> {
+        let x = as_array(&params)?;
+        if data > 0 {
+            f.call1((x, as_array(&data_params)?))
+        } else {
+            f.call1((x,))
+        }
+    })();
+    if was_enabled {
+        gc.call_method0("enable")?;
+    }
+    let result = called?;
     let mut outputs = Vec::new();
     collect_outputs(&session, &result, &mut outputs)?;
     if outputs.is_empty() {
