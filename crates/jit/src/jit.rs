@@ -53,15 +53,24 @@ fn chunk_name(chunk: usize) -> String {
 /// ```
 pub fn compile(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
     verify(func)?;
-    compile_verified(func, opts)
+    // SAFETY: `func` was just verified.
+    unsafe { compile_verified(func, opts) }
 }
 
-/// [`compile`] of a program known to be valid: one [`adjit_ir::verify`] accepted, or one a
-/// transform built from such a program (every derivative program is). Skips the verifier,
-/// which at 10⁷ instructions is a second of the compile; builds with debug assertions run it
-/// anyway. An invalid program here is a bug of the caller: lowering it panics or fails, it
-/// never runs.
-pub fn compile_verified(func: &Function, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
+/// [`compile`] without the verifier, for programs built by a transform from a verified one
+/// (the facade's derivative programs): verifying them again was a second of a 10⁷-instruction
+/// compile. Builds with debug assertions verify anyway, so the test suite checks every such
+/// program.
+///
+/// # Safety
+/// `func` must be accepted by [`adjit_ir::verify`]. The lowering trusts what the verifier
+/// checks (operands defined before their use, their types), and code lowered from a program
+/// that breaks it may read or write outside its buffers.
+#[doc(hidden)]
+pub unsafe fn compile_verified(
+    func: &Function,
+    opts: &JitOptions,
+) -> Result<CompiledFunction, JitError> {
     if cfg!(debug_assertions) {
         verify(func)?;
     }
