@@ -624,8 +624,8 @@ enum Column<'py> {
 }
 
 /// `adjit._numpy`'s fast path for a ufunc call on traced arrays: `inputs` are lists of the
-/// broadcast arrays' elements in C order (all `n` long) or single elements (traced values or
-/// numbers). Records every element in one call, under one lock of the trace, with
+/// broadcast arrays' elements in C order (all of one length `n`) or single elements (traced
+/// values or numbers). Records every element in one call, under one lock of the trace, with
 /// [`record_ufunc`] (the instructions NumPy's element-by-element loop would record, in C
 /// order), and returns the `n` results as a list; `None` when this call is not one it takes
 /// (an element that is neither a traced float value nor a number, an element tuple without a
@@ -637,7 +637,6 @@ pub fn elementwise(
     py: Python<'_>,
     name: &str,
     inputs: Vec<Bound<'_, PyAny>>,
-    n: usize,
 ) -> PyResult<Option<Py<PyList>>> {
     let columns: Vec<Column<'_>> = inputs
         .into_iter()
@@ -647,6 +646,17 @@ pub fn elementwise(
         })
         .collect();
     if columns.is_empty() || columns.len() > 3 {
+        return Ok(None);
+    }
+    // The element count is the lists' (all of one length), never a number given from outside.
+    let mut lengths = columns.iter().filter_map(|c| match c {
+        Column::List(list) => Some(list.len()),
+        Column::One(_) => None,
+    });
+    let Some(n) = lengths.next() else {
+        return Ok(None);
+    };
+    if lengths.any(|m| m != n) {
         return Ok(None);
     }
     // An integer exponent applies to every element only when it is one scalar.
@@ -678,10 +688,8 @@ pub fn elementwise(
         })
         .collect();
     for (k, c) in columns.iter().enumerate() {
-        match c {
-            Column::One(_) if ones[k].is_none() => return Ok(None),
-            Column::List(list) if list.len() != n => return Ok(None),
-            _ => {}
+        if matches!(c, Column::One(_)) && ones[k].is_none() {
+            return Ok(None);
         }
     }
     for i in 0..n {

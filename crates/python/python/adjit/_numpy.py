@@ -240,7 +240,7 @@ def _fast_call(name: str, plain: list[Any]) -> Any:
             inputs.append(p[()])
         else:
             inputs.append(p)
-    out = _adjit._elementwise(name, inputs, n)
+    out = _adjit._elementwise(name, inputs)
     if out is None:
         return None
     return np.fromiter(out, dtype=object, count=n).reshape(shape)
