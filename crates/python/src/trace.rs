@@ -590,8 +590,19 @@ fn record_ufunc(
             return Some(Recorded::Bool(b.fcmp(pred, operand(*a), operand(*c))));
         }
     }
-    let ops: Vec<Operand> = args.iter().copied().map(operand).collect();
-    let v = match ops[..] {
+    // The operands without an allocation per element (a ufunc takes at most three).
+    let mut buf = [Operand::Const(0.0); 3];
+    let owned: Vec<Operand>;
+    let ops: &[Operand] = if args.len() <= buf.len() {
+        for (slot, &a) in buf.iter_mut().zip(args) {
+            *slot = operand(a);
+        }
+        &buf[..args.len()]
+    } else {
+        owned = args.iter().copied().map(operand).collect();
+        &owned
+    };
+    let v = match *ops {
         [x] => match lookup(UNARY, name) {
             Some(op) => {
                 let x = match x {
@@ -605,13 +616,13 @@ fn record_ufunc(
                 Operand::Value(v) => v,
                 Operand::Const(c) => b.constant(Type::F64, c),
             }),
-            None => derived::float_op(b, name, &ops),
+            None => derived::float_op(b, name, ops),
         },
         [x, y] => match lookup(BINARY, name) {
             Some(op) => Some(b.binary(op, x, y)),
-            None => derived::float_op(b, name, &ops),
+            None => derived::float_op(b, name, ops),
         },
-        _ => derived::float_op(b, name, &ops),
+        _ => derived::float_op(b, name, ops),
     };
     v.map(Recorded::Float)
 }
