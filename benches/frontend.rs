@@ -1,8 +1,8 @@
 //! The front end at scale (issue #30 item 4): parse, verify and print of the chained
 //! Rosenbrock (six instructions per term) at 10⁴, 10⁵ and 10⁶ lines, as written by the
 //! printer and compactly (`%a=add %b,1.0`), and its gradient (`vjp_seeded_with_one`, then
-//! `simplify`) at 10⁴ and 10⁵. Each phase should be linear: the time per line the same at
-//! every size, within one run.
+//! `simplify`, and `Gradient::new` from the function to callable code) at 10⁴ and 10⁵. Each
+//! phase should be linear: the time per line the same at every size, within one run.
 //!
 //! `cargo bench --bench frontend -- --warm-up-time 1 --measurement-time 5`
 
@@ -70,6 +70,11 @@ fn frontend(c: &mut Criterion) {
                 &gradient,
                 |b, gradient| b.iter(|| adjit::diff::simplify(gradient)),
             );
+            // The whole way from a function to callable native code: derive, simplify in
+            // place, schedule, roll (one loop here) and JIT.
+            group.bench_with_input(BenchmarkId::new("gradient_new", lines), &func, |b, func| {
+                b.iter(|| adjit::Gradient::new(func).expect("compiles"))
+            });
         }
     }
     group.finish();
