@@ -56,43 +56,55 @@ fn scalar(func: &Function) -> Function {
     f
 }
 
+/// The six modes of `full` (and of `sum`, its scalar version for the gradient and HVP): each
+/// compiled rolled, unrolled and on the interpreter, called at one random point of `seed`, and
+/// the three results held equal bit for bit (NaN = NaN). Returns the regions the JIT makes of
+/// each mode's derived program.
+fn every_mode_equal(
+    full: &Function,
+    sum: &Function,
+    seed: u64,
+) -> Vec<(Mode, Vec<adjit_jit::Region>)> {
+    let mut regions = Vec::new();
+    for (func, mode) in [
+        (full, Mode::Primal),
+        (full, Mode::Jvp),
+        (full, Mode::JvpVector(3)),
+        (full, Mode::Vjp),
+        (sum, Mode::Gradient),
+        (sum, Mode::Hvp),
+    ] {
+        let interp =
+            Compiled::with_options(func, mode, &Options::on(Engine::Interp)).expect("derives");
+        regions.push((mode, adjit_jit::regions(interp.ir(), &rolled().jit)));
+        let a = Compiled::with_options(func, mode, &rolled()).expect("compiles");
+        let b = Compiled::with_options(func, mode, &unrolled()).expect("compiles");
+        let x = Rng::new(seed).vector(a.layout().n_inputs(), -2.0, 2.0);
+        let mut ya = vec![0.0; a.layout().n_outputs()];
+        let mut yb = ya.clone();
+        let mut yi = ya.clone();
+        a.call(&x, &mut ya).expect("calls");
+        b.call(&x, &mut yb).expect("calls");
+        interp.call(&x, &mut yi).expect("calls");
+        assert!(same(&ya, &yb), "seed {seed} {mode:?}: rolled != unrolled");
+        assert!(
+            same(&ya, &yi),
+            "seed {seed} {mode:?}: rolled != interpreter"
+        );
+    }
+    regions
+}
+
 #[test]
 fn every_mode_rolled_equals_unrolled_and_the_interpreter() {
     let mut rolled_programs = 0;
     for seed in 0..12u64 {
         let full = program(seed);
         let sum = scalar(&full);
-        for (func, mode) in [
-            (&full, Mode::Primal),
-            (&full, Mode::Jvp),
-            (&full, Mode::JvpVector(3)),
-            (&full, Mode::Vjp),
-            (&sum, Mode::Gradient),
-            (&sum, Mode::Hvp),
-        ] {
-            let interp =
-                Compiled::with_options(func, mode, &Options::on(Engine::Interp)).expect("derives");
-            let derived = interp.ir();
-            if !adjit_jit::regions(derived, &rolled().jit).is_empty() {
-                rolled_programs += 1;
-            }
-            let a = Compiled::with_options(func, mode, &rolled()).expect("compiles");
-            let b = Compiled::with_options(func, mode, &unrolled()).expect("compiles");
-            let mut rng = Rng::new(seed);
-            let n_in = a.layout().n_inputs();
-            let x = rng.vector(n_in, -2.0, 2.0);
-            let mut ya = vec![0.0; a.layout().n_outputs()];
-            let mut yb = ya.clone();
-            let mut yi = ya.clone();
-            a.call(&x, &mut ya).expect("calls");
-            b.call(&x, &mut yb).expect("calls");
-            interp.call(&x, &mut yi).expect("calls");
-            assert!(same(&ya, &yb), "seed {seed} {mode:?}: rolled != unrolled");
-            assert!(
-                same(&ya, &yi),
-                "seed {seed} {mode:?}: rolled != interpreter"
-            );
-        }
+        rolled_programs += every_mode_equal(&full, &sum, seed)
+            .iter()
+            .filter(|(_, regions)| !regions.is_empty())
+            .count();
     }
     assert!(
         rolled_programs >= 48,
@@ -271,35 +283,11 @@ fn grid(rows: usize, cols: usize) -> Function {
 fn grids_nest_in_every_mode_and_equal_unrolled_and_the_interpreter() {
     let full = grid(9, 14);
     let sum = scalar(&full);
-    let mut nested = Vec::new();
-    for (func, mode) in [
-        (&full, Mode::Primal),
-        (&full, Mode::Jvp),
-        (&full, Mode::JvpVector(3)),
-        (&full, Mode::Vjp),
-        (&sum, Mode::Gradient),
-        (&sum, Mode::Hvp),
-    ] {
-        let interp =
-            Compiled::with_options(func, mode, &Options::on(Engine::Interp)).expect("derives");
-        if adjit_jit::regions(interp.ir(), &rolled().jit)
-            .iter()
-            .any(|r| r.rows > 1)
-        {
-            nested.push(mode);
-        }
-        let a = Compiled::with_options(func, mode, &rolled()).expect("compiles");
-        let b = Compiled::with_options(func, mode, &unrolled()).expect("compiles");
-        let x = Rng::new(5).vector(a.layout().n_inputs(), -2.0, 2.0);
-        let mut ya = vec![0.0; a.layout().n_outputs()];
-        let mut yb = ya.clone();
-        let mut yi = ya.clone();
-        a.call(&x, &mut ya).expect("calls");
-        b.call(&x, &mut yb).expect("calls");
-        interp.call(&x, &mut yi).expect("calls");
-        assert!(same(&ya, &yb), "{mode:?}: rolled != unrolled");
-        assert!(same(&ya, &yi), "{mode:?}: rolled != interpreter");
-    }
+    let nested: Vec<Mode> = every_mode_equal(&full, &sum, 5)
+        .into_iter()
+        .filter(|(_, regions)| regions.iter().any(|r| r.rows > 1))
+        .map(|(mode, _)| mode)
+        .collect();
     // A reverse sweep reads the previous row's partial adjoints at a stride: row by row.
     assert!(
         nested.contains(&Mode::Primal) && nested.contains(&Mode::Jvp),
