@@ -17,6 +17,16 @@ fn rolled() -> JitOptions {
     }
 }
 
+/// Rolled, in chunks of 7 instructions with 4 registers: loops between chunk boundaries and
+/// values spilled around them.
+fn rolled_in_small_chunks() -> JitOptions {
+    JitOptions {
+        chunk_insts: 7,
+        registers: 4,
+        ..rolled()
+    }
+}
+
 fn unrolled() -> JitOptions {
     JitOptions {
         roll: false,
@@ -87,11 +97,7 @@ fn repeated_programs_roll_and_match_the_interpreter() {
 fn loops_between_small_chunks_match_the_interpreter() {
     for seed in 200..240 {
         let func = repeated(seed);
-        let opts = JitOptions {
-            chunk_insts: 7,
-            registers: 4,
-            ..rolled()
-        };
+        let opts = rolled_in_small_chunks();
         check(&func, &opts, &points(seed, func.n_params, 2));
     }
 }
@@ -303,11 +309,7 @@ fn a_differing_row_splits_the_nest() {
 fn grids_in_two_lanes_and_small_chunks_match_the_interpreter() {
     for seed in 100..130 {
         let func = grid(seed);
-        let small = JitOptions {
-            chunk_insts: 7,
-            registers: 4,
-            ..rolled()
-        };
+        let small = rolled_in_small_chunks();
         let xs = points(seed, func.n_params, 5);
         check(&func, &small, &xs);
         let opts = JitOptions {
