@@ -627,6 +627,29 @@ fn record_ufunc(
     v.map(Recorded::Float)
 }
 
+/// Reads the elements of the fast paths ([`elementwise`], [`reduce_1d`]): a traced float value
+/// (all of one trace, whose session it keeps) or a number; `None` for anything else, which
+/// sends the call back to the element loop.
+#[derive(Default)]
+struct Elements {
+    session: Option<Arc<Session>>,
+}
+
+impl Elements {
+    fn read(&mut self, x: &Bound<'_, PyAny>) -> Option<Arg> {
+        let Ok(v) = x.cast::<Var>() else {
+            return number(x).map(Arg::Num);
+        };
+        let v = v.get();
+        match &self.session {
+            Some(s) if !Arc::ptr_eq(s, &v.session) => return None,
+            Some(_) => {}
+            None => self.session = Some(v.session.clone()),
+        }
+        Some(Arg::Var(v.value))
+    }
+}
+
 /// One input of [`elementwise`]: a list of elements (an array's, in C order) or one element
 /// that broadcasts.
 enum Column<'py> {
@@ -677,19 +700,8 @@ pub fn elementwise(
         _ => None,
     };
     // Read every element first: nothing is recorded unless all of them can be.
-    let mut session: Option<Arc<Session>> = None;
-    let mut read = |x: &Bound<'_, PyAny>| -> Option<Arg> {
-        if let Ok(v) = x.cast::<Var>() {
-            let v = v.get();
-            match &session {
-                Some(s) if !Arc::ptr_eq(s, &v.session) => return None,
-                Some(_) => {}
-                None => session = Some(v.session.clone()),
-            }
-            return Some(Arg::Var(v.value));
-        }
-        number(x).map(Arg::Num)
-    };
+    let mut reader = Elements::default();
+    let mut read = |x: &Bound<'_, PyAny>| reader.read(x);
     let mut args: Vec<[Arg; 3]> = Vec::with_capacity(n);
     let ones: Vec<Option<Arg>> = columns
         .iter()
@@ -720,7 +732,7 @@ pub fn elementwise(
         }
         args.push(tuple);
     }
-    let Some(session) = session else {
+    let Some(session) = reader.session else {
         return Ok(None);
     };
     let arity = columns.len();
@@ -780,26 +792,15 @@ pub fn reduce_1d(
     if items.is_empty() || lookup(BINARY, name).is_none() || name == "power" {
         return Ok(None);
     }
-    let mut session: Option<Arc<Session>> = None;
+    let mut reader = Elements::default();
     let mut args = Vec::with_capacity(items.len());
     for x in items.iter() {
-        let a = if let Ok(v) = x.cast::<Var>() {
-            let v = v.get();
-            match &session {
-                Some(s) if !Arc::ptr_eq(s, &v.session) => return Ok(None),
-                Some(_) => {}
-                None => session = Some(v.session.clone()),
-            }
-            Arg::Var(v.value)
-        } else {
-            match number(&x) {
-                Some(c) => Arg::Num(c),
-                None => return Ok(None),
-            }
+        let Some(a) = reader.read(&x) else {
+            return Ok(None);
         };
         args.push(a);
     }
-    let Some(session) = session else {
+    let Some(session) = reader.session else {
         return Ok(None);
     };
     // A prefix of numbers folds numerically in NumPy (before any traced value): decline.
