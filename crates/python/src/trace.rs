@@ -661,7 +661,7 @@ enum Column<'py> {
 /// broadcast arrays' elements in C order (all of one length `n`) or single elements (traced
 /// values or numbers). Records every element in one call, under one lock of the trace, with
 /// [`record_ufunc`] (the instructions NumPy's element-by-element loop would record, in C
-/// order), and returns the `n` results as a list; `None` when this call is not one it takes
+/// order, which is that loop's own order for C-ordered operands), and returns the `n` results as a list; `None` when this call is not one it takes
 /// (an element that is neither a traced float value nor a number, an element tuple without a
 /// traced value, a ufunc adjit does not record, `power` with an array of exponents), which the
 /// caller then evaluates element by element as before. Nothing is recorded in that case.

@@ -214,9 +214,9 @@ def array_ufunc(ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
 def _fast_call(name: str, plain: list[Any]) -> Any:
     """The ufunc ``name`` on ``plain`` (the inputs as ``_plain`` gives them) recorded by one
     call into adjit for every element, or ``None`` when that path does not take it (then the
-    element-by-element loop runs, as before). Same instructions as that loop, in C order;
-    an element at a time costs a few microseconds of Python per element, this path a tenth
-    of one."""
+    element-by-element loop runs, as before). Same instructions as that loop, in C order
+    (the loop's own order for C-ordered operands; it follows memory order for others). The
+    loop costs a few microseconds of Python per element, this path a tenth of that."""
     arrays = [p for p in plain if isinstance(p, np.ndarray) and p.ndim > 0]
     if not arrays or any(a.dtype.kind not in "iufO" for a in arrays):
         return None
