@@ -26,12 +26,25 @@ pub(crate) struct RowProgram {
 impl RowProgram {
     /// `mode` of `func`, derived, simplified and prepared on the engine of `opts`.
     pub fn compile(func: &Function, mode: Mode, opts: &Options) -> Result<RowProgram> {
+        Ok(RowProgram::compile_inspect(func, mode, opts, |_, _| ())?.0)
+    }
+
+    /// [`RowProgram::compile`], and what `inspect` reads off the derived program and its layout
+    /// (before it is dropped).
+    pub fn compile_inspect<T>(
+        func: &Function,
+        mode: Mode,
+        opts: &Options,
+        inspect: impl FnOnce(&Function, &Layout) -> T,
+    ) -> Result<(RowProgram, T)> {
         let derived = derive(func, mode)?;
-        Ok(RowProgram {
+        let seen = inspect(&derived.func, &derived.layout);
+        let program = RowProgram {
             runner: Runner::new(&derived.func, opts)?,
             cost: derived.func.n_insts() + derived.func.n_outputs(),
             layout: derived.layout,
-        })
+        };
+        Ok((program, seen))
     }
 }
 

@@ -232,6 +232,7 @@ fn options(threads: usize, block_rows: usize, lanes: usize, reverse: Reverse) ->
         block_rows,
         lanes,
         reverse,
+        skip_zero_cotangents: false,
     }
 }
 
@@ -500,4 +501,268 @@ fn bad_lengths_and_compositions_are_typed_errors() {
         }),
         Err(Error::BoolInput { .. })
     ));
+}
+
+/// The squared distance ‖a − c‖², summed in coordinate order.
+fn dist<'t>(c: &[Var<'t>], a: &[Var<'t>]) -> Vec<Var<'t>> {
+    let terms = c.iter().zip(a).map(|(&c, &a)| (a - c).square());
+    vec![terms.reduce(|s, t| s + t).expect("d ≥ 1")]
+}
+
+/// The smallest of the component values, folded left to right.
+fn nearest<'t>(y: &[Var<'t>]) -> Var<'t> {
+    y[1..].iter().fold(y[0], |m, &v| m.min(v))
+}
+
+/// k-means: the squared distance of the row (a point) to its nearest centroid, in dimension d
+/// over k centroids (θ = the k·d coordinates, centroid-major).
+fn kmeans(d: usize, k: usize) -> Case {
+    let inner = trace_inner(d, d, dist);
+    let outer = adjit::trace(k, nearest);
+    let gather = (0..d).map(|l| Gather { base: l, stride: d }).collect();
+    let unrolled = adjit::trace_with_data(k * d, d, |c, a| {
+        let y: Vec<Var<'_>> = (0..k)
+            .flat_map(|j| dist(&c[j * d..(j + 1) * d], a))
+            .collect();
+        nearest(&y)
+    });
+    Case {
+        transform: None,
+        inner,
+        outer,
+        k,
+        gather,
+        shared: vec![],
+        n_theta: k * d,
+        row: d,
+        unrolled,
+    }
+}
+
+/// The inner kernel of [`one_output_shared`]: φ = (a, b), x = (x₀, x₁).
+fn shared_f<'t>(phi: &[Var<'t>], x: &[Var<'t>]) -> Vec<Var<'t>> {
+    vec![phi[0] * x[0] + (phi[1] * x[1]).sin() * phi[0]]
+}
+
+/// The outer kernel of [`one_output_shared`].
+fn shared_g<'t>(y: &[Var<'t>], s: Var<'t>) -> Var<'t> {
+    let sq = y[1..].iter().fold(y[0] * y[0], |acc, &v| acc + v * v);
+    (sq * s).exp() + s * s * y[0]
+}
+
+/// One inner output, a parameter shared by every component (gather stride 0) and a shared
+/// entry of g that multiplies the component values nonlinearly: every term of the HVP's chain
+/// rule is nonzero.
+fn one_output_shared() -> Case {
+    let k = 3;
+    let inner = trace_inner(2, 2, shared_f);
+    let t = Tracer::new("outer");
+    let y: Vec<Var<'_>> = (0..k).map(|_| t.input(Type::F64)).collect();
+    let s = t.input(Type::F64);
+    let outer = t.finish(&[shared_g(&y, s)]);
+    let gather = vec![Gather { base: 0, stride: 1 }, Gather { base: 3, stride: 0 }];
+    let unrolled = adjit::trace_with_data(5, 2, |theta, x| {
+        let y: Vec<Var<'_>> = (0..k)
+            .flat_map(|j| shared_f(&[theta[j], theta[3]], x))
+            .collect();
+        shared_g(&y, theta[4])
+    });
+    Case {
+        transform: None,
+        inner,
+        outer,
+        k,
+        gather,
+        shared: vec![4],
+        n_theta: 5,
+        row: 2,
+        unrolled,
+    }
+}
+
+/// The sum, gradient and H·v of a composition, in one vector.
+fn hvp_all(kernel: &ComposedKernel, theta: &[f64], data: &[f64], v: &[f64]) -> Vec<f64> {
+    let n = kernel.n_theta();
+    let (mut grad, mut hv) = (vec![0.0; n], vec![0.0; n]);
+    let total = kernel.hvp(theta, data, v, &mut grad, &mut hv).expect("hvp");
+    let mut all = vec![total];
+    all.extend(grad);
+    all.extend(hv);
+    all
+}
+
+fn hvp_cases() -> [(&'static str, Case); 4] {
+    [
+        ("k-means d=3 k=5", kmeans(3, 5)),
+        ("gmm d=2 k=3", gmm(2, 3)),
+        ("one output, shared", one_output_shared()),
+        ("k-means d=1 k=2", kmeans(1, 2)),
+    ]
+}
+
+#[test]
+fn hessian_vector_products_equal_the_unrolled_kernel() {
+    for (name, case) in hvp_cases() {
+        let theta = Rng::new(21).vector(case.n_theta, -0.8, 0.8);
+        let v = Rng::new(22).vector(case.n_theta, -1.0, 1.0);
+        let data = case.data(41, 23);
+        let map = MapOptions {
+            threads: 1,
+            ..MapOptions::default()
+        };
+        let unrolled =
+            MappedKernel::with_options(&case.unrolled, map, &Options::default()).expect("maps");
+        let n = case.n_theta;
+        let (mut grad, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        unrolled
+            .hvp_sum(&theta, &data, &v, &mut grad, &mut hv)
+            .expect("hvp_sum");
+        let mut total = [0.0];
+        unrolled.eval_sum(&theta, &data, &mut total).expect("sum");
+        let mut expected = vec![total[0]];
+        expected.extend(&grad);
+        expected.extend(&hv);
+        assert!(
+            hv.iter().filter(|h| h.abs() > 1e-3).count() >= n / 2,
+            "{name}: H·v is mostly nonzero, so a dropped term shows"
+        );
+        for skip in [false, true] {
+            for engine in [Engine::Jit, Engine::Interp] {
+                let compose = ComposeOptions {
+                    skip_zero_cotangents: skip,
+                    threads: 1,
+                    ..ComposeOptions::default()
+                };
+                let got = hvp_all(&case.kernel(compose, engine), &theta, &data, &v);
+                assert_close(
+                    &format!("{name}, skip {skip}, {engine:?}"),
+                    &got,
+                    &expected,
+                    1e-12,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_hessian_vector_product_matches_central_differences_of_the_gradient() {
+    for (name, case) in hvp_cases() {
+        let theta = Rng::new(31).vector(case.n_theta, -0.8, 0.8);
+        let v = Rng::new(32).vector(case.n_theta, -1.0, 1.0);
+        let data = case.data(7, 33);
+        let compose = ComposeOptions {
+            skip_zero_cotangents: true,
+            ..ComposeOptions::default()
+        };
+        let kernel = case.kernel(compose, Engine::Jit);
+        let n = case.n_theta;
+        let (mut grad, mut hv) = (vec![0.0; n], vec![0.0; n]);
+        kernel
+            .hvp(&theta, &data, &v, &mut grad, &mut hv)
+            .expect("hvp");
+        let h = 1e-6;
+        let grad_at = |delta: f64| {
+            let t: Vec<f64> = theta.iter().zip(&v).map(|(t, v)| t + delta * v).collect();
+            let mut g = vec![0.0; n];
+            kernel.gradient(&t, &data, &mut g).expect("gradient");
+            g
+        };
+        let (up, down) = (grad_at(h), grad_at(-h));
+        let fd: Vec<f64> = up
+            .iter()
+            .zip(&down)
+            .map(|(a, b)| (a - b) / (2.0 * h))
+            .collect();
+        assert_close(name, &hv, &fd, 1e-6);
+        let mut plain = vec![0.0; n];
+        kernel
+            .gradient(&theta, &data, &mut plain)
+            .expect("gradient");
+        assert_close(&format!("{name}: gradient"), &grad, &plain, 1e-14);
+    }
+}
+
+#[test]
+fn skipping_zero_cotangents_and_threads_do_not_change_a_bit() {
+    // Finite values, so a skipped product with zero could only change the sign of a zero;
+    // compare bits of everything but zeros.
+    let nonzero_bits = |xs: &[f64]| -> Vec<u64> {
+        xs.iter()
+            .map(|&x| if x == 0.0 { 0 } else { x.to_bits() })
+            .collect()
+    };
+    for (name, case) in hvp_cases() {
+        let theta = Rng::new(41).vector(case.n_theta, -0.8, 0.8);
+        let v = Rng::new(42).vector(case.n_theta, -1.0, 1.0);
+        let data = case.data(3000, 43);
+        let mut seen: Option<Vec<u64>> = None;
+        for (skip, threads, lanes) in [(false, 1, 1), (true, 1, 1), (true, 2, 2), (false, 0, 2)] {
+            let compose = ComposeOptions {
+                skip_zero_cotangents: skip,
+                threads,
+                lanes,
+                block_rows: 256,
+                ..ComposeOptions::default()
+            };
+            let got = nonzero_bits(&hvp_all(
+                &case.kernel(compose, Engine::Jit),
+                &theta,
+                &data,
+                &v,
+            ));
+            match &seen {
+                None => seen = Some(got),
+                Some(first) => assert_eq!(&got, first, "{name}: skip {skip}, {threads} threads"),
+            }
+        }
+    }
+    // The Vjp reverse skips too, with the same gradient.
+    let case = kmeans(4, 6);
+    let theta = Rng::new(44).vector(case.n_theta, -0.8, 0.8);
+    let data = case.data(500, 45);
+    let gradient = |skip: bool| {
+        let compose = ComposeOptions {
+            skip_zero_cotangents: skip,
+            reverse: Reverse::Vjp,
+            ..ComposeOptions::default()
+        };
+        nonzero_bits(&everything(
+            &case.kernel(compose, Engine::Jit),
+            &theta,
+            &data,
+        ))
+    };
+    assert_eq!(gradient(true), gradient(false));
+}
+
+#[test]
+fn hessian_vector_products_refuse_what_they_cannot_do() {
+    let msg = |case: Case| {
+        let kernel = case.kernel(ComposeOptions::default(), Engine::Jit);
+        let n = case.n_theta;
+        let (mut g, mut h) = (vec![0.0; n], vec![0.0; n]);
+        let data = case.data(2, 1);
+        match kernel.hvp(&vec![0.1; n], &data, &vec![1.0; n], &mut g, &mut h) {
+            Err(e @ Error::Signature { .. }) => e.to_string(),
+            other => panic!("expected a signature error, got {other:?}"),
+        }
+    };
+    assert!(msg(two_outputs()).contains("one output, it has 2"));
+    assert!(msg(gmm_transformed(2, 2)).contains("needs no transform"));
+    let case = kmeans(2, 3);
+    let kernel = case.kernel(ComposeOptions::default(), Engine::Jit);
+    let data = case.data(4, 2);
+    let (mut g, mut h) = (vec![0.0; 6], vec![0.0; 5]);
+    let err = kernel
+        .hvp(&[0.0; 6], &data, &[1.0; 6], &mut g, &mut h)
+        .expect_err("a short H·v buffer");
+    assert!(
+        err.to_string().contains("Hessian-vector product") && err.to_string().contains('5'),
+        "{err}"
+    );
+    let err = kernel
+        .hvp(&[0.0; 6], &data, &[1.0; 7], &mut g, &mut [0.0; 6])
+        .expect_err("a long direction");
+    assert!(err.to_string().contains("direction"), "{err}");
 }

@@ -77,6 +77,8 @@ use crate::options::Options;
 use crate::rows::{self, RowProgram};
 use crate::runner::Runner;
 
+mod hvp;
+
 /// Where one inner parameter of every component lives in θ: component `j` reads
 /// `θ[base + j·stride]` (stride 0: one entry shared by every component, its gradient summed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +140,15 @@ pub struct ComposeOptions {
     /// 2: pairs of components run through two-lane kernels of f (bitwise the same results).
     pub lanes: usize,
     pub reverse: Reverse,
+    /// Skip the inner kernel's reverse work for a component whose cotangents from the outer
+    /// kernel are all exactly zero (and, in [`ComposedKernel::hvp`], their tangents too): its
+    /// contributions are products with zero. Pays when the outer kernel selects (a `min`,
+    /// `max` or `select` over the components: k-means' nearest centroid gets the whole
+    /// cotangent, the other k − 1 none). Applies to [`Reverse::Vjp`] gradients and to
+    /// Hessian-vector products. Results equal those without it, except that a skipped
+    /// component adds nothing where its zero products would have added `+0.0` to a `−0.0`
+    /// entry, or NaN where the inner kernel's derivatives are not finite.
+    pub skip_zero_cotangents: bool,
 }
 
 impl Default for ComposeOptions {
@@ -147,6 +158,7 @@ impl Default for ComposeOptions {
             block_rows: 1024,
             lanes: 1,
             reverse: Reverse::Auto,
+            skip_zero_cotangents: false,
         }
     }
 }
@@ -162,6 +174,10 @@ struct Program {
     y: Range<usize>,
     grad: Range<usize>,
     cot: Range<usize>,
+    /// For the outer HVP: whether any output reads the direction's entries of the component
+    /// outputs (`false` when g is piecewise linear in them, as a `min`: then their tangents
+    /// J·v need not be computed). `true` for every other program.
+    reads_component_tangents: bool,
 }
 
 /// The programs a call may run, in the order of the lazily compiled slots.
@@ -174,6 +190,10 @@ enum Slot {
     InnerVjp,
     OuterPrimal,
     OuterGradient,
+    InnerHvp,
+    OuterHvp,
+    /// Every component's value in one program (the inner kernel inlined k times).
+    Values,
 }
 
 /// g(f(φ₀, x), …, f(φ_{k−1}, x), θ_s, x) per data row, summed over rows in a fixed order,
@@ -203,7 +223,7 @@ pub struct ComposedKernel {
     transform: Option<Function>,
     /// Differentiated parameters of the inner kernel (= outputs of the transform).
     n_phi: usize,
-    programs: [OnceLock<Program>; 7],
+    programs: [OnceLock<Program>; 10],
 }
 
 impl std::fmt::Debug for ComposedKernel {
@@ -574,6 +594,7 @@ impl ComposedKernel {
                 what: "a transform program asked of a composition without a transform",
             })
         };
+        let values;
         let (func, mode, opts) = match slot {
             Slot::TransformPrimal => (transform()?, Mode::Primal, &self.outer_opts),
             Slot::TransformVjp => (transform()?, Mode::Vjp, &self.outer_opts),
@@ -582,13 +603,29 @@ impl ComposedKernel {
             Slot::InnerVjp => (&self.inner, Mode::Vjp, &self.inner_opts),
             Slot::OuterPrimal => (&self.outer, Mode::Primal, &self.outer_opts),
             Slot::OuterGradient => (&self.outer, Mode::Gradient, &self.outer_opts),
+            Slot::InnerHvp => (&self.inner, Mode::Hvp, &self.inner_opts),
+            Slot::OuterHvp => (&self.outer, Mode::Hvp, &self.outer_opts),
+            Slot::Values => {
+                values = self.values_function();
+                (&values, Mode::Primal, &self.inner_opts)
+            }
         };
+        let n_y = self.k * self.m;
+        let (program, reads_component_tangents) =
+            RowProgram::compile_inspect(func, mode, opts, |derived, layout| match slot {
+                Slot::OuterHvp => {
+                    let v = layout.input(Part::Vector);
+                    hvp::reads_any(derived, v.start..v.start + n_y)
+                }
+                _ => true,
+            })?;
         let RowProgram {
             runner,
             layout,
             cost,
-        } = RowProgram::compile(func, mode, opts)?;
+        } = program;
         Ok(Program {
+            reads_component_tangents,
             runner,
             cost,
             n_in: layout.n_inputs(),
@@ -662,8 +699,11 @@ impl ComposedKernel {
         for (&at, &s) in self.outer_shared_at.iter().zip(&self.shared) {
             outer_in[at] = theta[s];
         }
+        let skipping = self.compose.skip_zero_cotangents && self.compose.reverse == Reverse::Vjp;
         Worker {
             inputs,
+            phis: if skipping { phis.to_vec() } else { Vec::new() },
+            active: Vec::with_capacity(k),
             ys: vec![0.0; k * self.m],
             vjp_inputs,
             rev_outputs: vec![0.0; k * n_out],
@@ -764,21 +804,38 @@ impl ComposedKernel {
             }
         } else {
             let (n_vjp, cot) = (rev.n_in, &rev.cot);
-            for (j, x) in worker.vjp_inputs.chunks_mut(n_vjp).enumerate() {
-                for (&at, &v) in self.inner_row_at.iter().zip(row) {
-                    x[at] = v;
+            // The components that run: all, or (skipping) those with a nonzero cotangent,
+            // packed into the first batch entries with their φⱼ.
+            worker.active.clear();
+            for j in 0..k {
+                let y_bar_j = &y_bar[j * m..(j + 1) * m];
+                if self.compose.skip_zero_cotangents && y_bar_j.iter().all(|&c| c == 0.0) {
+                    continue;
                 }
-                x[cot.clone()].copy_from_slice(&y_bar[j * m..(j + 1) * m]);
+                let at = worker.active.len();
+                let x = &mut worker.vjp_inputs[at * n_vjp..(at + 1) * n_vjp];
+                if self.compose.skip_zero_cotangents {
+                    let phi = &worker.phis[j * p..(j + 1) * p];
+                    for (&slot, &v) in self.inner_phi_at.iter().zip(phi) {
+                        x[slot] = v;
+                    }
+                }
+                for (&slot, &v) in self.inner_row_at.iter().zip(row) {
+                    x[slot] = v;
+                }
+                x[cot.clone()].copy_from_slice(y_bar_j);
+                worker.active.push(j);
             }
+            let n = worker.active.len();
             run_batch(
                 &rev.runner,
                 n_vjp,
                 n_rev_out,
-                &worker.vjp_inputs,
-                &mut worker.rev_outputs,
+                &worker.vjp_inputs[..n * n_vjp],
+                &mut worker.rev_outputs[..n * n_rev_out],
             )?;
-            for j in 0..k {
-                let out = &worker.rev_outputs[j * n_rev_out..(j + 1) * n_rev_out];
+            for (at, &j) in worker.active.iter().enumerate() {
+                let out = &worker.rev_outputs[at * n_rev_out..(at + 1) * n_rev_out];
                 let slots = &mut acc[1 + j * p..1 + (j + 1) * p];
                 for (a, &g) in slots.iter_mut().zip(&out[rev_grad.clone()]) {
                     *a += g;
@@ -839,6 +896,11 @@ struct Programs<'a> {
 struct Worker {
     /// k × the inner primal's (= gradient's) inputs: φⱼ and the row.
     inputs: Vec<f64>,
+    /// Every component's φⱼ (k × n_φ), when components with zero cotangents are skipped: the
+    /// VJP's batch entries then hold a different component from row to row.
+    phis: Vec<f64>,
+    /// The components of the current row's VJP batch, in batch order.
+    active: Vec<usize>,
     /// k × m component outputs.
     ys: Vec<f64>,
     /// k × the inner VJP's inputs (with [`Reverse::Vjp`]).

@@ -1,0 +1,649 @@
+//! Hessian-vector products of a composition: `H·v` of Σᵢ g(f(φ₀, xᵢ), …, f(φ_{k−1}, xᵢ), θ_s, xᵢ)
+//! for an inner kernel with one output and no transform.
+//!
+//! Per row, with vⱼ the direction gathered like φⱼ and v_s its shared entries, the chain rule
+//! is (`∇fⱼ`, `Hⱼ` the inner kernel's gradient and Hessian at φⱼ; `uⱼ = ∇fⱼ·vⱼ` the
+//! components' tangents):
+//!
+//! ```text
+//! (ȳ, ȳ_s), (ẏ̄, ẏ̄_s) = g's gradient and g's H·(u, v_s)        (g's HVP program)
+//! θ̄ⱼ  += ȳⱼ·∇fⱼ
+//! (Hv)ⱼ += ẏ̄ⱼ·∇fⱼ + ȳⱼ·Hⱼvⱼ                                     (f's HVP program)
+//! ```
+//!
+//! Two things are skipped when they cannot matter:
+//! - the tangents `uⱼ`, when no output of g's HVP program reads them (g piecewise linear in
+//!   the component values: a `min` or `max` over them). Then the components run through f's
+//!   primal first, not its gradient. This is exact: the program's outputs do not depend on
+//!   what is passed.
+//! - with [`super::ComposeOptions::skip_zero_cotangents`], f's HVP for a component whose ȳⱼ
+//!   and ẏ̄ⱼ are both zero. For k-means (g = the minimum over k distances) one component in k
+//!   runs it, so a row costs k primal distances and one HVP, not k HVPs.
+
+use std::ops::Range;
+
+use adjit_diff::layout::Part;
+use adjit_ir::Function;
+
+use super::{run_batch, ComposedKernel, Program, Slot};
+use crate::error::{Error, Expected, Result};
+use crate::map::{sum_blocks, Blocks, PARALLEL_WORK};
+
+/// Whether any output of `func` reads a parameter at one of the positions `params`, through
+/// any operand (a comparison or a `select` condition included).
+pub(super) fn reads_any(func: &Function, params: Range<usize>) -> bool {
+    let mut reads = vec![false; func.n_values()];
+    for p in func.params().skip(params.start).take(params.len()) {
+        reads[p.index()] = true;
+    }
+    for (v, inst) in func.insts() {
+        let mut read = false;
+        inst.for_each_value(|u| read |= reads[u.index()]);
+        reads[v.index()] = read;
+    }
+    func.rets.iter().any(|r| reads[r.index()])
+}
+
+/// Component runs per stage of a block: the rows of a stage run each program as one batch
+/// (the first program over rows × k components), so the calls' overhead is paid per stage,
+/// not per row and component, and the buffers stay within a few hundred KB.
+const STAGE_RUNS: usize = 1024;
+
+/// Up to this many instructions (k times the inner kernel's), the component values run as one
+/// program per row ([`ComposedKernel::values_function`]).
+const VALUES_UNROLL: usize = 20_000;
+
+/// The programs of one HVP call and the slots they are read at.
+struct HvpPrograms<'a> {
+    /// What every component runs first: f's HVP (nothing is skipped, its results are used
+    /// directly), f's gradient (for uⱼ) or f's primal.
+    first: &'a Program,
+    /// Whether `first` is f's HVP.
+    first_is_hvp: bool,
+    /// Instead of `first` (f's primal): every component's value by one call per row.
+    values: Option<&'a Program>,
+    inner_hvp: &'a Program,
+    outer: &'a Program,
+    /// The inner HVP's `v` inputs and `H·v` outputs.
+    inner_v: Range<usize>,
+    inner_hv: Range<usize>,
+    /// The outer HVP's `v` inputs and `H·v` outputs.
+    outer_v: Range<usize>,
+    outer_hv: Range<usize>,
+}
+
+/// One thread's buffers for HVP rows.
+struct HvpWorker {
+    /// Stage rows × the values program's inputs (every φⱼ in place, then the row).
+    values_in: Vec<f64>,
+    values_out: Vec<f64>,
+    /// Stage rows × k × the first program's inputs: φⱼ (and vⱼ) in place, the row put per
+    /// stage.
+    first_in: Vec<f64>,
+    first_out: Vec<f64>,
+    /// The inner HVP's batch (skipping): the (row, component) pairs that run, packed in front.
+    hvp_in: Vec<f64>,
+    hvp_out: Vec<f64>,
+    active: Vec<(usize, usize)>,
+    outer_in: Vec<f64>,
+    outer_out: Vec<f64>,
+}
+
+impl ComposedKernel {
+    /// Compile the programs [`ComposedKernel::hvp`] runs now, instead of on first use.
+    pub fn prepare_hvp(&self) -> Result<()> {
+        self.check_hvp()?;
+        self.hvp_programs(true)?;
+        Ok(())
+    }
+
+    /// Writes ∇θ Σᵢ (row value) to `grad` and the Hessian-vector product `H·v` to `hv`, and
+    /// returns the sum, all in the fixed order of [`ComposedKernel::gradient`]. Needs an inner
+    /// kernel with one output and no transform (see the [module docs](self)).
+    ///
+    /// ```
+    /// use adjit::compose::{ComposeOptions, ComposedKernel, Composition, Gather};
+    /// // k-means: each point's squared distance to its nearest centroid (d = 1, k = 2).
+    /// let dist = adjit::trace_with_data(1, 1, |c, a| (a[0] - c[0]).square());
+    /// let nearest = adjit::trace(2, |y| y[0].min(y[1]));
+    /// let spec = Composition {
+    ///     transform: None,
+    ///     inner: &dist,
+    ///     outer: &nearest,
+    ///     components: 2,
+    ///     gather: &[Gather { base: 0, stride: 1 }],
+    ///     shared: &[],
+    ///     n_theta: 2,
+    /// };
+    /// let compose = ComposeOptions { skip_zero_cotangents: true, ..ComposeOptions::default() };
+    /// let kmeans = ComposedKernel::with_options(&spec, compose, &adjit::Options::default()).unwrap();
+    /// let (centroids, points) = ([0.0, 10.0], [1.0, 2.0, 9.0]);
+    /// let (mut grad, mut hv) = ([0.0; 2], [0.0; 2]);
+    /// let cost = kmeans.hvp(&centroids, &points, &[1.0, 1.0], &mut grad, &mut hv).unwrap();
+    /// assert_eq!(cost, 1.0 + 4.0 + 1.0);
+    /// // ∂/∂c₀ = 2(c₀ − 1) + 2(c₀ − 2), ∂/∂c₁ = 2(c₁ − 9); H = diag(2·|cluster|).
+    /// assert_eq!((grad, hv), ([-6.0, 2.0], [4.0, 2.0]));
+    /// ```
+    pub fn hvp(
+        &self,
+        theta: &[f64],
+        data: &[f64],
+        v: &[f64],
+        grad: &mut [f64],
+        hv: &mut [f64],
+    ) -> Result<f64> {
+        self.hvp_with(theta, data, v, grad, hv, true)
+    }
+
+    /// [`ComposedKernel::hvp`], with the values program allowed or not (tests run both).
+    fn hvp_with(
+        &self,
+        theta: &[f64],
+        data: &[f64],
+        v: &[f64],
+        grad: &mut [f64],
+        hv: &mut [f64],
+        values_allowed: bool,
+    ) -> Result<f64> {
+        self.check_hvp()?;
+        let n_rows = self.check_inputs(theta, data)?;
+        let each = Expected::CountOf {
+            count: self.n_theta,
+            each: "one per θ entry",
+        };
+        for (what, len) in [
+            ("the direction v", v.len()),
+            ("the gradient", grad.len()),
+            ("the Hessian-vector product", hv.len()),
+        ] {
+            if len != self.n_theta {
+                return Err(self.length_error(what, each, len));
+            }
+        }
+        let progs = self.hvp_programs(values_allowed)?;
+        let (k, p, s) = (self.k, self.n_phi, self.shared.len());
+        let phis = self.gathered(theta, p);
+        let v_phis = self.gathered(v, p);
+        let cost = k * (progs.first.cost + progs.inner_hvp.cost) + progs.outer.cost;
+        let block = self.compose.block_rows;
+        let n_blocks = n_rows.div_ceil(block);
+        let pays = n_rows.saturating_mul(cost) >= PARALLEL_WORK;
+        let threads = adjit_jit::threads_for(self.compose.threads, n_blocks, pays);
+        let mut workers: Vec<HvpWorker> = (0..threads)
+            .map(|_| self.hvp_worker(&progs, theta, v, &phis, &v_phis))
+            .collect();
+        let half = k * p + s;
+        let mut acc = vec![0.0; 1 + 2 * half];
+        let blocks = Blocks {
+            n_rows,
+            block,
+            min_wave: threads,
+        };
+        let stage = self.stage_rows();
+        sum_blocks(blocks, &mut acc, &mut workers, |worker, rows, partial| {
+            for start in rows.clone().step_by(stage) {
+                let part = start..(start + stage).min(rows.end);
+                self.rows_hvp(&progs, worker, data, part, &phis, &v_phis, partial)?;
+            }
+            Ok(())
+        })?;
+        for (out, sums) in [(grad, &acc[1..1 + half]), (hv, &acc[1 + half..])] {
+            out.fill(0.0);
+            self.scatter(&sums[..k * p], out);
+            for (&at, &a) in self.shared.iter().zip(&sums[k * p..]) {
+                out[at] += a;
+            }
+        }
+        Ok(acc[0])
+    }
+
+    /// An HVP needs one inner output and no transform.
+    fn check_hvp(&self) -> Result<()> {
+        let needs = if self.transform.is_some() {
+            "a Hessian-vector product of a composition needs no transform (compose φⱼ = h(ψⱼ) into the inner kernel instead)".to_string()
+        } else if self.m != 1 {
+            format!(
+                "a Hessian-vector product of a composition needs an inner kernel with one output, it has {}",
+                self.m
+            )
+        } else {
+            return Ok(());
+        };
+        Err(Error::Signature {
+            func: self.name.clone(),
+            needs,
+        })
+    }
+
+    /// Every component's value `(f(φ₀, x), …, f(φ_{k−1}, x))` as one program: parameters the
+    /// k·p inner parameters (component-major), then the row as `data`; the inner kernel
+    /// inlined once per component. One call per row then computes all k values with φ in
+    /// place, where a batch of k inner runs copies the row into each.
+    pub(super) fn values_function(&self) -> Function {
+        let mut f = Function::new(format!("{}_values", self.inner.name));
+        let float = |f: &Function, at: usize| f.ty(adjit_ir::Value::new(at));
+        let phi: Vec<_> = (0..self.k)
+            .flat_map(|_| self.inner_phi_at.iter())
+            .map(|&at| {
+                let ty = float(&self.inner, at);
+                f.add_param(ty, None)
+            })
+            .collect();
+        let row: Vec<_> = self
+            .inner_row_at
+            .iter()
+            .map(|&at| {
+                let p = f.add_param(float(&self.inner, at), None);
+                f.set_param_kind(p, adjit_ir::ParamKind::Data);
+                p
+            })
+            .collect();
+        let n = self.inner.params().len();
+        for j in 0..self.k {
+            let mut args = vec![row[0]; n];
+            for (i, &at) in self.inner_phi_at.iter().enumerate() {
+                args[at] = phi[j * self.n_phi + i];
+            }
+            for (l, &at) in self.inner_row_at.iter().enumerate() {
+                args[at] = row[l];
+            }
+            for y in f.inline(&self.inner, &args) {
+                f.push_ret(y);
+            }
+        }
+        f
+    }
+
+    fn hvp_programs(&self, values_allowed: bool) -> Result<HvpPrograms<'_>> {
+        let inner_hvp = self.program(Slot::InnerHvp)?;
+        let outer = self.program(Slot::OuterHvp)?;
+        let skip = self.compose.skip_zero_cotangents;
+        let (first, first_is_hvp) = match (skip, outer.reads_component_tangents) {
+            (false, _) => (inner_hvp, true),
+            (true, true) => (self.program(Slot::InnerGradient)?, false),
+            (true, false) => (self.program(Slot::InnerPrimal)?, false),
+        };
+        let values = match first_is_hvp || outer.reads_component_tangents || !values_allowed {
+            false if self.k * self.inner.n_insts() <= VALUES_UNROLL => {
+                Some(self.program(Slot::Values)?)
+            }
+            _ => None,
+        };
+        Ok(HvpPrograms {
+            first,
+            first_is_hvp,
+            values,
+            inner_hvp,
+            outer,
+            inner_v: inner_hvp.layout.input(Part::Vector),
+            inner_hv: inner_hvp.layout.output(Part::HessianVector),
+            outer_v: outer.layout.input(Part::Vector),
+            outer_hv: outer.layout.output(Part::HessianVector),
+        })
+    }
+
+    /// Put component `j`'s φⱼ and (into `v_at`) vⱼ into one program's inputs `x`.
+    fn put_component(&self, x: &mut [f64], j: usize, phis: &[f64], v_phis: &[f64], v_at: usize) {
+        let p = self.n_phi;
+        for (&at, &phi) in self.inner_phi_at.iter().zip(&phis[j * p..(j + 1) * p]) {
+            x[at] = phi;
+        }
+        x[v_at..v_at + p].copy_from_slice(&v_phis[j * p..(j + 1) * p]);
+    }
+
+    /// Rows per stage of [`ComposedKernel::rows_hvp`]: about [`STAGE_RUNS`] component runs.
+    fn stage_rows(&self) -> usize {
+        (STAGE_RUNS / self.k).clamp(1, self.compose.block_rows)
+    }
+
+    fn hvp_worker(
+        &self,
+        progs: &HvpPrograms<'_>,
+        theta: &[f64],
+        v: &[f64],
+        phis: &[f64],
+        v_phis: &[f64],
+    ) -> HvpWorker {
+        let (k, c) = (self.k, self.stage_rows());
+        let (first, inner_hvp, outer) = (progs.first, progs.inner_hvp, progs.outer);
+        // Runs of the first program per stage (none when the values program replaces it).
+        let runs = if progs.values.is_some() { 0 } else { c * k };
+        let mut first_in = vec![0.0; runs * first.n_in];
+        for (at, x) in first_in.chunks_mut(first.n_in).enumerate() {
+            let j = at % k;
+            match progs.first_is_hvp {
+                true => self.put_component(x, j, phis, v_phis, progs.inner_v.start),
+                false => {
+                    let p = self.n_phi;
+                    for (&at, &phi) in self.inner_phi_at.iter().zip(&phis[j * p..(j + 1) * p]) {
+                        x[at] = phi;
+                    }
+                }
+            }
+        }
+        let mut outer_in = vec![0.0; c * outer.n_in];
+        let shared_v = progs.outer_v.start + k * self.m;
+        for x in outer_in.chunks_mut(outer.n_in) {
+            for (i, (&at, &s)) in self.outer_shared_at.iter().zip(&self.shared).enumerate() {
+                x[at] = theta[s];
+                x[shared_v + i] = v[s];
+            }
+        }
+        let skipping = !progs.first_is_hvp;
+        let (mut values_in, mut values_out) = (Vec::new(), Vec::new());
+        if let Some(values) = progs.values {
+            values_in = vec![0.0; c * values.n_in];
+            for x in values_in.chunks_mut(values.n_in) {
+                x[..phis.len()].copy_from_slice(phis);
+            }
+            values_out = vec![0.0; c * values.n_out];
+        }
+        HvpWorker {
+            values_in,
+            values_out,
+            first_out: vec![0.0; runs * first.n_out],
+            first_in,
+            hvp_in: vec![0.0; if skipping { c * k * inner_hvp.n_in } else { 0 }],
+            hvp_out: vec![0.0; if skipping { c * k * inner_hvp.n_out } else { 0 }],
+            active: Vec::with_capacity(c * k),
+            outer_in,
+            outer_out: vec![0.0; c * outer.n_out],
+        }
+    }
+
+    /// Add the values, gradient slots and HVP slots of `rows` (at most
+    /// [`ComposedKernel::stage_rows`] rows of `data`) to `acc` (value; k·p gradient slots, the
+    /// shared gradient; k·p HVP slots, the shared HVP), row by row in row order. Each stage
+    /// runs as one batch over the rows: every component's first program, g's HVP, then the
+    /// inner HVP of the components that need it.
+    #[allow(clippy::too_many_arguments)]
+    fn rows_hvp(
+        &self,
+        progs: &HvpPrograms<'_>,
+        worker: &mut HvpWorker,
+        data: &[f64],
+        rows: Range<usize>,
+        phis: &[f64],
+        v_phis: &[f64],
+        acc: &mut [f64],
+    ) -> Result<()> {
+        let (k, p, s, r) = (self.k, self.n_phi, self.shared.len(), self.row_len());
+        let n_rows = rows.len();
+        let row = |i: usize| &data[(rows.start + i) * r..(rows.start + i + 1) * r];
+        let (first, outer) = (progs.first, progs.outer);
+        let (g_in, g_out) = (outer.n_in, outer.n_out);
+        match progs.values {
+            Some(values) => self.stage_values(values, progs, worker, &row, n_rows)?,
+            None => self.stage_first(progs, worker, &row, n_rows, v_phis)?,
+        }
+        for (i, x) in worker.outer_in[..n_rows * g_in]
+            .chunks_mut(g_in)
+            .enumerate()
+        {
+            for (&at, &value) in self.outer_row_at.iter().zip(row(i)) {
+                x[at] = value;
+            }
+        }
+        run_batch(
+            &outer.runner,
+            g_in,
+            g_out,
+            &worker.outer_in[..n_rows * g_in],
+            &mut worker.outer_out[..n_rows * g_out],
+        )?;
+        let cot = |i: usize| {
+            let out = &worker.outer_out[i * g_out..(i + 1) * g_out];
+            (&out[outer.grad.clone()], &out[progs.outer_hv.clone()])
+        };
+        // The components' f-HVP results (row, component): every one's from the first
+        // batch, or those of the components with a nonzero cotangent, run now.
+        worker.active.clear();
+        let (results, n_res, inner) = if progs.first_is_hvp {
+            worker
+                .active
+                .extend((0..n_rows).flat_map(|i| (0..k).map(move |j| (i, j))));
+            (&worker.first_out, first.n_out, first)
+        } else {
+            let inner = progs.inner_hvp;
+            for i in 0..n_rows {
+                let (y_bar, y_bar_dot) = cot(i);
+                for j in 0..k {
+                    if y_bar[j] == 0.0 && y_bar_dot[j] == 0.0 {
+                        continue;
+                    }
+                    let at = worker.active.len();
+                    let x = &mut worker.hvp_in[at * inner.n_in..(at + 1) * inner.n_in];
+                    self.put_component(x, j, phis, v_phis, progs.inner_v.start);
+                    for (&slot, &value) in self.inner_row_at.iter().zip(row(i)) {
+                        x[slot] = value;
+                    }
+                    worker.active.push((i, j));
+                }
+            }
+            let n = worker.active.len();
+            run_batch(
+                &inner.runner,
+                inner.n_in,
+                inner.n_out,
+                &worker.hvp_in[..n * inner.n_in],
+                &mut worker.hvp_out[..n * inner.n_out],
+            )?;
+            (&worker.hvp_out, inner.n_out, inner)
+        };
+        let half = k * p + s;
+        let mut next = 0;
+        for i in 0..n_rows {
+            let (y_bar, y_bar_dot) = cot(i);
+            acc[0] += worker.outer_out[i * g_out + outer.y.start];
+            while let Some(&(_, j)) = worker.active.get(next).filter(|&&(row, _)| row == i) {
+                let res = &results[next * n_res..(next + 1) * n_res];
+                next += 1;
+                let (g, h) = (&res[inner.grad.clone()], &res[progs.inner_hv.clone()]);
+                let (w, w_dot) = (y_bar[j], y_bar_dot[j]);
+                let slots = 1 + j * p..1 + (j + 1) * p;
+                for ((a, &gi), &hi) in acc[slots.start + half..slots.end + half]
+                    .iter_mut()
+                    .zip(g)
+                    .zip(h)
+                {
+                    *a += w_dot * gi + w * hi;
+                }
+                for (a, &gi) in acc[slots].iter_mut().zip(g) {
+                    *a += w * gi;
+                }
+            }
+            for (t, (&g, &h)) in y_bar[k..].iter().zip(&y_bar_dot[k..]).enumerate() {
+                acc[1 + k * p + t] += g;
+                acc[1 + half + k * p + t] += h;
+            }
+        }
+        Ok(())
+    }
+
+    /// g's component inputs for `n_rows` rows from the values program (uⱼ stay 0 from
+    /// [`ComposedKernel::hvp_worker`]: g's outputs do not read them).
+    fn stage_values<'d>(
+        &self,
+        values: &Program,
+        progs: &HvpPrograms<'_>,
+        worker: &mut HvpWorker,
+        row: &impl Fn(usize) -> &'d [f64],
+        n_rows: usize,
+    ) -> Result<()> {
+        let (k, kp) = (self.k, self.k * self.n_phi);
+        let (v_in, v_out, g_in) = (values.n_in, values.n_out, progs.outer.n_in);
+        for (i, x) in worker.values_in[..n_rows * v_in]
+            .chunks_mut(v_in)
+            .enumerate()
+        {
+            x[kp..].copy_from_slice(row(i));
+        }
+        run_batch(
+            &values.runner,
+            v_in,
+            v_out,
+            &worker.values_in[..n_rows * v_in],
+            &mut worker.values_out[..n_rows * v_out],
+        )?;
+        for (i, x) in worker.outer_in[..n_rows * g_in]
+            .chunks_mut(g_in)
+            .enumerate()
+        {
+            let ys = &worker.values_out[i * v_out + values.y.start..][..k];
+            for (&at, &y) in self.outer_y_at.iter().zip(ys) {
+                x[at] = y;
+            }
+        }
+        Ok(())
+    }
+
+    /// g's component inputs for `n_rows` rows from the first program run over every row and
+    /// component: the values and uⱼ = ∇fⱼ·vⱼ (0 without a gradient: then g's outputs do not
+    /// read them).
+    fn stage_first<'d>(
+        &self,
+        progs: &HvpPrograms<'_>,
+        worker: &mut HvpWorker,
+        row: &impl Fn(usize) -> &'d [f64],
+        n_rows: usize,
+        v_phis: &[f64],
+    ) -> Result<()> {
+        let (k, p) = (self.k, self.n_phi);
+        let first = progs.first;
+        let (n_in, n_out, g_in) = (first.n_in, first.n_out, progs.outer.n_in);
+        for (at, x) in worker.first_in[..n_rows * k * n_in]
+            .chunks_mut(n_in)
+            .enumerate()
+        {
+            for (&slot, &value) in self.inner_row_at.iter().zip(row(at / k)) {
+                x[slot] = value;
+            }
+        }
+        run_batch(
+            &first.runner,
+            n_in,
+            n_out,
+            &worker.first_in[..n_rows * k * n_in],
+            &mut worker.first_out[..n_rows * k * n_out],
+        )?;
+        for (i, x) in worker.outer_in[..n_rows * g_in]
+            .chunks_mut(g_in)
+            .enumerate()
+        {
+            let outs = &worker.first_out[i * k * n_out..(i + 1) * k * n_out];
+            for (j, out) in outs.chunks(n_out).enumerate() {
+                x[self.outer_y_at[j]] = out[first.y.start];
+                let u = out[first.grad.clone()]
+                    .iter()
+                    .zip(&v_phis[j * p..(j + 1) * p])
+                    .map(|(a, b)| a * b)
+                    .reduce(|sum, t| sum + t);
+                x[progs.outer_v.start + j] = u.unwrap_or(0.0);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use adjit_diff::Mode;
+
+    use super::*;
+    use crate::compile::derive;
+
+    /// Whether the HVP program of `g` reads its direction's entries.
+    fn hvp_reads_direction(g: &Function) -> bool {
+        let derived = derive(g, Mode::Hvp).expect("an HVP program");
+        reads_any(&derived.func, derived.layout.input(Part::Vector))
+    }
+
+    #[test]
+    fn a_minimum_does_not_read_the_tangents_and_a_smooth_reduction_does() {
+        let min = crate::trace(4, |y| y[1..].iter().fold(y[0], |m, &v| m.min(v)));
+        let max_select = crate::trace(3, |y| y[0].max(y[1]) + y[2]);
+        assert!(!hvp_reads_direction(&min));
+        assert!(!hvp_reads_direction(&max_select));
+        let lse = crate::trace(3, |y| (y[0].exp() + y[1].exp() + y[2].exp()).ln());
+        let square = crate::trace(2, |y| y[0] * y[1]);
+        assert!(hvp_reads_direction(&lse));
+        assert!(hvp_reads_direction(&square));
+    }
+
+    #[test]
+    fn the_values_program_gives_the_bits_of_the_component_runs() {
+        // k-means, d = 3, k = 4: with the values program and with k inner primal runs.
+        let (d, k) = (3, 4);
+        let inner = crate::trace_with_data(d, d, |c, a| {
+            let terms = c.iter().zip(a).map(|(&c, &a)| (a - c).square());
+            terms.reduce(|s, t| s + t).expect("d ≥ 1")
+        });
+        let outer = crate::trace(k, |y| y[1..].iter().fold(y[0], |m, &v| m.min(v)));
+        let gather: Vec<_> = (0..d)
+            .map(|l| super::super::Gather { base: l, stride: d })
+            .collect();
+        let spec = super::super::Composition {
+            transform: None,
+            inner: &inner,
+            outer: &outer,
+            components: k,
+            gather: &gather,
+            shared: &[],
+            n_theta: k * d,
+        };
+        let compose = super::super::ComposeOptions {
+            skip_zero_cotangents: true,
+            block_rows: 7,
+            ..Default::default()
+        };
+        let kernel = ComposedKernel::with_options(&spec, compose, &crate::Options::default())
+            .expect("composes");
+        let mut rng = adjit_ir::random::Rng::new(5);
+        let (theta, data, v) = (
+            rng.vector(k * d, -1.0, 1.0),
+            rng.vector(50 * d, -1.0, 1.0),
+            rng.vector(k * d, -1.0, 1.0),
+        );
+        let run = |values: bool| {
+            let (mut g, mut h) = (vec![0.0; k * d], vec![0.0; k * d]);
+            let total = kernel
+                .hvp_with(&theta, &data, &v, &mut g, &mut h, values)
+                .expect("hvp");
+            let all: Vec<u64> = [total]
+                .iter()
+                .chain(&g)
+                .chain(&h)
+                .map(|x| x.to_bits())
+                .collect();
+            all
+        };
+        assert!(kernel
+            .hvp_programs(true)
+            .expect("programs")
+            .values
+            .is_some());
+        assert!(kernel
+            .hvp_programs(false)
+            .expect("programs")
+            .values
+            .is_none());
+        assert_eq!(run(true), run(false));
+    }
+
+    #[test]
+    fn a_read_through_a_comparison_counts() {
+        // An output that only compares its inputs reads them.
+        let f = adjit_ir::parse_function(
+            "func @f(%a: f64, %b: f64) -> (f64, bool) {\n  %c = fcmp.lt %a, %b\n  ret %a, %c\n}",
+        )
+        .expect("parses");
+        assert!(reads_any(&f, 1..2));
+        assert!(reads_any(&f, 0..1));
+        let g = adjit_ir::parse_function(
+            "func @g(%a: f64, %b: f64) -> f64 {\n  %t = mul %a, 2.0\n  ret %t\n}",
+        )
+        .expect("parses");
+        assert!(!reads_any(&g, 1..2));
+        assert!(reads_any(&g, 0..2));
+    }
+}
