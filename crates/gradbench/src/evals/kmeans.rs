@@ -3,12 +3,21 @@
 //! Hessian-vector product with a vector of ones (the Hessian is block diagonal per centroid
 //! with 2·|cluster j|·I blocks, so H·1 is its diagonal).
 //!
-//! One kernel per (k, d): θ = the k·d centroid coordinates, one data row = a point, value
-//! minⱼ ‖a − cⱼ‖² (distances in the reference's order), mapped over the points.
+//! `cost`: one kernel per (k, d), θ = the k·d centroid coordinates, one data row = a point,
+//! value minⱼ ‖a − cⱼ‖² (distances in the reference's order), mapped over the points.
+//!
+//! `dir`: the same function as a composition (`adjit::compose`): the distance ‖a − c‖² (d
+//! inputs) as the inner kernel over the k centroids, the minimum over the k distances as the
+//! outer one, and its Hessian-vector product. The minimum is piecewise linear, so its HVP
+//! program does not read the distances' tangents, and its cotangent is zero for every centroid
+//! but the nearest: each point runs k primal distances and one distance HVP
+//! (`ComposeOptions::skip_zero_cotangents`), where the HVP of the whole kernel ran the
+//! reverse sweep through all k·d coordinates.
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use adjit::compose::{ComposeOptions, ComposedKernel, Composition, Gather};
 use adjit::ir::trace::trace_with_data;
 use adjit::map::MappedKernel;
 use adjit::Mode;
@@ -31,20 +40,50 @@ struct Input {
 pub struct Kmeans {
     config: Config,
     kernels: HashMap<(usize, usize), Rc<MappedKernel>>,
+    compositions: HashMap<(usize, usize), Rc<ComposedKernel>>,
+}
+
+/// ‖a − c‖² summed in coordinate order, for one point a (the data row) and one centroid c.
+fn distance<'t>(c: &[adjit::Var<'t>], a: &[adjit::Var<'t>]) -> adjit::Var<'t> {
+    let terms = c.iter().zip(a).map(|(&c, &a)| {
+        let diff = a - c;
+        diff * diff
+    });
+    terms.reduce(|s, t| s + t).unwrap_or_else(|| a[0] * 0.0)
 }
 
 /// minⱼ ‖a − cⱼ‖² for one point a (the data row), θ = c (k rows of d).
 fn kernel(k: usize, d: usize) -> adjit::Function {
     trace_with_data(k * d, d, |c, a| {
-        let dist = |j: usize| {
-            let terms = (0..d).map(|l| {
-                let diff = a[l] - c[j * d + l];
-                diff * diff
-            });
-            terms.reduce(|s, t| s + t).unwrap_or_else(|| a[0] * 0.0)
-        };
+        let dist = |j: usize| distance(&c[j * d..(j + 1) * d], a);
         (1..k).fold(dist(0), |closest, j| closest.min(dist(j)))
     })
+}
+
+/// The same function as a composition: [`distance`] over the k centroids, then their minimum.
+fn composition(k: usize, d: usize, config: Config) -> Result<ComposedKernel> {
+    let inner = trace_with_data(d, d, distance);
+    let outer = adjit::trace(k, |y| y[1..].iter().fold(y[0], |m, &v| m.min(v)));
+    let gather: Vec<Gather> = (0..d).map(|l| Gather { base: l, stride: d }).collect();
+    let spec = Composition {
+        transform: None,
+        inner: &inner,
+        outer: &outer,
+        components: k,
+        gather: &gather,
+        shared: &[],
+        n_theta: k * d,
+    };
+    let compose = ComposeOptions {
+        threads: config.threads,
+        skip_zero_cotangents: true,
+        ..ComposeOptions::default()
+    };
+    Ok(ComposedKernel::with_options(
+        &spec,
+        compose,
+        &Options::default(),
+    )?)
 }
 
 impl Kmeans {
@@ -52,6 +91,7 @@ impl Kmeans {
         Kmeans {
             config,
             kernels: HashMap::new(),
+            compositions: HashMap::new(),
         }
     }
 }
@@ -76,22 +116,22 @@ impl Eval for Kmeans {
             "dir" => Mode::Hvp,
             _ => return Err(unknown_function("kmeans", function, "cost, dir")),
         };
-        let prepare = || -> Result<(Rc<MappedKernel>, Vec<f64>, Vec<f64>)> {
-            let data = source.rows("points", &points, d)?;
-            let theta = source.rows("centroids", &centroids, d)?;
-            let kernel = match self.kernels.get(&(k, d)) {
-                Some(kernel) => kernel.clone(),
-                None => Rc::new(MappedKernel::with_options(
-                    &kernel(k, d),
-                    self.config.map(),
-                    &Options::default(),
-                )?),
-            };
-            kernel.prepare(&[mode])?;
-            self.kernels.insert((k, d), kernel.clone());
-            Ok((kernel, theta, data))
-        };
+        let data = source.rows("points", &points, d)?;
+        let theta = source.rows("centroids", &centroids, d)?;
         if mode == Mode::Primal {
+            let prepare = || -> Result<(Rc<MappedKernel>, Vec<f64>, Vec<f64>)> {
+                let kernel = match self.kernels.get(&(k, d)) {
+                    Some(kernel) => kernel.clone(),
+                    None => Rc::new(MappedKernel::with_options(
+                        &kernel(k, d),
+                        self.config.map(),
+                        &Options::default(),
+                    )?),
+                };
+                kernel.prepare(&[mode])?;
+                self.kernels.insert((k, d), kernel.clone());
+                Ok((kernel, theta, data))
+            };
             return evaluate(
                 runs,
                 prepare,
@@ -103,13 +143,22 @@ impl Eval for Kmeans {
                 |y| json!(y),
             );
         }
+        let prepare = || -> Result<(Rc<ComposedKernel>, Vec<f64>, Vec<f64>)> {
+            let kernel = match self.compositions.get(&(k, d)) {
+                Some(kernel) => kernel.clone(),
+                None => Rc::new(composition(k, d, self.config)?),
+            };
+            kernel.prepare_hvp()?;
+            self.compositions.insert((k, d), kernel.clone());
+            Ok((kernel, theta, data))
+        };
         evaluate(
             runs,
             prepare,
             |(kernel, theta, data)| {
                 let ones = vec![1.0; k * d];
                 let (mut grad, mut hv) = (vec![0.0; k * d], vec![0.0; k * d]);
-                kernel.hvp_sum(theta, data, &ones, &mut grad, &mut hv)?;
+                kernel.hvp(theta, data, &ones, &mut grad, &mut hv)?;
                 for (g, h) in grad.iter_mut().zip(&hv) {
                     *g /= h;
                 }
