@@ -49,10 +49,11 @@ pub(super) fn reads_any(func: &Function, params: Range<usize>) -> bool {
 /// not per row and component, and the buffers stay within a few hundred KB.
 const STAGE_RUNS: usize = 1024;
 
-/// Up to this many instructions (k times the inner kernel's), the component values run as one
-/// program per row ([`ComposedKernel::values_function`]). Its k copies of f are a run the JIT
+/// Up to this many instructions (k times the inner kernel's), the component values and g's HVP
+/// run as one program per row ([`ComposedKernel::fused_function`]). Its k copies of f are a run the JIT
 /// rolls into one loop past `JitOptions::roll_above`, so its code follows f, not k: GradBench
-/// kmeans at k = 1000, d = 8 (24,000 instructions) ran 46 → 14 ms per call with it.
+/// kmeans at k = 1000, d = 8 (24,000 instructions) ran 46 → 14 ms per call with k values in one
+/// program.
 const VALUES_UNROLL: usize = 1_000_000;
 
 /// The programs of one HVP call and the slots they are read at.
@@ -62,8 +63,9 @@ struct HvpPrograms<'a> {
     first: &'a Program,
     /// Whether `first` is f's HVP.
     first_is_hvp: bool,
-    /// Instead of `first` (f's primal): every component's value by one call per row.
-    values: Option<&'a Program>,
+    /// Instead of `first` (f's primal) and `outer`: one call per row of
+    /// [`ComposedKernel::fused_function`].
+    fused: Option<&'a Program>,
     inner_hvp: &'a Program,
     outer: &'a Program,
     /// The inner HVP's `v` inputs and `H·v` outputs.
@@ -76,9 +78,8 @@ struct HvpPrograms<'a> {
 
 /// One thread's buffers for HVP rows.
 struct HvpWorker {
-    /// Stage rows × the values program's inputs (every φⱼ in place, then the row).
-    values_in: Vec<f64>,
-    values_out: Vec<f64>,
+    /// Stage rows × the fused program's inputs (every φⱼ, the row, θ_s and v_s).
+    fused_in: Vec<f64>,
     /// Stage rows × k × the first program's inputs: φⱼ (and vⱼ) in place, the row put per
     /// stage.
     first_in: Vec<f64>,
@@ -137,7 +138,7 @@ impl ComposedKernel {
         self.hvp_with(theta, data, v, grad, hv, true)
     }
 
-    /// [`ComposedKernel::hvp`], with the values program allowed or not (tests run both).
+    /// [`ComposedKernel::hvp`], with the fused program allowed or not (tests run both).
     fn hvp_with(
         &self,
         theta: &[f64],
@@ -145,7 +146,7 @@ impl ComposedKernel {
         v: &[f64],
         grad: &mut [f64],
         hv: &mut [f64],
-        values_allowed: bool,
+        fused_allowed: bool,
     ) -> Result<f64> {
         self.check_hvp()?;
         let n_rows = self.check_inputs(theta, data)?;
@@ -162,7 +163,7 @@ impl ComposedKernel {
                 return Err(self.length_error(what, each, len));
             }
         }
-        let progs = self.hvp_programs(values_allowed)?;
+        let progs = self.hvp_programs(fused_allowed)?;
         let (k, p, s) = (self.k, self.n_phi, self.shared.len());
         let phis = self.gathered(theta, p);
         let v_phis = self.gathered(v, p);
@@ -217,30 +218,38 @@ impl ComposedKernel {
         })
     }
 
-    /// Every component's value `(f(φ₀, x), …, f(φ_{k−1}, x))` as one program: parameters the
-    /// k·p inner parameters (component-major), then the row as `data`; the inner kernel
-    /// inlined once per component. One call per row then computes all k values with φ in
-    /// place, where a batch of k inner runs copies the row into each.
-    pub(super) fn values_function(&self) -> Function {
-        let mut f = Function::new(format!("{}_values", self.inner.name));
-        let float = |f: &Function, at: usize| f.ty(adjit_ir::Value::new(at));
+    /// One row's value, ȳ and ẏ̄ (g's HVP outputs) as one program, when g's HVP reads none of
+    /// the components' tangents: the inner kernel inlined once per component, then g's HVP
+    /// program with those tangents 0. Parameters: the k·p inner parameters
+    /// (component-major), the row as `data`, the shared entries, their direction entries.
+    /// One call per row then computes all k values with φ in place and g's HVP, where a
+    /// batch of k inner runs copies the row into each and g runs as a second batch.
+    pub(super) fn fused_function(&self) -> Result<Function> {
+        let g_hvp = crate::compile::derive(&self.outer, adjit_diff::Mode::Hvp)?;
+        let mut f = Function::new(format!("{}_{}_hvp", self.inner.name, self.outer.name));
+        let inner_ty = |at: usize| self.inner.ty(adjit_ir::Value::new(at));
+        let outer_ty = |at: usize| self.outer.ty(adjit_ir::Value::new(at));
         let phi: Vec<_> = (0..self.k)
             .flat_map(|_| self.inner_phi_at.iter())
-            .map(|&at| {
-                let ty = float(&self.inner, at);
-                f.add_param(ty, None)
-            })
+            .map(|&at| f.add_param(inner_ty(at), None))
             .collect();
         let row: Vec<_> = self
             .inner_row_at
             .iter()
             .map(|&at| {
-                let p = f.add_param(float(&self.inner, at), None);
+                let p = f.add_param(inner_ty(at), None);
                 f.set_param_kind(p, adjit_ir::ParamKind::Data);
                 p
             })
             .collect();
+        let shared: Vec<_> = (self.outer_shared_at.iter())
+            .map(|&at| f.add_param(outer_ty(at), None))
+            .collect();
+        let shared_v: Vec<_> = (self.outer_shared_at.iter())
+            .map(|&at| f.add_param(outer_ty(at), None))
+            .collect();
         let n = self.inner.params().len();
+        let mut ys = Vec::with_capacity(self.k);
         for j in 0..self.k {
             let mut args = vec![row[0]; n];
             for (i, &at) in self.inner_phi_at.iter().enumerate() {
@@ -249,14 +258,32 @@ impl ComposedKernel {
             for (l, &at) in self.inner_row_at.iter().enumerate() {
                 args[at] = row[l];
             }
-            for y in f.inline(&self.inner, &args) {
-                f.push_ret(y);
-            }
+            ys.extend(f.inline(&self.inner, &args));
         }
-        f
+        // g's HVP program: its inputs (g's parameters), then its direction (the components',
+        // then the shared entries').
+        let mut args = vec![phi[0]; self.outer.params().len()];
+        for (&at, &y) in self.outer_y_at.iter().zip(&ys) {
+            args[at] = y;
+        }
+        for (&at, &v) in self.outer_shared_at.iter().zip(&shared) {
+            args[at] = v;
+        }
+        for (&at, &v) in self.outer_row_at.iter().zip(&row) {
+            args[at] = v;
+        }
+        for &at in &self.outer_y_at {
+            let ty = outer_ty(at);
+            args.push(f.push_inst(ty, adjit_ir::InstData::constant(ty, 0.0), None));
+        }
+        args.extend(&shared_v);
+        for out in f.inline(&g_hvp.func, &args) {
+            f.push_ret(out);
+        }
+        Ok(f)
     }
 
-    fn hvp_programs(&self, values_allowed: bool) -> Result<HvpPrograms<'_>> {
+    fn hvp_programs(&self, fused_allowed: bool) -> Result<HvpPrograms<'_>> {
         let inner_hvp = self.program(Slot::InnerHvp)?;
         let outer = self.program(Slot::OuterHvp)?;
         let skip = self.compose.skip_zero_cotangents;
@@ -265,16 +292,16 @@ impl ComposedKernel {
             (true, true) => (self.program(Slot::InnerGradient)?, false),
             (true, false) => (self.program(Slot::InnerPrimal)?, false),
         };
-        let values = match first_is_hvp || outer.reads_component_tangents || !values_allowed {
+        let fused = match first_is_hvp || outer.reads_component_tangents || !fused_allowed {
             false if self.k * self.inner.n_insts() <= VALUES_UNROLL => {
-                Some(self.program(Slot::Values)?)
+                Some(self.program(Slot::Fused)?)
             }
             _ => None,
         };
         Ok(HvpPrograms {
             first,
             first_is_hvp,
-            values,
+            fused,
             inner_hvp,
             outer,
             inner_v: inner_hvp.layout.input(Part::Vector),
@@ -308,8 +335,8 @@ impl ComposedKernel {
     ) -> HvpWorker {
         let (k, c) = (self.k, self.stage_rows());
         let (first, inner_hvp, outer) = (progs.first, progs.inner_hvp, progs.outer);
-        // Runs of the first program per stage (none when the values program replaces it).
-        let runs = if progs.values.is_some() { 0 } else { c * k };
+        // Runs of the first program per stage (none when the fused program replaces it).
+        let runs = if progs.fused.is_some() { 0 } else { c * k };
         let mut first_in = vec![0.0; runs * first.n_in];
         for (at, x) in first_in.chunks_mut(first.n_in).enumerate() {
             let j = at % k;
@@ -332,17 +359,20 @@ impl ComposedKernel {
             }
         }
         let skipping = !progs.first_is_hvp;
-        let (mut values_in, mut values_out) = (Vec::new(), Vec::new());
-        if let Some(values) = progs.values {
-            values_in = vec![0.0; c * values.n_in];
-            for x in values_in.chunks_mut(values.n_in) {
-                x[..phis.len()].copy_from_slice(phis);
+        let mut fused_in = Vec::new();
+        if let Some(fused) = progs.fused {
+            fused_in = vec![0.0; c * fused.n_in];
+            let (kp, r) = (phis.len(), self.row_len());
+            for x in fused_in.chunks_mut(fused.n_in) {
+                x[..kp].copy_from_slice(phis);
+                for (i, &at) in self.shared.iter().enumerate() {
+                    x[kp + r + i] = theta[at];
+                    x[kp + r + self.shared.len() + i] = v[at];
+                }
             }
-            values_out = vec![0.0; c * values.n_out];
         }
         HvpWorker {
-            values_in,
-            values_out,
+            fused_in,
             first_out: vec![0.0; runs * first.n_out],
             first_in,
             // One run per stage row to start with (a min or max: one component per row);
@@ -376,25 +406,27 @@ impl ComposedKernel {
         let row = |i: usize| &data[(rows.start + i) * r..(rows.start + i + 1) * r];
         let (first, outer) = (progs.first, progs.outer);
         let (g_in, g_out) = (outer.n_in, outer.n_out);
-        match progs.values {
-            Some(values) => self.stage_values(values, progs, worker, &row, n_rows)?,
-            None => self.stage_first(progs, worker, &row, n_rows, v_phis)?,
-        }
-        for (i, x) in worker.outer_in[..n_rows * g_in]
-            .chunks_mut(g_in)
-            .enumerate()
-        {
-            for (&at, &value) in self.outer_row_at.iter().zip(row(i)) {
-                x[at] = value;
+        match progs.fused {
+            Some(fused) => self.stage_fused(fused, worker, &row, n_rows)?,
+            None => {
+                self.stage_first(progs, worker, &row, n_rows, v_phis)?;
+                for (i, x) in worker.outer_in[..n_rows * g_in]
+                    .chunks_mut(g_in)
+                    .enumerate()
+                {
+                    for (&at, &value) in self.outer_row_at.iter().zip(row(i)) {
+                        x[at] = value;
+                    }
+                }
+                run_batch(
+                    &outer.runner,
+                    g_in,
+                    g_out,
+                    &worker.outer_in[..n_rows * g_in],
+                    &mut worker.outer_out[..n_rows * g_out],
+                )?;
             }
         }
-        run_batch(
-            &outer.runner,
-            g_in,
-            g_out,
-            &worker.outer_in[..n_rows * g_in],
-            &mut worker.outer_out[..n_rows * g_out],
-        )?;
         let cot = |i: usize| {
             let out = &worker.outer_out[i * g_out..(i + 1) * g_out];
             (&out[outer.grad.clone()], &out[progs.outer_hv.clone()])
@@ -471,41 +503,30 @@ impl ComposedKernel {
         Ok(())
     }
 
-    /// g's component inputs for `n_rows` rows from the values program (uⱼ stay 0 from
-    /// [`ComposedKernel::hvp_worker`]: g's outputs do not read them).
-    fn stage_values<'d>(
+    /// g's HVP outputs for `n_rows` rows by the fused program (its outputs are laid out as g's
+    /// HVP program's).
+    fn stage_fused<'d>(
         &self,
-        values: &Program,
-        progs: &HvpPrograms<'_>,
+        fused: &Program,
         worker: &mut HvpWorker,
         row: &impl Fn(usize) -> &'d [f64],
         n_rows: usize,
     ) -> Result<()> {
-        let (k, kp) = (self.k, self.k * self.n_phi);
-        let (v_in, v_out, g_in) = (values.n_in, values.n_out, progs.outer.n_in);
-        for (i, x) in worker.values_in[..n_rows * v_in]
-            .chunks_mut(v_in)
+        let kp = self.k * self.n_phi;
+        let (n_in, n_out) = (fused.n_in, fused.n_out);
+        for (i, x) in worker.fused_in[..n_rows * n_in]
+            .chunks_mut(n_in)
             .enumerate()
         {
-            x[kp..].copy_from_slice(row(i));
+            x[kp..kp + self.row_len()].copy_from_slice(row(i));
         }
         run_batch(
-            &values.runner,
-            v_in,
-            v_out,
-            &worker.values_in[..n_rows * v_in],
-            &mut worker.values_out[..n_rows * v_out],
-        )?;
-        for (i, x) in worker.outer_in[..n_rows * g_in]
-            .chunks_mut(g_in)
-            .enumerate()
-        {
-            let ys = &worker.values_out[i * v_out + values.y.start..][..k];
-            for (&at, &y) in self.outer_y_at.iter().zip(ys) {
-                x[at] = y;
-            }
-        }
-        Ok(())
+            &fused.runner,
+            n_in,
+            n_out,
+            &worker.fused_in[..n_rows * n_in],
+            &mut worker.outer_out[..n_rows * n_out],
+        )
     }
 
     /// g's component inputs for `n_rows` rows from the first program run over every row and
@@ -582,15 +603,16 @@ mod tests {
     }
 
     #[test]
-    fn the_values_program_gives_the_bits_of_the_component_runs() {
-        // k-means with the values program and with k inner primal runs; at k = 4500 the
-        // values program (27,000 instructions) is past `roll_above` and runs as a loop.
+    fn the_fused_program_gives_the_bits_of_the_component_runs() {
+        // k-means with the fused program and with k inner primal runs and g's HVP; at
+        // k = 4500 the fused program (27,000 instructions) is past `roll_above` and its
+        // components run as a loop.
         for (d, k, rows) in [(3, 4, 50), (2, 4500, 9)] {
-            values_against_component_runs(d, k, rows);
+            fused_against_component_runs(d, k, rows);
         }
     }
 
-    fn values_against_component_runs(d: usize, k: usize, rows: usize) {
+    fn fused_against_component_runs(d: usize, k: usize, rows: usize) {
         let inner = crate::trace_with_data(d, d, |c, a| {
             let terms = c.iter().zip(a).map(|(&c, &a)| (a - c).square());
             terms.reduce(|s, t| s + t).expect("d ≥ 1")
@@ -621,10 +643,10 @@ mod tests {
             rng.vector(rows * d, -1.0, 1.0),
             rng.vector(k * d, -1.0, 1.0),
         );
-        let run = |values: bool| {
+        let run = |fused: bool| {
             let (mut g, mut h) = (vec![0.0; k * d], vec![0.0; k * d]);
             let total = kernel
-                .hvp_with(&theta, &data, &v, &mut g, &mut h, values)
+                .hvp_with(&theta, &data, &v, &mut g, &mut h, fused)
                 .expect("hvp");
             let all: Vec<u64> = [total]
                 .iter()
@@ -634,15 +656,11 @@ mod tests {
                 .collect();
             all
         };
-        assert!(kernel
-            .hvp_programs(true)
-            .expect("programs")
-            .values
-            .is_some());
+        assert!(kernel.hvp_programs(true).expect("programs").fused.is_some());
         assert!(kernel
             .hvp_programs(false)
             .expect("programs")
-            .values
+            .fused
             .is_none());
         assert_eq!(run(true), run(false));
     }

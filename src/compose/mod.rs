@@ -192,8 +192,8 @@ enum Slot {
     OuterGradient,
     InnerHvp,
     OuterHvp,
-    /// Every component's value in one program (the inner kernel inlined k times).
-    Values,
+    /// Every component's value and g's HVP in one program (the inner kernel inlined k times).
+    Fused,
 }
 
 /// g(f(φ₀, x), …, f(φ_{k−1}, x), θ_s, x) per data row, summed over rows in a fixed order,
@@ -594,7 +594,7 @@ impl ComposedKernel {
                 what: "a transform program asked of a composition without a transform",
             })
         };
-        let values;
+        let fused;
         let (func, mode, opts) = match slot {
             Slot::TransformPrimal => (transform()?, Mode::Primal, &self.outer_opts),
             Slot::TransformVjp => (transform()?, Mode::Vjp, &self.outer_opts),
@@ -605,9 +605,9 @@ impl ComposedKernel {
             Slot::OuterGradient => (&self.outer, Mode::Gradient, &self.outer_opts),
             Slot::InnerHvp => (&self.inner, Mode::Hvp, &self.inner_opts),
             Slot::OuterHvp => (&self.outer, Mode::Hvp, &self.outer_opts),
-            Slot::Values => {
-                values = self.values_function();
-                (&values, Mode::Primal, &self.inner_opts)
+            Slot::Fused => {
+                fused = self.fused_function()?;
+                (&fused, Mode::Primal, &self.inner_opts)
             }
         };
         let n_y = self.k * self.m;
