@@ -56,6 +56,22 @@ const STAGE_RUNS: usize = 1024;
 /// program.
 const VALUES_UNROLL: usize = 1_000_000;
 
+/// `x[at[i]] = values[i]` for slots `at` in ascending order (parameter positions in signature
+/// order, each once): one copy when they are consecutive (the common layout: the parameters,
+/// then the row).
+fn put(x: &mut [f64], at: &[usize], values: &[f64]) {
+    match (at.first(), at.last()) {
+        (Some(&first), Some(&last)) if last - first + 1 == at.len() => {
+            x[first..=last].copy_from_slice(&values[..at.len()]);
+        }
+        _ => {
+            for (&slot, &value) in at.iter().zip(values) {
+                x[slot] = value;
+            }
+        }
+    }
+}
+
 /// The programs of one HVP call and the slots they are read at.
 struct HvpPrograms<'a> {
     /// What every component runs first: f's HVP (nothing is skipped, its results are used
@@ -314,9 +330,7 @@ impl ComposedKernel {
     /// Put component `j`'s φⱼ and (into `v_at`) vⱼ into one program's inputs `x`.
     fn put_component(&self, x: &mut [f64], j: usize, phis: &[f64], v_phis: &[f64], v_at: usize) {
         let p = self.n_phi;
-        for (&at, &phi) in self.inner_phi_at.iter().zip(&phis[j * p..(j + 1) * p]) {
-            x[at] = phi;
-        }
+        put(x, &self.inner_phi_at, &phis[j * p..(j + 1) * p]);
         x[v_at..v_at + p].copy_from_slice(&v_phis[j * p..(j + 1) * p]);
     }
 
@@ -441,24 +455,30 @@ impl ComposedKernel {
             (&worker.first_out, first.n_out, first)
         } else {
             let inner = progs.inner_hvp;
+            // The (row, component) pairs with a nonzero cotangent or tangent, compacted
+            // without a branch per component (which one is nonzero changes from row to row).
+            worker.active.resize(n_rows * k, (0, 0));
+            let mut n = 0;
             for i in 0..n_rows {
                 let (y_bar, y_bar_dot) = cot(i);
-                for j in 0..k {
-                    if y_bar[j] == 0.0 && y_bar_dot[j] == 0.0 {
-                        continue;
-                    }
-                    let at = worker.active.len();
-                    if worker.hvp_in.len() < (at + 1) * inner.n_in {
-                        let len = (2 * worker.hvp_in.len()).max((at + 1) * inner.n_in);
-                        worker.hvp_in.resize(len, 0.0);
-                    }
-                    let x = &mut worker.hvp_in[at * inner.n_in..(at + 1) * inner.n_in];
-                    self.put_component(x, j, phis, v_phis, progs.inner_v.start);
-                    for (&slot, &value) in self.inner_row_at.iter().zip(row(i)) {
-                        x[slot] = value;
-                    }
-                    worker.active.push((i, j));
+                for (j, (&w, &w_dot)) in y_bar[..k].iter().zip(&y_bar_dot[..k]).enumerate() {
+                    worker.active[n] = (i, j);
+                    n += usize::from(w != 0.0 || w_dot != 0.0);
                 }
+            }
+            worker.active.truncate(n);
+            if worker.hvp_in.len() < n * inner.n_in {
+                worker
+                    .hvp_in
+                    .resize((2 * worker.hvp_in.len()).max(n * inner.n_in), 0.0);
+            }
+            for (&(i, j), x) in worker
+                .active
+                .iter()
+                .zip(worker.hvp_in.chunks_mut(inner.n_in))
+            {
+                self.put_component(x, j, phis, v_phis, progs.inner_v.start);
+                put(x, &self.inner_row_at, row(i));
             }
             let n = worker.active.len();
             if worker.hvp_out.len() < n * inner.n_out {
