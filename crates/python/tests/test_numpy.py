@@ -71,6 +71,13 @@ CASES = {
                           [0.7, -0.4, 1.3]),
     "norm_kron_concat": (lambda x: [np.linalg.norm(x), *np.kron(x[:2], x[1:]),
                                     *np.concatenate([x, x ** 2])], [0.7, -0.4, 1.3]),
+    # np.sinc is where(x, x, eps) on π·x: a traced number as a condition means nonzero; its
+    # second output is sinc at exactly 0
+    "sinc": (lambda x: [*np.sinc(x), np.sinc(x[0] - 0.7)], [0.7, -0.4, 1.3]),
+    "where_numeric_conditions": (lambda x: np.where(x - 0.5, x, -x)
+                                 + np.where(np.array([1.0, 0.0, np.nan]), x, 3 * x),
+                                 [0.7, -0.4, 1.3]),
+    "astype_float": (lambda x: x.astype(float) * 2 + x.astype(np.float64), [0.7, -0.4, 1.3]),
 }
 
 
@@ -178,6 +185,8 @@ def test_asarray_makes_plain_object_arrays_trace():
     (lambda x: x[:2] + x, "numpy.add does not trace: operands could not be broadcast"),
     (lambda x: np.linalg.inv(np.outer(x, x)), "numpy.inv"),
     (lambda x: np.zeros(3).__setitem__(0, x[0]), "np.zeros_like(x)"),
+    (lambda x: x.astype(np.int64), "astype"),
+    (lambda x: x.astype(np.float32), "float32 rounding is not recorded"),
 ])
 def test_unsupported_raise_one_short_trace_error(fn, words):
     with pytest.raises(adjit.TraceError) as e:

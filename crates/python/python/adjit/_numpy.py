@@ -44,6 +44,21 @@ class TracedArray(np.ndarray):
             )
         return super().__getitem__(index)
 
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:
+        """A copy for a 64-bit float (or object) dtype, which traced values already are;
+        other dtypes would need the values, or round them (float32), and do not trace."""
+        try:
+            kind = np.dtype(dtype)
+        except TypeError:
+            kind = None
+        if kind is not None and kind in (np.dtype(np.float64), np.dtype(object)):
+            return self.copy()
+        raise TraceError(
+            f"astype({dtype!r}) of traced values: adjit traces float64 numbers, so only "
+            "astype(float) / astype(np.float64) traces (an integer or bool dtype would need "
+            "the values; float32 rounding is not recorded)"
+        )
+
     def __bool__(self) -> bool:
         raise TraceError(
             "an array of traced values has no truth value while tracing: use "
@@ -281,6 +296,12 @@ def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
 def _select_one(c: Any, a: Any, b: Any) -> Any:
     if isinstance(c, (bool, np.bool_)):
         return a if c else b
+    if isinstance(c, (int, float, np.number)):
+        # NumPy's truth of a number: nonzero (NaN included).
+        return a if c != 0 else b
+    if isinstance(c, _adjit.Var):
+        # A traced number as a condition, as np.sinc's where(x, x, eps): nonzero, which NaN is.
+        c = c != 0.0
     return _adjit.where(c, a, b)
 
 
@@ -317,8 +338,18 @@ def elementwise(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     return lifted
 
 
+def _sinc(x: Any) -> Any:
+    """``np.sinc`` as NumPy defines it, ``sin(y)/y`` with ``y = where(πx, πx, eps)``, also for
+    one traced value (NumPy's own code reads ``.dtype`` of ``π·x``, which a traced value
+    has not)."""
+    y = np.pi * _plain(x, "numpy.sinc")
+    y = where(y, y, np.finfo(np.float64).eps)
+    return _wrap(np.sin(y) / y)
+
+
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "where": _where,
+    "sinc": _sinc,
     "round": _round,
     "around": _round,
     "round_": _round,
