@@ -13,14 +13,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use std::hash::BuildHasher;
-
-use hashbrown::{hash_table, HashTable};
-use rustc_hash::FxBuildHasher;
-
 use super::lexer::{
     is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
 };
+use super::names::Names;
 use crate::function::{Function, InstData, Operand, ParamKind, Value};
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
@@ -89,9 +85,22 @@ impl SourceMap {
 
 /// [`parse`], also returning where each function's values stand in `src`.
 pub fn parse_with_source(src: &str) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
+    // A name takes at least two bytes (`%` and one character), so a program rarely numbers
+    // its names past a quarter of its length; the families' slots (4 bytes each) then take at
+    // most as many bytes as the source.
+    parse_with_slot_budget(src, src.len() / 4 + 1024)
+}
+
+/// [`parse_with_source`] with at most `slot_budget` slots for the name families (0: every name
+/// in the hash table).
+fn parse_with_slot_budget(
+    src: &str,
+    slot_budget: usize,
+) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
     let mut parser = Parser {
         // The lines that end in `\n` (all but a few, in practice): only for reserving.
         n_lines: count_byte(src.as_bytes(), b'\n') + 1,
+        slot_budget,
         ..Parser::default()
     };
     let mut n_lines = 0;
@@ -262,11 +271,7 @@ struct PendingFunc<'src> {
     /// Every name the function mentions (defined or used) → its number, given in order of
     /// first mention. Names are looked up here once, as they are read; resolving them later
     /// indexes vectors by number.
-    /// A table of numbers, hashed by the names they stand for: a third of the memory of a
-    /// map from names (10⁶ names: 18 instead of 50 MB, less than the last-level cache).
-    ids: HashTable<usize>,
-    /// Per name number, the name.
-    names: Vec<&'src str>,
+    names: Names<'src>,
     /// Per name number, the first value that defines it (`usize::MAX`: none).
     first_def: Vec<usize>,
 }
@@ -274,22 +279,11 @@ struct PendingFunc<'src> {
 impl<'src> PendingFunc<'src> {
     /// The number of `name`, given it on its first mention.
     fn name_id(&mut self, name: &'src str) -> usize {
-        let names = &self.names;
-        let entry = self.ids.entry(
-            FxBuildHasher.hash_one(name),
-            |&id| names[id] == name,
-            |&id| FxBuildHasher.hash_one(names[id]),
-        );
-        match entry {
-            hash_table::Entry::Occupied(e) => *e.get(),
-            hash_table::Entry::Vacant(e) => {
-                let id = self.names.len();
-                e.insert(id);
-                self.names.push(name);
-                self.first_def.push(usize::MAX);
-                id
-            }
+        let id = self.names.id(name);
+        if id == self.first_def.len() {
+            self.first_def.push(usize::MAX);
         }
+        id
     }
 
     /// Record that `value` defines `name`; returns the name's number.
@@ -321,6 +315,8 @@ struct Parser<'src> {
     n_lines: usize,
     /// The most instructions a function read so far had.
     largest: Option<usize>,
+    /// How many slots each function's name families may take ([`Names::new`]).
+    slot_budget: usize,
 }
 
 /// Tokens of one line with a read position; "end of line" is reported at the column after
@@ -516,6 +512,7 @@ impl<'src> Parser<'src> {
                 }
                 self.current = Some(PendingFunc {
                     header_broken: true,
+                    names: Names::new(self.slot_budget, 0),
                     ..PendingFunc::default()
                 });
             } else if first_word.is_some_and(|w| w.starts_with('}')) {
@@ -548,19 +545,18 @@ impl<'src> Parser<'src> {
                 );
                 return;
             }
-            let mut func = PendingFunc {
-                line: line_no,
-                ..PendingFunc::default()
-            };
             // Reserve for as many instructions as the largest function so far had or, for
             // the first function, as there are lines left: the name table costs 2.5 times as
             // much to fill when it grows as it goes.
             let n_later = self.n_lines.saturating_sub(line_no);
             let guess = self.largest.map_or(n_later, |n| n.min(n_later));
+            let mut func = PendingFunc {
+                line: line_no,
+                names: Names::new(self.slot_budget, guess),
+                ..PendingFunc::default()
+            };
             func.insts.reserve(guess);
             func.operands.reserve(2 * guess);
-            func.ids.reserve(guess, |_| 0);
-            func.names.reserve(guess);
             func.first_def.reserve(guess);
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
@@ -732,7 +728,7 @@ impl<'src> Parser<'src> {
             for (o, slot) in raw_operands.iter().zip(&mut values) {
                 *slot = match *o {
                     RawOperand::Value { id, col } => {
-                        let name = pending.names[id];
+                        let name = pending.names.name(id);
                         let v = resolve(&latest, id, at);
                         if v.is_none() && !pending.is_poisoned(name) {
                             errors.push(ParseError {
@@ -1052,4 +1048,127 @@ fn instruction<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -
         })?;
     }
     Ok(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
+    use proptest::prelude::*;
+
+    /// A new spelling for a name, of one of the forms the name table treats differently:
+    /// numbered in a few families (small numbers, so that names collide and are redefined),
+    /// with leading zeros, with text after the number, all digits, too long to index, past
+    /// the families' budget, or without any digit.
+    fn respell(rng: &mut Rng, n_names: usize) -> String {
+        let k = rng.below(n_names.max(1) + 3);
+        match rng.below(13) {
+            0 | 1 => format!("v{k}"),
+            11 => format!("x{k}"),
+            // Wraps around to `x{k}` in 32 bits.
+            12 => format!("x{}", (1u64 << 32) + k as u64),
+            2 => format!("x0{k}"),
+            3 => format!("{k}"),
+            4 => format!("a{k}_b"),
+            5 => format!("a{k}.1"),
+            6 => format!("s{k}x{}", rng.below(3)),
+            7 => format!("x{k}123456789012345678901234567890"),
+            8 => format!("v{}", 999_999_000 + k),
+            9 => format!("n{}", 1000 * k),
+            _ => {
+                let letters: String = (0..1 + rng.below(3))
+                    .map(|_| char::from(b'a' + rng.below(26) as u8))
+                    .collect();
+                format!("foo_{letters}")
+            }
+        }
+    }
+
+    /// `text` with every `%name` replaced through `rename` (the same name always by the same
+    /// new one; two names may get one new name).
+    fn renamed(text: &str, rng: &mut Rng) -> String {
+        let n_names = text.matches('%').count();
+        let mut map: std::collections::HashMap<&str, String> = Default::default();
+        let mut out = String::with_capacity(2 * text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('%') {
+            out.push_str(&rest[..=at]);
+            let tail = &rest[at + 1..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .unwrap_or(tail.len());
+            let name = &tail[..end];
+            let new = map.entry(name).or_insert_with(|| respell(rng, n_names / 2));
+            out.push_str(new);
+            rest = &tail[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// `text` with some lines dropped, swapped or garbled, for errors, forward references and
+    /// names defined on bad lines.
+    fn damaged(text: &str, rng: &mut Rng) -> String {
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        let body = 1..lines.len().saturating_sub(2).max(1);
+        for _ in 0..rng.below(3) {
+            let i = body.start + rng.below(body.len());
+            match rng.below(3) {
+                0 => {
+                    lines.remove(i);
+                }
+                1 => {
+                    let j = body.start + rng.below(body.len());
+                    if j < lines.len() && i < lines.len() {
+                        lines.swap(i, j);
+                    }
+                }
+                _ => {
+                    if let Some(line) = lines.get_mut(i) {
+                        *line = line.replacen('=', "= sine", 1);
+                    }
+                }
+            }
+        }
+        lines.join("\n") + "\n"
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Random programs, printed, with names respelled (and sometimes damaged) parse to the
+        /// same functions, source maps and errors through the name families (with the usual
+        /// budget, and one that runs out half way) as through the hash table alone.
+        #[test]
+        fn name_families_agree_with_the_hash_table(seed in any::<u64>()) {
+            let mut rng = Rng::new(seed);
+            let ty = if rng.chance(0.5) { Type::F64 } else { Type::F32 };
+            let func = if rng.chance(0.5) {
+                random_function(seed, &RandomOptions {
+                    ty,
+                    n_insts: 5 + rng.below(80),
+                    non_smooth: rng.chance(0.5),
+                    ..RandomOptions::default()
+                })
+            } else {
+                random_repeated(seed, &RepeatOptions {
+                    ty,
+                    template: 2 + rng.below(5),
+                    trips: 1 + rng.below(20),
+                    carried: 1 + rng.below(2),
+                    interrupt: rng.below(3),
+                    non_smooth: rng.chance(0.5),
+                })
+            };
+            let mut text = renamed(&func.to_string(), &mut rng);
+            if rng.chance(0.3) {
+                text = damaged(&text, &mut rng);
+            }
+            let hashed = parse_with_slot_budget(&text, 0);
+            for budget in [text.len() / 4 + 1024, 1 + rng.below(40)] {
+                let dense = parse_with_slot_budget(&text, budget);
+                prop_assert_eq!(&dense, &hashed, "budget {}\n{}", budget, text);
+            }
+        }
+    }
 }
