@@ -17,7 +17,7 @@ use super::lexer::{
     is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
 };
 use super::names::Names;
-use crate::function::{Function, InstData, Operand, ParamKind, Value};
+use crate::function::{Function, InstData, Operand, ParamKind, Value, ValueDef};
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
 
@@ -91,22 +91,39 @@ pub fn parse_with_source(src: &str) -> Result<Vec<(Function, SourceMap)>, ParseE
     parse_with_slot_budget(src, src.len() / 4 + 1024)
 }
 
-/// [`parse_with_source`] with at most `slot_budget` slots for the name families (0: every name
-/// in the hash table).
+/// [`parse_lines`] building functions line by line, and if that meets an error, again the
+/// two-pass way, which reports the errors.
 fn parse_with_slot_budget(
     src: &str,
     slot_budget: usize,
+) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
+    parse_lines(src, slot_budget, true).or_else(|_| parse_lines(src, slot_budget, false))
+}
+
+/// [`parse_with_source`] with at most `slot_budget` slots for the name families (0: every name
+/// in the hash table), building functions line by line if `eager` ([`Eager`]).
+fn parse_lines(
+    src: &str,
+    slot_budget: usize,
+    eager: bool,
 ) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
     let mut parser = Parser {
         // The lines that end in `\n` (all but a few, in practice): only for reserving.
         n_lines: count_byte(src.as_bytes(), b'\n') + 1,
         slot_budget,
+        eager,
         ..Parser::default()
     };
     let mut n_lines = 0;
     for (i, line) in source_lines(src).enumerate() {
         n_lines = i + 1;
         parser.line(i + 1, line);
+        if eager && !parser.errors.is_empty() {
+            // The caller parses again, the two-pass way.
+            return Err(ParseErrors {
+                errors: parser.errors,
+            });
+        }
     }
     if let Some(func) = parser.current.take() {
         parser.error(
@@ -200,7 +217,7 @@ pub fn parse_function(src: &str) -> Result<Function, ParseErrors> {
 }
 
 /// What an instruction line says, before names are resolved.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Kind {
     Const { ty: Type, value: f64 },
     Unary(UnaryOp),
@@ -228,9 +245,8 @@ enum RawOperand<'src> {
 }
 
 #[derive(Clone, Debug)]
-struct RawInst<'src> {
-    name: &'src str,
-    /// The number of `name` in its function.
+struct RawInst {
+    /// The number of its name in its function.
     id: usize,
     line: usize,
     /// Column of the `%name` that starts the line.
@@ -249,7 +265,7 @@ struct PendingFunc<'src> {
     /// Name, type, kind and name number.
     params: Vec<(&'src str, Type, ParamKind, usize)>,
     ret_types: Vec<Type>,
-    insts: Vec<RawInst<'src>>,
+    insts: Vec<RawInst>,
     /// The operands of every instruction, one after another.
     operands: Vec<RawOperand<'src>>,
     /// Column of the `@name` in the header (on `line`).
@@ -274,6 +290,58 @@ struct PendingFunc<'src> {
     names: Names<'src>,
     /// Per name number, the first value that defines it (`usize::MAX`: none).
     first_def: Vec<usize>,
+    /// How many instructions have been read (without error).
+    n_insts: usize,
+    /// The function built as its lines are read, in a parse that expects no errors
+    /// ([`Parser::eager`]); then `insts` and `operands` stay empty.
+    eager: Option<Eager>,
+}
+
+/// A function built line by line: every operand resolves, as it is read, to the latest
+/// definition of its name so far; a name not defined yet is a forward reference (to its
+/// first definition, found later) or undefined, and is settled at the closing `}`.
+///
+/// This is the second pass of [`Parser::finish_two_pass`] done during the first, and agrees
+/// with it on every source without errors: there no instruction is dropped, so the values
+/// before an instruction are exactly the values of the function built so far, and a name
+/// not defined yet stands for a value not built yet, which neither types a literal nor the
+/// result. The first error makes the parser start again the two-pass way, which reports
+/// every error as it always has.
+struct Eager {
+    func: Function,
+    /// Where each value stands (the [`SourceMap`]'s `values`).
+    places: Vec<(usize, usize)>,
+    /// Per name number, its latest definition so far (`usize::MAX`: none).
+    latest: Vec<usize>,
+    /// Operands naming a value not defined yet: value, operand position, name number, and
+    /// the line and column of the operand.
+    forward: Vec<(usize, usize, usize)>,
+}
+
+impl Eager {
+    /// The function of `pending`'s header, with room for `guess` instructions.
+    fn new(pending: &PendingFunc<'_>, guess: usize) -> Eager {
+        let n_params = pending.params.len();
+        let mut func = Function::new(pending.name);
+        func.values.reserve(n_params + guess);
+        let mut places = Vec::with_capacity(n_params + guess);
+        let mut latest = vec![usize::MAX; pending.first_def.len()];
+        for (index, &(name, ty, kind, id)) in pending.params.iter().enumerate() {
+            let p = func.add_param(ty, Some(name.into()));
+            func.set_param_kind(p, kind);
+            places.push((
+                pending.line,
+                pending.param_cols.get(index).copied().unwrap_or(1),
+            ));
+            latest[id] = index;
+        }
+        Eager {
+            func,
+            places,
+            latest,
+            forward: Vec::new(),
+        }
+    }
 }
 
 impl<'src> PendingFunc<'src> {
@@ -294,6 +362,58 @@ impl<'src> PendingFunc<'src> {
             *first = value;
         }
         id
+    }
+
+    /// Add the instruction just read (its operands in `operands`) to the function built line
+    /// by line, as value `at` defining name number `id`, placed at `place`.
+    fn build_eagerly(
+        &mut self,
+        id: usize,
+        at: usize,
+        kind: Kind,
+        place: (usize, usize),
+    ) -> LineResult<()> {
+        let Some(eager) = self.eager.as_mut() else {
+            return Ok(());
+        };
+        let mut values = [None; 3];
+        for (k, (o, slot)) in self.operands.iter().zip(&mut values).enumerate() {
+            if let RawOperand::Value { id: used, .. } = *o {
+                let latest = eager.latest.get(used).copied().unwrap_or(usize::MAX);
+                let v = if latest == usize::MAX {
+                    // Not defined yet: stands for a value not built yet until the `}`.
+                    eager.forward.push((at, k, used));
+                    at
+                } else {
+                    latest
+                };
+                *slot = Some(Value::new(v));
+            }
+        }
+        if eager.latest.len() <= id {
+            eager.latest.resize(id + 1, usize::MAX);
+        }
+        eager.latest[id] = at;
+        let mut errors = Vec::new();
+        let values = &values[..self.operands.len().min(3)];
+        let built = build_inst(
+            &eager.func,
+            kind,
+            &self.operands,
+            values,
+            place.0,
+            &mut errors,
+        );
+        match (built, errors.pop()) {
+            (Some((ty, inst)), None) => {
+                let name = self.names.name(id);
+                eager.func.push_inst(ty, inst, Some(name.into()));
+                eager.places.push(place);
+                Ok(())
+            }
+            (_, Some(e)) => Err((e.col, e.message)),
+            (None, None) => Err((place.1, "operand missing".into())),
+        }
     }
 
     /// Whether an undefined `name` is explained by an earlier error.
@@ -317,6 +437,9 @@ struct Parser<'src> {
     largest: Option<usize>,
     /// How many slots each function's name families may take ([`Names::new`]).
     slot_budget: usize,
+    /// Build each function as its lines are read ([`Eager`]): right for sources without
+    /// errors; the first error means parsing again without.
+    eager: bool,
 }
 
 /// Tokens of one line with a read position; "end of line" is reported at the column after
@@ -555,11 +678,16 @@ impl<'src> Parser<'src> {
                 names: Names::new(self.slot_budget, guess),
                 ..PendingFunc::default()
             };
-            func.insts.reserve(guess);
-            func.operands.reserve(2 * guess);
+            if !self.eager {
+                func.insts.reserve(guess);
+                func.operands.reserve(3 * guess);
+            }
             func.first_def.reserve(guess);
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
+            if self.eager && result.is_ok() {
+                func.eager = Some(Eager::new(&func, guess));
+            }
             let twice = self.redefinition(&func);
             self.current = Some(func);
             if let Some((col, message)) = twice {
@@ -671,16 +799,22 @@ impl<'src> Parser<'src> {
                         return Err(e);
                     }
                 };
-                let id = func.define(name, func.params.len() + func.insts.len());
-                func.insts.push(RawInst {
-                    name,
-                    id,
-                    line: line_no,
-                    col: first.col,
-                    kind,
-                    operands_start,
-                });
-                Ok(())
+                let at = func.params.len() + func.n_insts;
+                let id = func.define(name, at);
+                func.n_insts += 1;
+                if func.eager.is_none() {
+                    func.insts.push(RawInst {
+                        id,
+                        line: line_no,
+                        col: first.col,
+                        kind,
+                        operands_start,
+                    });
+                    return Ok(());
+                }
+                let result = func.build_eagerly(id, at, kind, (line_no, first.col));
+                func.operands.clear();
+                result
             }
             other => Err((
                 first.col,
@@ -691,9 +825,73 @@ impl<'src> Parser<'src> {
         }
     }
 
+    /// The function is closed: build it (or, if built line by line, settle its forward
+    /// references and returns).
+    fn finish(&mut self, mut pending: PendingFunc<'src>) {
+        self.largest = Some(self.largest.unwrap_or(0).max(pending.n_insts));
+        match pending.eager.take() {
+            Some(eager) => self.finish_eager(pending, eager),
+            None => self.finish_two_pass(pending),
+        }
+    }
+
+    /// The end of a function built line by line ([`Eager`]): forward references point to
+    /// the first definition of their name, returns to the latest. Any error here (a name
+    /// defined nowhere) only sends the parse the two-pass way, which reports it.
+    fn finish_eager(&mut self, pending: PendingFunc<'src>, eager: Eager) {
+        let Eager {
+            mut func,
+            places,
+            latest,
+            forward,
+        } = eager;
+        let mut errors = Vec::new();
+        let undefined = |name: &str, (line, col): (usize, usize)| ParseError {
+            line,
+            col,
+            message: format!("undefined value %{name}"),
+        };
+        for (value, k, id) in forward {
+            let first = pending.first_def[id];
+            let place = places.get(value).copied().unwrap_or(pending.ret_at);
+            match func.values.get_mut(value).map(|data| &mut data.def) {
+                Some(ValueDef::Inst(inst)) if first != usize::MAX => {
+                    set_operand(inst, k, Value::new(first));
+                }
+                _ => errors.push(undefined(pending.names.name(id), place)),
+            }
+        }
+        for &(name, id, line, col) in pending.rets.iter().flatten() {
+            let latest = latest.get(id).copied().unwrap_or(usize::MAX);
+            match [latest, pending.first_def[id]]
+                .into_iter()
+                .find(|&v| v != usize::MAX)
+            {
+                Some(v) => func.rets.push(Value::new(v)),
+                None => errors.push(undefined(name, (line, col))),
+            }
+        }
+        func.ret_types = pending.ret_types;
+        if pending.n_errors > 0 || !errors.is_empty() {
+            // Never silent: an error always leaves the parse with errors.
+            errors.push(ParseError {
+                line: pending.line,
+                col: pending.name_col,
+                message: format!("function @{} has errors", pending.name),
+            });
+            self.errors.extend(errors);
+            return;
+        }
+        let map = SourceMap {
+            header: (pending.line, pending.name_col),
+            values: places,
+            ret: pending.ret_at,
+        };
+        self.funcs.push((func, map));
+    }
+
     /// Second pass: resolve names and build the function.
-    fn finish(&mut self, pending: PendingFunc<'src>) {
-        self.largest = Some(self.largest.unwrap_or(0).max(pending.insts.len()));
+    fn finish_two_pass(&mut self, pending: PendingFunc<'src>) {
         // Per name number, its first definition (`pending.first_def`) and its latest one so
         // far (`latest`, updated in program order below): a use refers to the latest
         // definition before it, else to the first one (a forward reference, reported by the
@@ -744,80 +942,13 @@ impl<'src> Parser<'src> {
             }
             let values = &values[..raw_operands.len().min(3)];
             latest[raw.id] = at;
-            // The type literal operands take: that of the first earlier float value among the
-            // float operands (the select condition excluded), as the printer assumes.
-            let float_from = usize::from(matches!(raw.kind, Kind::Select));
-            let lit_ty = values[float_from.min(values.len())..]
-                .iter()
-                .flatten()
-                .filter_map(|v| func.values.get(v.index()).map(|d| d.ty))
-                .find(|t| t.is_float())
-                .unwrap_or(Type::F64);
-            let mut operands = [Operand::Const(0.0); 3];
-            let mut n_operands = 0;
-            for (o, v) in raw_operands.iter().zip(values) {
-                let operand = match (*o, *v) {
-                    (_, Some(v)) => Operand::Value(v),
-                    (RawOperand::Literal { text, col }, None) => {
-                        match parse_literal(text, lit_ty) {
-                            Ok(x) => Operand::Const(x),
-                            Err(e) => {
-                                errors.push(ParseError {
-                                    line: raw.line,
-                                    col,
-                                    message: e.to_string(),
-                                });
-                                continue;
-                            }
-                        }
-                    }
-                    (RawOperand::Value { .. }, None) => continue,
-                };
-                operands[n_operands] = operand;
-                n_operands += 1;
-            }
-            if n_operands != raw_operands.len() {
+            let Some((ty, inst)) =
+                build_inst(&func, raw.kind, raw_operands, values, raw.line, &mut errors)
+            else {
                 broken = true;
                 continue;
-            }
-            let value_at = |k: usize| operands[k].as_value().unwrap_or(Value::new(0));
-            let pair = || [operands[0], operands[1]];
-            let (inst, fallback) = match raw.kind {
-                Kind::Const { ty, value } => (InstData::constant(ty, value), ty),
-                Kind::Unary(op) => (
-                    InstData::Unary {
-                        op,
-                        arg: value_at(0),
-                    },
-                    lit_ty,
-                ),
-                Kind::Binary(op) => (InstData::Binary { op, args: pair() }, lit_ty),
-                Kind::Fma => (
-                    InstData::Fma {
-                        args: [operands[0], operands[1], operands[2]],
-                    },
-                    lit_ty,
-                ),
-                Kind::Powi(exp) => (
-                    InstData::Powi {
-                        arg: value_at(0),
-                        exp,
-                    },
-                    lit_ty,
-                ),
-                Kind::Fcmp(pred) => (InstData::Fcmp { pred, args: pair() }, Type::Bool),
-                Kind::Select => (
-                    InstData::Select {
-                        cond: value_at(0),
-                        args: [operands[1], operands[2]],
-                    },
-                    lit_ty,
-                ),
-                Kind::Fpromote => (InstData::Fpromote { arg: value_at(0) }, Type::F64),
-                Kind::Fdemote => (InstData::Fdemote { arg: value_at(0) }, Type::F32),
             };
-            let ty = func.result_type(&inst).unwrap_or(fallback);
-            func.push_inst(ty, inst, Some(raw.name.into()));
+            func.push_inst(ty, inst, Some(pending.names.name(raw.id).into()));
         }
         for &(name, id, line, col) in pending.rets.iter().flatten() {
             // The latest definition (every one has been seen by now).
@@ -856,6 +987,121 @@ impl<'src> Parser<'src> {
             };
             self.funcs.push((func, map));
         }
+    }
+}
+
+/// The instruction `kind` with the operands `raw_operands` (resolved to `values`: `None` for a
+/// literal, or for a name that resolves to nothing) in `func` as it stands, with its type; or
+/// `None` if an operand is missing (a literal error is added to `errors`; an unresolved name
+/// was reported by the caller). Literals take the type described at [`Parser::finish`].
+fn build_inst(
+    func: &Function,
+    kind: Kind,
+    raw_operands: &[RawOperand<'_>],
+    values: &[Option<Value>],
+    line: usize,
+    errors: &mut Vec<ParseError>,
+) -> Option<(Type, InstData)> {
+    // The type literal operands take: that of the first earlier float value among the
+    // float operands (the select condition excluded), as the printer assumes.
+    let float_from = usize::from(matches!(kind, Kind::Select));
+    let lit_ty = values[float_from.min(values.len())..]
+        .iter()
+        .flatten()
+        .filter_map(|v| func.values.get(v.index()).map(|d| d.ty))
+        .find(|t| t.is_float())
+        .unwrap_or(Type::F64);
+    let mut operands = [Operand::Const(0.0); 3];
+    let mut n_operands = 0;
+    for (o, v) in raw_operands.iter().zip(values) {
+        let operand = match (*o, *v) {
+            (_, Some(v)) => Operand::Value(v),
+            (RawOperand::Literal { text, col }, None) => match parse_literal(text, lit_ty) {
+                Ok(x) => Operand::Const(x),
+                Err(e) => {
+                    errors.push(ParseError {
+                        line,
+                        col,
+                        message: e.to_string(),
+                    });
+                    continue;
+                }
+            },
+            (RawOperand::Value { .. }, None) => continue,
+        };
+        operands[n_operands] = operand;
+        n_operands += 1;
+    }
+    if n_operands != raw_operands.len() {
+        return None;
+    }
+    let value_at = |k: usize| operands[k].as_value().unwrap_or(Value::new(0));
+    let pair = || [operands[0], operands[1]];
+    let (inst, fallback) = match kind {
+        Kind::Const { ty, value } => (InstData::constant(ty, value), ty),
+        Kind::Unary(op) => (
+            InstData::Unary {
+                op,
+                arg: value_at(0),
+            },
+            lit_ty,
+        ),
+        Kind::Binary(op) => (InstData::Binary { op, args: pair() }, lit_ty),
+        Kind::Fma => (
+            InstData::Fma {
+                args: [operands[0], operands[1], operands[2]],
+            },
+            lit_ty,
+        ),
+        Kind::Powi(exp) => (
+            InstData::Powi {
+                arg: value_at(0),
+                exp,
+            },
+            lit_ty,
+        ),
+        Kind::Fcmp(pred) => (InstData::Fcmp { pred, args: pair() }, Type::Bool),
+        Kind::Select => (
+            InstData::Select {
+                cond: value_at(0),
+                args: [operands[1], operands[2]],
+            },
+            lit_ty,
+        ),
+        Kind::Fpromote => (InstData::Fpromote { arg: value_at(0) }, Type::F64),
+        Kind::Fdemote => (InstData::Fdemote { arg: value_at(0) }, Type::F32),
+    };
+    let ty = func.result_type(&inst).unwrap_or(fallback);
+    Some((ty, inst))
+}
+
+/// Operand `k` of `inst` (in text order, as [`InstData::operands`] lists them) becomes `v`.
+fn set_operand(inst: &mut InstData, k: usize, v: Value) {
+    match (inst, k) {
+        (
+            InstData::Unary { arg, .. }
+            | InstData::Powi { arg, .. }
+            | InstData::Fpromote { arg }
+            | InstData::Fdemote { arg },
+            0,
+        )
+        | (InstData::Select { cond: arg, .. }, 0) => *arg = v,
+        (InstData::Binary { args, .. } | InstData::Fcmp { args, .. }, k) => {
+            if let Some(o) = args.get_mut(k) {
+                *o = Operand::Value(v);
+            }
+        }
+        (InstData::Fma { args }, k) => {
+            if let Some(o) = args.get_mut(k) {
+                *o = Operand::Value(v);
+            }
+        }
+        (InstData::Select { args, .. }, k) => {
+            if let Some(o) = k.checked_sub(1).and_then(|j| args.get_mut(j)) {
+                *o = Operand::Value(v);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -1138,9 +1384,10 @@ mod tests {
 
         /// Random programs, printed, with names respelled (and sometimes damaged) parse to the
         /// same functions, source maps and errors through the name families (with the usual
-        /// budget, and one that runs out half way) as through the hash table alone.
+        /// budget, and one that runs out half way) as through the hash table alone, and built
+        /// line by line as in two passes.
         #[test]
-        fn name_families_agree_with_the_hash_table(seed in any::<u64>()) {
+        fn name_families_and_eager_building_agree_with_the_reference(seed in any::<u64>()) {
             let mut rng = Rng::new(seed);
             let ty = if rng.chance(0.5) { Type::F64 } else { Type::F32 };
             let func = if rng.chance(0.5) {
@@ -1164,10 +1411,19 @@ mod tests {
             if rng.chance(0.3) {
                 text = damaged(&text, &mut rng);
             }
-            let hashed = parse_with_slot_budget(&text, 0);
-            for budget in [text.len() / 4 + 1024, 1 + rng.below(40)] {
-                let dense = parse_with_slot_budget(&text, budget);
-                prop_assert_eq!(&dense, &hashed, "budget {}\n{}", budget, text);
+            // The reference: every name in the hash table, two passes.
+            let reference = parse_lines(&text, 0, false);
+            for budget in [text.len() / 4 + 1024, 1 + rng.below(40), 0] {
+                for eager in [false, true] {
+                    let parsed = parse_lines(&text, budget, eager);
+                    if eager && parsed.is_err() {
+                        // Errors are left to the two-pass parse.
+                        prop_assert!(reference.is_err(), "budget {}\n{}", budget, text);
+                        continue;
+                    }
+                    prop_assert_eq!(&parsed, &reference, "budget {}, eager {}\n{}", budget, eager, text);
+                }
+                prop_assert_eq!(&parse_with_slot_budget(&text, budget), &reference);
             }
         }
     }
