@@ -5,6 +5,11 @@
 //! function is read in two passes: the first records every line's syntax and every definition
 //! (name → values), the second resolves operand names, converts literals to the type they
 //! take, and builds the [`Function`] directly (no [`crate::Builder`], which would normalise).
+//! A source is first read in one pass that builds each instruction as its line is read
+//! ([`Eager`]), which gives the same functions when there is no error and stores nothing per
+//! line; at the first error it is read again in two passes, which report every error.
+//! Names get numbers as they are read ([`super::names`]): most through a dense table per
+//! prefix and suffix (`%x12`), the rest through a hash table.
 //! Semantic problems are left to [`crate::verify`]: a forward reference becomes an operand
 //! pointing forward, a redefinition two values with one name, a type mismatch an instruction
 //! whose stored type is a plausible guess. Only a name defined nowhere in the function is a
