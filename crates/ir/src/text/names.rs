@@ -28,6 +28,22 @@ pub(super) const MAX_DIGITS: usize = 9;
 /// An empty family slot.
 const EMPTY: u32 = u32::MAX;
 
+/// How many families [`Names::recent`] remembers.
+const RECENT: usize = 64;
+
+/// Where [`Names::recent`] keeps the family of `prefix` and `suffix`: a mix of their lengths
+/// and outer bytes (a collision only costs a look-up in the hash table).
+fn recent_key(prefix: &str, suffix: &str) -> usize {
+    let (p, s) = (prefix.as_bytes(), suffix.as_bytes());
+    let mix = p.len() as u64
+        ^ u64::from(p.first().copied().unwrap_or(0)) << 8
+        ^ u64::from(p.last().copied().unwrap_or(0)) << 16
+        ^ (s.len() as u64) << 24
+        ^ u64::from(s.last().copied().unwrap_or(0)) << 32;
+    // The top bits of a Fibonacci hash: 0..RECENT.
+    (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RECENT.trailing_zeros())) as usize
+}
+
 /// Names of one prefix and suffix, by number: `slots[k]` is the number of the name
 /// `{prefix}{k}{suffix}`, or [`EMPTY`].
 struct Family<'src> {
@@ -43,6 +59,9 @@ pub(super) struct Names<'src> {
     families: Vec<Family<'src>>,
     /// Family indices, hashed by prefix and suffix.
     family_ids: HashTable<usize>,
+    /// The families used last, by [`recent_key`] (index + 1; 0: none): a program alternates
+    /// between a few families, which are then found without hashing.
+    recent: [usize; RECENT],
     /// Name numbers, hashed by the names they stand for: the names outside every family.
     others: HashTable<usize>,
     /// How many more slots the families may take together.
@@ -85,6 +104,7 @@ impl<'src> Names<'src> {
             names: Vec::with_capacity(expected),
             families: Vec::new(),
             family_ids: HashTable::new(),
+            recent: [0; RECENT],
             others: HashTable::new(),
             slots_left: slot_budget,
             others_hint: expected,
@@ -135,24 +155,20 @@ impl<'src> Names<'src> {
         number: u32,
         suffix: &'src str,
     ) -> Option<(usize, usize)> {
-        let hash = FxBuildHasher.hash_one((prefix, suffix));
-        let families = &self.families;
-        let entry = self.family_ids.entry(
-            hash,
-            |&f| families[f].prefix == prefix && families[f].suffix == suffix,
-            |&f| FxBuildHasher.hash_one((families[f].prefix, families[f].suffix)),
-        );
-        let index = match entry {
-            hash_table::Entry::Occupied(e) => *e.get(),
-            hash_table::Entry::Vacant(e) => {
-                let index = self.families.len();
-                e.insert(index);
-                self.families.push(Family {
-                    prefix,
-                    suffix,
-                    slots: Vec::new(),
-                });
-                index
+        let key = recent_key(prefix, suffix);
+        let index = match self.recent[key].checked_sub(1) {
+            Some(f)
+                if self
+                    .families
+                    .get(f)
+                    .is_some_and(|fam| fam.prefix == prefix && fam.suffix == suffix) =>
+            {
+                f
+            }
+            _ => {
+                let f = self.family(prefix, suffix);
+                self.recent[key] = f + 1;
+                f
             }
         };
         let slots = &mut self.families[index].slots;
@@ -166,6 +182,30 @@ impl<'src> Names<'src> {
             slots.resize(k + 1, EMPTY);
         }
         Some((index, k))
+    }
+
+    /// The index of the family of `prefix` and `suffix`, made if new.
+    fn family(&mut self, prefix: &'src str, suffix: &'src str) -> usize {
+        let hash = FxBuildHasher.hash_one((prefix, suffix));
+        let families = &self.families;
+        let entry = self.family_ids.entry(
+            hash,
+            |&f| families[f].prefix == prefix && families[f].suffix == suffix,
+            |&f| FxBuildHasher.hash_one((families[f].prefix, families[f].suffix)),
+        );
+        match entry {
+            hash_table::Entry::Occupied(e) => *e.get(),
+            hash_table::Entry::Vacant(e) => {
+                let index = self.families.len();
+                e.insert(index);
+                self.families.push(Family {
+                    prefix,
+                    suffix,
+                    slots: Vec::new(),
+                });
+                index
+            }
+        }
     }
 
     /// The number of a name outside every family.
