@@ -887,6 +887,11 @@ impl<'src> Parser<'src> {
             self.errors.extend(errors);
             return;
         }
+        // Room was reserved for every line left in the source (more than this function had
+        // if others follow); a large block shrinks in place.
+        func.values.shrink_to_fit();
+        let mut places = places;
+        places.shrink_to_fit();
         let map = SourceMap {
             header: (pending.line, pending.name_col),
             values: places,
