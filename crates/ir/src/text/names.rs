@@ -52,10 +52,20 @@ struct Family<'src> {
     slots: Vec<u32>,
 }
 
-/// Every name of a function → its number (see the module notes).
+/// What the parser knows of one name: the name, its first and its latest definition so far
+/// (value indices, `usize::MAX`: none). Kept together because they are read together: a
+/// name's definitions are needed exactly when the name is.
+struct Entry<'src> {
+    name: &'src str,
+    first_def: usize,
+    latest: usize,
+}
+
+/// Every name of a function → its number (see the module notes), and per number the name and
+/// its definitions.
 pub(super) struct Names<'src> {
-    /// Per name number, the name.
-    names: Vec<&'src str>,
+    /// Per name number.
+    names: Vec<Entry<'src>>,
     families: Vec<Family<'src>>,
     /// Family indices, hashed by prefix and suffix.
     family_ids: HashTable<usize>,
@@ -112,14 +122,46 @@ impl<'src> Names<'src> {
     }
 
     /// How many distinct names have been seen.
-    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.names.len()
     }
 
     /// The name numbered `id`.
     pub(super) fn name(&self, id: usize) -> &'src str {
-        self.names[id]
+        self.names[id].name
+    }
+
+    /// The first value defining name `id` (`usize::MAX`: none).
+    pub(super) fn first_def(&self, id: usize) -> usize {
+        self.names[id].first_def
+    }
+
+    /// Record that `value` defines name `id` (only the first definition is kept).
+    pub(super) fn define(&mut self, id: usize, value: usize) {
+        let first = &mut self.names[id].first_def;
+        if *first == usize::MAX {
+            *first = value;
+        }
+    }
+
+    /// The latest value recorded by [`Names::set_latest`] for name `id` (`usize::MAX`: none).
+    pub(super) fn latest(&self, id: usize) -> usize {
+        self.names[id].latest
+    }
+
+    /// Record `value` as the latest definition of name `id`.
+    pub(super) fn set_latest(&mut self, id: usize, value: usize) {
+        self.names[id].latest = value;
+    }
+
+    /// A new number for `name`.
+    fn push(&mut self, name: &'src str) -> usize {
+        self.names.push(Entry {
+            name,
+            first_def: usize::MAX,
+            latest: usize::MAX,
+        });
+        self.names.len() - 1
     }
 
     /// The number of `name`, given it on its first mention.
@@ -135,8 +177,7 @@ impl<'src> Names<'src> {
                 // empty, so it is looked up there every time.
                 if let Some(id32) = u32::try_from(id).ok().filter(|&i| i != EMPTY) {
                     *slot = id32;
-                    self.names.push(name);
-                    return id;
+                    return self.push(name);
                 }
             }
         }
@@ -217,16 +258,14 @@ impl<'src> Names<'src> {
         let names = &self.names;
         let entry = self.others.entry(
             FxBuildHasher.hash_one(name),
-            |&id| names[id] == name,
-            |&id| FxBuildHasher.hash_one(names[id]),
+            |&id| names[id].name == name,
+            |&id| FxBuildHasher.hash_one(names[id].name),
         );
         match entry {
             hash_table::Entry::Occupied(e) => *e.get(),
             hash_table::Entry::Vacant(e) => {
-                let id = self.names.len();
-                e.insert(id);
-                self.names.push(name);
-                id
+                e.insert(self.names.len());
+                self.push(name)
             }
         }
     }

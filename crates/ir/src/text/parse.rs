@@ -293,8 +293,6 @@ struct PendingFunc<'src> {
     /// first mention. Names are looked up here once, as they are read; resolving them later
     /// indexes vectors by number.
     names: Names<'src>,
-    /// Per name number, the first value that defines it (`usize::MAX`: none).
-    first_def: Vec<usize>,
     /// How many instructions have been read (without error).
     n_insts: usize,
     /// The function built as its lines are read, in a parse that expects no errors
@@ -316,21 +314,19 @@ struct Eager {
     func: Function,
     /// Where each value stands (the [`SourceMap`]'s `values`).
     places: Vec<(usize, usize)>,
-    /// Per name number, its latest definition so far (`usize::MAX`: none).
-    latest: Vec<usize>,
     /// Operands naming a value not defined yet: value, operand position, name number, and
     /// the line and column of the operand.
     forward: Vec<(usize, usize, usize)>,
 }
 
 impl Eager {
-    /// The function of `pending`'s header, with room for `guess` instructions.
-    fn new(pending: &PendingFunc<'_>, guess: usize) -> Eager {
+    /// The function of `pending`'s header, with room for `guess` instructions; each parameter
+    /// is the latest definition of its name.
+    fn new(pending: &mut PendingFunc<'_>, guess: usize) -> Eager {
         let n_params = pending.params.len();
         let mut func = Function::new(pending.name);
         func.values.reserve(n_params + guess);
         let mut places = Vec::with_capacity(n_params + guess);
-        let mut latest = vec![usize::MAX; pending.first_def.len()];
         for (index, &(name, ty, kind, id)) in pending.params.iter().enumerate() {
             let p = func.add_param(ty, Some(name.into()));
             func.set_param_kind(p, kind);
@@ -338,12 +334,11 @@ impl Eager {
                 pending.line,
                 pending.param_cols.get(index).copied().unwrap_or(1),
             ));
-            latest[id] = index;
+            pending.names.set_latest(id, index);
         }
         Eager {
             func,
             places,
-            latest,
             forward: Vec::new(),
         }
     }
@@ -352,20 +347,13 @@ impl Eager {
 impl<'src> PendingFunc<'src> {
     /// The number of `name`, given it on its first mention.
     fn name_id(&mut self, name: &'src str) -> usize {
-        let id = self.names.id(name);
-        if id == self.first_def.len() {
-            self.first_def.push(usize::MAX);
-        }
-        id
+        self.names.id(name)
     }
 
     /// Record that `value` defines `name`; returns the name's number.
     fn define(&mut self, name: &'src str, value: usize) -> usize {
         let id = self.name_id(name);
-        let first = &mut self.first_def[id];
-        if *first == usize::MAX {
-            *first = value;
-        }
+        self.names.define(id, value);
         id
     }
 
@@ -384,7 +372,7 @@ impl<'src> PendingFunc<'src> {
         let mut values = [None; 3];
         for (k, (o, slot)) in self.operands.iter().zip(&mut values).enumerate() {
             if let RawOperand::Value { id: used, .. } = *o {
-                let latest = eager.latest.get(used).copied().unwrap_or(usize::MAX);
+                let latest = self.names.latest(used);
                 let v = if latest == usize::MAX {
                     // Not defined yet: stands for a value not built yet until the `}`.
                     eager.forward.push((at, k, used));
@@ -395,10 +383,7 @@ impl<'src> PendingFunc<'src> {
                 *slot = Some(Value::new(v));
             }
         }
-        if eager.latest.len() <= id {
-            eager.latest.resize(id + 1, usize::MAX);
-        }
-        eager.latest[id] = at;
+        self.names.set_latest(id, at);
         let mut errors = Vec::new();
         let values = &values[..self.operands.len().min(3)];
         let built = build_inst(
@@ -687,11 +672,10 @@ impl<'src> Parser<'src> {
                 func.insts.reserve(guess);
                 func.operands.reserve(3 * guess);
             }
-            func.first_def.reserve(guess);
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
             if self.eager && result.is_ok() {
-                func.eager = Some(Eager::new(&func, guess));
+                func.eager = Some(Eager::new(&mut func, guess));
             }
             let twice = self.redefinition(&func);
             self.current = Some(func);
@@ -847,7 +831,6 @@ impl<'src> Parser<'src> {
         let Eager {
             mut func,
             places,
-            latest,
             forward,
         } = eager;
         let mut errors = Vec::new();
@@ -857,7 +840,7 @@ impl<'src> Parser<'src> {
             message: format!("undefined value %{name}"),
         };
         for (value, k, id) in forward {
-            let first = pending.first_def[id];
+            let first = pending.names.first_def(id);
             let place = places.get(value).copied().unwrap_or(pending.ret_at);
             match func.values.get_mut(value).map(|data| &mut data.def) {
                 Some(ValueDef::Inst(inst)) if first != usize::MAX => {
@@ -867,8 +850,8 @@ impl<'src> Parser<'src> {
             }
         }
         for &(name, id, line, col) in pending.rets.iter().flatten() {
-            let latest = latest.get(id).copied().unwrap_or(usize::MAX);
-            match [latest, pending.first_def[id]]
+            let latest = pending.names.latest(id);
+            match [latest, pending.names.first_def(id)]
                 .into_iter()
                 .find(|&v| v != usize::MAX)
             {
@@ -902,17 +885,17 @@ impl<'src> Parser<'src> {
 
     /// Second pass: resolve names and build the function.
     fn finish_two_pass(&mut self, pending: PendingFunc<'src>) {
-        // Per name number, its first definition (`pending.first_def`) and its latest one so
+        // Per name number, its first definition (`pending.names.first_def`) and its latest one so
         // far (`latest`, updated in program order below): a use refers to the latest
         // definition before it, else to the first one (a forward reference, reported by the
         // verifier), else to nothing (undefined).
         let n_params = pending.params.len();
-        let mut latest = vec![usize::MAX; pending.first_def.len()];
+        let mut latest = vec![usize::MAX; pending.names.len()];
         for (index, &(_, _, _, id)) in pending.params.iter().enumerate() {
             latest[id] = index;
         }
         let resolve = |latest: &[usize], id: usize, at: usize| {
-            let (first, latest) = (pending.first_def[id], latest[id]);
+            let (first, latest) = (pending.names.first_def(id), latest[id]);
             let v = if latest < at { latest } else { first };
             (v != usize::MAX).then(|| Value::new(v))
         };
