@@ -1,13 +1,14 @@
 //! The parser of the text format: source text to [`Function`]s, with every error located.
 //!
 //! The format has one instruction per line, so the parser reads a line at a time and, after
-//! an error, simply resumes at the next line; all errors of a source are collected. Each
-//! function is read in two passes: the first records every line's syntax and every definition
-//! (name → values), the second resolves operand names, converts literals to the type they
-//! take, and builds the [`Function`] directly (no [`crate::Builder`], which would normalise).
-//! A source is first read in one pass that builds each instruction as its line is read
-//! ([`Eager`]), which gives the same functions when there is no error and stores nothing per
-//! line; at the first error it is read again in two passes, which report every error.
+//! an error, simply resumes at the next line; all errors of a source are collected. The
+//! reference reading takes two passes per function: the first records every line's syntax and
+//! every definition (name → values), the second resolves operand names, converts literals to
+//! the type they take, and builds the [`Function`] directly (no [`crate::Builder`], which would
+//! normalise). A source is first read in one pass instead, which builds each instruction as
+//! its line is read ([`Eager`]): the same functions when there is no error, and nothing stored
+//! per line; at the first error the source is read again the reference way, which reports
+//! every error.
 //! Names get numbers as they are read ([`super::names`]): most through a dense table per
 //! prefix and suffix (`%x12`), the rest through a hash table.
 //! Semantic problems are left to [`crate::verify`]: a forward reference becomes an operand
@@ -314,8 +315,8 @@ struct Eager {
     func: Function,
     /// Where each value stands (the [`SourceMap`]'s `values`).
     places: Vec<(usize, usize)>,
-    /// Operands naming a value not defined yet: value, operand position, name number, and
-    /// the line and column of the operand.
+    /// Operands naming a value not defined yet: the value whose operand it is, the operand's
+    /// position, and the name's number.
     forward: Vec<(usize, usize, usize)>,
 }
 
@@ -402,7 +403,8 @@ impl<'src> PendingFunc<'src> {
                 Ok(())
             }
             (_, Some(e)) => Err((e.col, e.message)),
-            (None, None) => Err((place.1, "operand missing".into())),
+            // Not reached: a missing operand comes with its error.
+            (None, None) => Err((place.1, "an operand could not be read".into())),
         }
     }
 
