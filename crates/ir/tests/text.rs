@@ -759,3 +759,152 @@ fn operand_by_position_is_the_operand_list() {
     }
     assert!(seen > 100, "only {seen} operands in the corpus");
 }
+
+// Names of the form PREFIX NUMBER SUFFIX are found through a dense table per prefix and suffix,
+// every other name through a hash table. The tests below hold the cases where the two could
+// disagree: each would give other values, other operands or other errors if a name were
+// split wrongly.
+
+/// The operands of the instruction that defines value `v` of `func`, as value indices
+/// (literals as `None`).
+fn operand_values(func: &Function, v: usize) -> Vec<Option<usize>> {
+    match &func.values[v].def {
+        adjit_ir::ValueDef::Inst(inst) => inst
+            .operands()
+            .iter()
+            .map(|o| o.as_value().map(Value::index))
+            .collect(),
+        adjit_ir::ValueDef::Param => Vec::new(),
+    }
+}
+
+/// `%x01` and `%x1` are two names (and so are `%x001`, `%x0` and `%x00`): a leading zero is
+/// part of the name, not of a number.
+#[test]
+fn a_leading_zero_makes_another_name() {
+    let src = "func @f(%x1: f64, %x01: f64, %x0: f64, %x00: f64, %x001: f64) -> f64 {\n    \
+               %a = sub %x1, %x01\n    %b = mul %a, %x0\n    %c = sub %b, %x00\n    \
+               %d = mul %c, %x001\n    ret %d\n}\n";
+    let f = &check_round_trip(src, "leading zeros")[0];
+    verify(f).unwrap_or_else(|e| panic!("{e}"));
+    // ((x1 - x01) * x0 - x00) * x001 with five different inputs.
+    let out = adjit_ir::interpret(f, &[7.0, 3.0, 5.0, 2.0, 10.0]).unwrap();
+    assert_eq!(out, vec![((7.0 - 3.0) * 5.0 - 2.0) * 10.0]);
+    assert_eq!(operand_values(f, 5), [Some(0), Some(1)]);
+    assert_eq!(operand_values(f, 7), [Some(6), Some(3)]);
+    assert_eq!(operand_values(f, 8), [Some(7), Some(4)]);
+}
+
+/// What follows the number is part of the name: `%x1`, `%x1_b`, `%x1b`, `%x1_b2`, `%1x`, `%1`
+/// and `%x1.1` are seven values.
+#[test]
+fn names_with_text_after_the_number_are_distinct() {
+    let names = ["x1", "x1_b", "x1b", "x1_b2", "1x", "1", "x1.1"];
+    let params: Vec<String> = names.iter().map(|n| format!("%{n}: f64")).collect();
+    // s = Σ_k 10^k · p_k, so every input must land in its own place.
+    let mut src = format!("func @f({}) -> f64 {{\n", params.join(", "));
+    src.push_str("    %s0 = mul %x1, 1.0\n");
+    for (k, n) in names.iter().enumerate().skip(1) {
+        src.push_str(&format!(
+            "    %t{k} = mul %{n}, {}.0\n    %s{k} = add %s{}, %t{k}\n",
+            10u64.pow(k as u32),
+            k - 1
+        ));
+    }
+    src.push_str(&format!("    ret %s{}\n}}\n", names.len() - 1));
+    let f = &check_round_trip(&src, "suffixes")[0];
+    verify(f).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let inputs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+    let out = adjit_ir::interpret(f, &inputs).unwrap();
+    assert_eq!(out, vec![7_654_321.0], "{src}");
+}
+
+/// Numbers too long to index a table (30 digits, past `u32` and `usize`, or just past a
+/// power of two) are names like any other: distinct from each other and from small numbers
+/// they could wrap around to.
+#[test]
+fn numbers_of_any_length_name_distinct_values() {
+    let names = [
+        "x0",
+        "x4294967296",
+        "x4294967295",
+        "x18446744073709551616",
+        "x123456789012345678901234567890",
+        "x123456789012345678901234567891",
+        "x1000000000",
+        "x999999999",
+    ];
+    let params: Vec<String> = names.iter().map(|n| format!("%{n}: f64")).collect();
+    let mut src = format!("func @f({}) -> f64 {{\n", params.join(", "));
+    src.push_str("    %s0 = mul %x0, 1.0\n");
+    for (k, n) in names.iter().enumerate().skip(1) {
+        src.push_str(&format!(
+            "    %t{k} = mul %{n}, {}.0\n    %s{k} = add %s{}, %t{k}\n",
+            10u64.pow(k as u32),
+            k - 1
+        ));
+    }
+    src.push_str(&format!("    ret %s{}\n}}\n", names.len() - 1));
+    let f = &check_round_trip(&src, "long numbers")[0];
+    verify(f).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let inputs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+    let out = adjit_ir::interpret(f, &inputs).unwrap();
+    assert_eq!(out, vec![87_654_321.0], "{src}");
+    // An undefined long name is reported as written.
+    check_errors(
+        "func @f(%x0: f64) -> f64 {\n    %v1 = add %x0, %x000000000000000000000000000001\n    \
+         ret %v1\n}\n",
+        &["2:20: error: undefined value %x000000000000000000000000000001"],
+    );
+}
+
+/// A numbered name defined twice is two values with one name: a use refers to the latest
+/// definition before it, and the verifier reports the redefinition as it does for any name.
+#[test]
+fn a_numbered_name_defined_twice_keeps_both_definitions() {
+    let src = "func @f(%x0: f64) -> f64 {\n    %v1 = add %x0, 1.0\n    %v2 = mul %v1, 2.0\n    \
+               %v1 = add %v2, 3.0\n    %v3 = mul %v1, %v1\n    ret %v1\n}\n";
+    let funcs = parse(src).unwrap_or_else(|e| panic!("{e}"));
+    let f = &funcs[0];
+    assert_eq!(operand_values(f, 2), [Some(1), None]);
+    assert_eq!(operand_values(f, 3), [Some(2), None]);
+    assert_eq!(operand_values(f, 4), [Some(3), Some(3)], "the latest %v1");
+    assert_eq!(f.rets, [Value::new(3)]);
+    check_verify_errors(src, &["redefinition of %v1"]);
+    let err = verify(f).unwrap_err();
+    assert_eq!(err.errors[0].related, Some(Value::new(1)));
+    // And in the header.
+    check_verify_errors(
+        "func @f(%x1: f64, %x1: f64) -> f64 {\n    ret %x1\n}\n",
+        &["duplicate parameter name %x1"],
+    );
+}
+
+/// A numbered name used before its definition points forward (to its first definition), for
+/// the verifier to report; one defined nowhere is a parse error at the use.
+#[test]
+fn numbered_names_used_before_or_without_definition() {
+    let src = "func @f(%x0: f64) -> f64 {\n    %v1 = add %x0, %v3\n    %v2 = neg %x0\n    \
+               %v3 = neg %v2\n    %v3 = neg %v3\n    ret %v1\n}\n";
+    let funcs = parse(src).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(operand_values(&funcs[0], 1), [Some(0), Some(3)]);
+    check_verify_errors(
+        src,
+        &["%v1 uses %v3 before its definition", "redefinition of %v3"],
+    );
+    check_errors(
+        "func @f(%x0: f64) -> f64 {\n    %v1 = add %x0, %v2\n    %v3 = mul %v1, %x1\n    \
+         ret %v4\n}\n",
+        &[
+            "2:20: error: undefined value %v2",
+            "3:20: error: undefined value %x1",
+            "4:9: error: undefined value %v4",
+        ],
+    );
+    // A name on a line with an error is defined, if badly: its uses are not reported again.
+    check_errors(
+        "func @f(%x0: f64) -> f64 {\n    %v1 = sine %x0\n    %v2 = add %v1, %x0\n    \
+         ret %v2\n}\n",
+        &["2:11: error: unknown opcode 'sine' (did you mean 'sin'?)"],
+    );
+}

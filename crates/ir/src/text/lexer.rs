@@ -75,20 +75,37 @@ fn is_name_byte(b: u8) -> bool {
 /// assert_eq!(lines, ["a", "b", "c", "", "d"]);
 /// ```
 pub fn source_lines(src: &str) -> impl Iterator<Item = &str> {
-    let mut rest = src.strip_prefix('\u{FEFF}').unwrap_or(src);
+    let text = src.strip_prefix('\u{FEFF}').unwrap_or(src);
+    // Byte searches (`memchr`): both line ends are ASCII, so a match is a character boundary.
+    // The next `\n` and the next `\r` at or after `pos` (`text.len()`: none) are each searched
+    // for again only once passed, so a source with one kind of line end is read once, not once
+    // per line.
+    let find =
+        move |from: usize, end: char| text[from..].find(end).map_or(text.len(), |i| from + i);
+    let (mut pos, mut next_lf, mut next_cr) = (0, None, None);
     std::iter::from_fn(move || {
-        if rest.is_empty() {
+        if pos >= text.len() {
             return None;
         }
-        // A byte search: both line ends are ASCII, so a match is a character boundary.
-        let (line, next) = match rest.bytes().position(|b| b == b'\n' || b == b'\r') {
-            None => (rest, ""),
-            Some(i) => {
-                let end_len = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
-                (&rest[..i], &rest[i + end_len..])
-            }
+        let lf = *next_lf.get_or_insert_with(|| find(pos, '\n'));
+        let lf = if lf < pos {
+            *next_lf.insert(find(pos, '\n'))
+        } else {
+            lf
         };
-        rest = next;
+        let cr = *next_cr.get_or_insert_with(|| find(pos, '\r'));
+        let cr = if cr < pos {
+            *next_cr.insert(find(pos, '\r'))
+        } else {
+            cr
+        };
+        let end = lf.min(cr);
+        let line = &text[pos..end];
+        pos = if end == cr && lf == cr + 1 {
+            end + 2
+        } else {
+            end + 1
+        };
         Some(line)
     })
 }
@@ -540,6 +557,39 @@ fn scale(mut x: f64, mut e: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lines of `src` one byte at a time: the definition [`source_lines`] implements.
+    fn reference_lines(src: &str) -> Vec<&str> {
+        let mut rest = src.strip_prefix('\u{FEFF}').unwrap_or(src);
+        let mut lines = Vec::new();
+        while !rest.is_empty() {
+            let Some(i) = rest.bytes().position(|b| b == b'\n' || b == b'\r') else {
+                lines.push(rest);
+                break;
+            };
+            lines.push(&rest[..i]);
+            let end_len = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
+            rest = &rest[i + end_len..];
+        }
+        lines
+    }
+
+    #[test]
+    fn source_lines_end_at_every_kind_of_line_end() {
+        let pieces = ["a", "%x1", "\n", "\r", "\r\n", "\n\r", "é", "\u{FEFF}", ""];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for n in 0..2000 {
+            let mut src = String::new();
+            for _ in 0..n % 23 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                src.push_str(pieces[(state % pieces.len() as u64) as usize]);
+            }
+            let lines: Vec<&str> = source_lines(&src).collect();
+            assert_eq!(lines, reference_lines(&src), "{src:?}");
+        }
+    }
 
     #[test]
     fn hex_literals_round_correctly() {

@@ -2,6 +2,7 @@
 //! which parses back to the identical function (floats bit-exact).
 
 mod lexer;
+mod names;
 mod parse;
 mod print;
 

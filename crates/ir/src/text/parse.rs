@@ -1,10 +1,16 @@
 //! The parser of the text format: source text to [`Function`]s, with every error located.
 //!
 //! The format has one instruction per line, so the parser reads a line at a time and, after
-//! an error, simply resumes at the next line; all errors of a source are collected. Each
-//! function is read in two passes: the first records every line's syntax and every definition
-//! (name → values), the second resolves operand names, converts literals to the type they
-//! take, and builds the [`Function`] directly (no [`crate::Builder`], which would normalise).
+//! an error, simply resumes at the next line; all errors of a source are collected. The
+//! reference reading takes two passes per function: the first records every line's syntax and
+//! every definition (name → values), the second resolves operand names, converts literals to
+//! the type they take, and builds the [`Function`] directly (no [`crate::Builder`], which would
+//! normalise). A source is first read in one pass instead, which builds each instruction as
+//! its line is read ([`Eager`]): the same functions when there is no error, and nothing stored
+//! per line; at the first error the source is read again the reference way, which reports
+//! every error.
+//! Names get numbers as they are read ([`super::names`]): most through a dense table per
+//! prefix and suffix (`%x12`), the rest through a hash table.
 //! Semantic problems are left to [`crate::verify`]: a forward reference becomes an operand
 //! pointing forward, a redefinition two values with one name, a type mismatch an instruction
 //! whose stored type is a plausible guess. Only a name defined nowhere in the function is a
@@ -13,15 +19,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use std::hash::BuildHasher;
-
-use hashbrown::{hash_table, HashTable};
-use rustc_hash::FxBuildHasher;
-
 use super::lexer::{
     is_invisible, lex_line, parse_literal, source_lines, strip_comment, Spanned, Tok,
 };
-use crate::function::{Function, InstData, Operand, ParamKind, Value};
+use super::names::Names;
+use crate::function::{Function, InstData, Operand, ParamKind, Value, ValueDef};
 use crate::opcode::{BinaryOp, CmpPred, UnaryOp};
 use crate::types::Type;
 
@@ -89,15 +91,45 @@ impl SourceMap {
 
 /// [`parse`], also returning where each function's values stand in `src`.
 pub fn parse_with_source(src: &str) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
+    // A name takes at least two bytes (`%` and one character), so a program rarely numbers
+    // its names past a quarter of its length; the families' slots (4 bytes each) then take at
+    // most as many bytes as the source.
+    parse_with_slot_budget(src, src.len() / 4 + 1024)
+}
+
+/// [`parse_lines`] building functions line by line, and if that meets an error, again the
+/// two-pass way, which reports the errors.
+fn parse_with_slot_budget(
+    src: &str,
+    slot_budget: usize,
+) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
+    parse_lines(src, slot_budget, true).or_else(|_| parse_lines(src, slot_budget, false))
+}
+
+/// [`parse_with_source`] with at most `slot_budget` slots for the name families (0: every name
+/// in the hash table), building functions line by line if `eager` ([`Eager`]).
+fn parse_lines(
+    src: &str,
+    slot_budget: usize,
+    eager: bool,
+) -> Result<Vec<(Function, SourceMap)>, ParseErrors> {
     let mut parser = Parser {
         // The lines that end in `\n` (all but a few, in practice): only for reserving.
         n_lines: count_byte(src.as_bytes(), b'\n') + 1,
+        slot_budget,
+        eager,
         ..Parser::default()
     };
     let mut n_lines = 0;
     for (i, line) in source_lines(src).enumerate() {
         n_lines = i + 1;
         parser.line(i + 1, line);
+        if eager && !parser.errors.is_empty() {
+            // The caller parses again, the two-pass way.
+            return Err(ParseErrors {
+                errors: parser.errors,
+            });
+        }
     }
     if let Some(func) = parser.current.take() {
         parser.error(
@@ -191,7 +223,7 @@ pub fn parse_function(src: &str) -> Result<Function, ParseErrors> {
 }
 
 /// What an instruction line says, before names are resolved.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Kind {
     Const { ty: Type, value: f64 },
     Unary(UnaryOp),
@@ -219,9 +251,8 @@ enum RawOperand<'src> {
 }
 
 #[derive(Clone, Debug)]
-struct RawInst<'src> {
-    name: &'src str,
-    /// The number of `name` in its function.
+struct RawInst {
+    /// The number of its name in its function.
     id: usize,
     line: usize,
     /// Column of the `%name` that starts the line.
@@ -240,7 +271,7 @@ struct PendingFunc<'src> {
     /// Name, type, kind and name number.
     params: Vec<(&'src str, Type, ParamKind, usize)>,
     ret_types: Vec<Type>,
-    insts: Vec<RawInst<'src>>,
+    insts: Vec<RawInst>,
     /// The operands of every instruction, one after another.
     operands: Vec<RawOperand<'src>>,
     /// Column of the `@name` in the header (on `line`).
@@ -262,44 +293,119 @@ struct PendingFunc<'src> {
     /// Every name the function mentions (defined or used) → its number, given in order of
     /// first mention. Names are looked up here once, as they are read; resolving them later
     /// indexes vectors by number.
-    /// A table of numbers, hashed by the names they stand for: a third of the memory of a
-    /// map from names (10⁶ names: 18 instead of 50 MB, less than the last-level cache).
-    ids: HashTable<usize>,
-    /// Per name number, the name.
-    names: Vec<&'src str>,
-    /// Per name number, the first value that defines it (`usize::MAX`: none).
-    first_def: Vec<usize>,
+    names: Names<'src>,
+    /// How many instructions have been read (without error).
+    n_insts: usize,
+    /// The function built as its lines are read, in a parse that expects no errors
+    /// ([`Parser::eager`]); then `insts` and `operands` stay empty.
+    eager: Option<Eager>,
+}
+
+/// A function built line by line: every operand resolves, as it is read, to the latest
+/// definition of its name so far; a name not defined yet is a forward reference (to its
+/// first definition, found later) or undefined, and is settled at the closing `}`.
+///
+/// This is the second pass of [`Parser::finish_two_pass`] done during the first, and agrees
+/// with it on every source without errors: there no instruction is dropped, so the values
+/// before an instruction are exactly the values of the function built so far, and a name
+/// not defined yet stands for a value not built yet, which neither types a literal nor the
+/// result. The first error makes the parser start again the two-pass way, which reports
+/// every error as it always has.
+struct Eager {
+    func: Function,
+    /// Where each value stands (the [`SourceMap`]'s `values`).
+    places: Vec<(usize, usize)>,
+    /// Operands naming a value not defined yet: the value whose operand it is, the operand's
+    /// position, and the name's number.
+    forward: Vec<(usize, usize, usize)>,
+}
+
+impl Eager {
+    /// The function of `pending`'s header, with room for `guess` instructions; each parameter
+    /// is the latest definition of its name.
+    fn new(pending: &mut PendingFunc<'_>, guess: usize) -> Eager {
+        let n_params = pending.params.len();
+        let mut func = Function::new(pending.name);
+        func.values.reserve(n_params + guess);
+        let mut places = Vec::with_capacity(n_params + guess);
+        for (index, &(name, ty, kind, id)) in pending.params.iter().enumerate() {
+            let p = func.add_param(ty, Some(name.into()));
+            func.set_param_kind(p, kind);
+            places.push((
+                pending.line,
+                pending.param_cols.get(index).copied().unwrap_or(1),
+            ));
+            pending.names.set_latest(id, index);
+        }
+        Eager {
+            func,
+            places,
+            forward: Vec::new(),
+        }
+    }
 }
 
 impl<'src> PendingFunc<'src> {
     /// The number of `name`, given it on its first mention.
     fn name_id(&mut self, name: &'src str) -> usize {
-        let names = &self.names;
-        let entry = self.ids.entry(
-            FxBuildHasher.hash_one(name),
-            |&id| names[id] == name,
-            |&id| FxBuildHasher.hash_one(names[id]),
-        );
-        match entry {
-            hash_table::Entry::Occupied(e) => *e.get(),
-            hash_table::Entry::Vacant(e) => {
-                let id = self.names.len();
-                e.insert(id);
-                self.names.push(name);
-                self.first_def.push(usize::MAX);
-                id
-            }
-        }
+        self.names.id(name)
     }
 
     /// Record that `value` defines `name`; returns the name's number.
     fn define(&mut self, name: &'src str, value: usize) -> usize {
         let id = self.name_id(name);
-        let first = &mut self.first_def[id];
-        if *first == usize::MAX {
-            *first = value;
-        }
+        self.names.define(id, value);
         id
+    }
+
+    /// Add the instruction just read (its operands in `operands`) to the function built line
+    /// by line, as value `at` defining name number `id`, placed at `place`.
+    fn build_eagerly(
+        &mut self,
+        id: usize,
+        at: usize,
+        kind: Kind,
+        place: (usize, usize),
+    ) -> LineResult<()> {
+        let Some(eager) = self.eager.as_mut() else {
+            return Ok(());
+        };
+        let mut values = [None; 3];
+        for (k, (o, slot)) in self.operands.iter().zip(&mut values).enumerate() {
+            if let RawOperand::Value { id: used, .. } = *o {
+                let latest = self.names.latest(used);
+                let v = if latest == usize::MAX {
+                    // Not defined yet: stands for a value not built yet until the `}`.
+                    eager.forward.push((at, k, used));
+                    at
+                } else {
+                    latest
+                };
+                *slot = Some(Value::new(v));
+            }
+        }
+        self.names.set_latest(id, at);
+        let mut errors = Vec::new();
+        let values = &values[..self.operands.len().min(3)];
+        let built = build_inst(
+            &eager.func,
+            kind,
+            &self.operands,
+            values,
+            place.0,
+            &mut errors,
+        );
+        match (built, errors.pop()) {
+            (Some((ty, inst)), None) => {
+                let name = self.names.name(id);
+                eager.func.push_inst(ty, inst, Some(name.into()));
+                eager.places.push(place);
+                Ok(())
+            }
+            (_, Some(e)) => Err((e.col, e.message)),
+            // Not reached: a missing operand comes with its error.
+            (None, None) => Err((place.1, "an operand could not be read".into())),
+        }
     }
 
     /// Whether an undefined `name` is explained by an earlier error.
@@ -321,6 +427,11 @@ struct Parser<'src> {
     n_lines: usize,
     /// The most instructions a function read so far had.
     largest: Option<usize>,
+    /// How many slots each function's name families may take ([`Names::new`]).
+    slot_budget: usize,
+    /// Build each function as its lines are read ([`Eager`]): right for sources without
+    /// errors; the first error means parsing again without.
+    eager: bool,
 }
 
 /// Tokens of one line with a read position; "end of line" is reported at the column after
@@ -516,6 +627,7 @@ impl<'src> Parser<'src> {
                 }
                 self.current = Some(PendingFunc {
                     header_broken: true,
+                    names: Names::new(self.slot_budget, 0),
                     ..PendingFunc::default()
                 });
             } else if first_word.is_some_and(|w| w.starts_with('}')) {
@@ -548,22 +660,25 @@ impl<'src> Parser<'src> {
                 );
                 return;
             }
-            let mut func = PendingFunc {
-                line: line_no,
-                ..PendingFunc::default()
-            };
             // Reserve for as many instructions as the largest function so far had or, for
             // the first function, as there are lines left: the name table costs 2.5 times as
             // much to fill when it grows as it goes.
             let n_later = self.n_lines.saturating_sub(line_no);
             let guess = self.largest.map_or(n_later, |n| n.min(n_later));
-            func.insts.reserve(guess);
-            func.operands.reserve(2 * guess);
-            func.ids.reserve(guess, |_| 0);
-            func.names.reserve(guess);
-            func.first_def.reserve(guess);
+            let mut func = PendingFunc {
+                line: line_no,
+                names: Names::new(self.slot_budget, guess),
+                ..PendingFunc::default()
+            };
+            if !self.eager {
+                func.insts.reserve(guess);
+                func.operands.reserve(3 * guess);
+            }
             let result = header(&mut cur, &mut func);
             func.header_broken = result.is_err();
+            if self.eager && result.is_ok() {
+                func.eager = Some(Eager::new(&mut func, guess));
+            }
             let twice = self.redefinition(&func);
             self.current = Some(func);
             if let Some((col, message)) = twice {
@@ -675,16 +790,22 @@ impl<'src> Parser<'src> {
                         return Err(e);
                     }
                 };
-                let id = func.define(name, func.params.len() + func.insts.len());
-                func.insts.push(RawInst {
-                    name,
-                    id,
-                    line: line_no,
-                    col: first.col,
-                    kind,
-                    operands_start,
-                });
-                Ok(())
+                let at = func.params.len() + func.n_insts;
+                let id = func.define(name, at);
+                func.n_insts += 1;
+                if func.eager.is_none() {
+                    func.insts.push(RawInst {
+                        id,
+                        line: line_no,
+                        col: first.col,
+                        kind,
+                        operands_start,
+                    });
+                    return Ok(());
+                }
+                let result = func.build_eagerly(id, at, kind, (line_no, first.col));
+                func.operands.clear();
+                result
             }
             other => Err((
                 first.col,
@@ -695,20 +816,88 @@ impl<'src> Parser<'src> {
         }
     }
 
+    /// The function is closed: build it (or, if built line by line, settle its forward
+    /// references and returns).
+    fn finish(&mut self, mut pending: PendingFunc<'src>) {
+        self.largest = Some(self.largest.unwrap_or(0).max(pending.n_insts));
+        match pending.eager.take() {
+            Some(eager) => self.finish_eager(pending, eager),
+            None => self.finish_two_pass(pending),
+        }
+    }
+
+    /// The end of a function built line by line ([`Eager`]): forward references point to
+    /// the first definition of their name, returns to the latest. Any error here (a name
+    /// defined nowhere) only sends the parse the two-pass way, which reports it.
+    fn finish_eager(&mut self, pending: PendingFunc<'src>, eager: Eager) {
+        let Eager {
+            mut func,
+            places,
+            forward,
+        } = eager;
+        let mut errors = Vec::new();
+        let undefined = |name: &str, (line, col): (usize, usize)| ParseError {
+            line,
+            col,
+            message: format!("undefined value %{name}"),
+        };
+        for (value, k, id) in forward {
+            let first = pending.names.first_def(id);
+            let place = places.get(value).copied().unwrap_or(pending.ret_at);
+            match func.values.get_mut(value).map(|data| &mut data.def) {
+                Some(ValueDef::Inst(inst)) if first != usize::MAX => {
+                    set_operand(inst, k, Value::new(first));
+                }
+                _ => errors.push(undefined(pending.names.name(id), place)),
+            }
+        }
+        for &(name, id, line, col) in pending.rets.iter().flatten() {
+            let latest = pending.names.latest(id);
+            match [latest, pending.names.first_def(id)]
+                .into_iter()
+                .find(|&v| v != usize::MAX)
+            {
+                Some(v) => func.rets.push(Value::new(v)),
+                None => errors.push(undefined(name, (line, col))),
+            }
+        }
+        func.ret_types = pending.ret_types;
+        if pending.n_errors > 0 || !errors.is_empty() {
+            // Never silent: an error always leaves the parse with errors.
+            errors.push(ParseError {
+                line: pending.line,
+                col: pending.name_col,
+                message: format!("function @{} has errors", pending.name),
+            });
+            self.errors.extend(errors);
+            return;
+        }
+        // Room was reserved for every line left in the source (more than this function had
+        // if others follow); a large block shrinks in place.
+        func.values.shrink_to_fit();
+        let mut places = places;
+        places.shrink_to_fit();
+        let map = SourceMap {
+            header: (pending.line, pending.name_col),
+            values: places,
+            ret: pending.ret_at,
+        };
+        self.funcs.push((func, map));
+    }
+
     /// Second pass: resolve names and build the function.
-    fn finish(&mut self, pending: PendingFunc<'src>) {
-        self.largest = Some(self.largest.unwrap_or(0).max(pending.insts.len()));
-        // Per name number, its first definition (`pending.first_def`) and its latest one so
+    fn finish_two_pass(&mut self, pending: PendingFunc<'src>) {
+        // Per name number, its first definition (`pending.names.first_def`) and its latest one so
         // far (`latest`, updated in program order below): a use refers to the latest
         // definition before it, else to the first one (a forward reference, reported by the
         // verifier), else to nothing (undefined).
         let n_params = pending.params.len();
-        let mut latest = vec![usize::MAX; pending.first_def.len()];
+        let mut latest = vec![usize::MAX; pending.names.len()];
         for (index, &(_, _, _, id)) in pending.params.iter().enumerate() {
             latest[id] = index;
         }
         let resolve = |latest: &[usize], id: usize, at: usize| {
-            let (first, latest) = (pending.first_def[id], latest[id]);
+            let (first, latest) = (pending.names.first_def(id), latest[id]);
             let v = if latest < at { latest } else { first };
             (v != usize::MAX).then(|| Value::new(v))
         };
@@ -732,7 +921,7 @@ impl<'src> Parser<'src> {
             for (o, slot) in raw_operands.iter().zip(&mut values) {
                 *slot = match *o {
                     RawOperand::Value { id, col } => {
-                        let name = pending.names[id];
+                        let name = pending.names.name(id);
                         let v = resolve(&latest, id, at);
                         if v.is_none() && !pending.is_poisoned(name) {
                             errors.push(ParseError {
@@ -748,80 +937,13 @@ impl<'src> Parser<'src> {
             }
             let values = &values[..raw_operands.len().min(3)];
             latest[raw.id] = at;
-            // The type literal operands take: that of the first earlier float value among the
-            // float operands (the select condition excluded), as the printer assumes.
-            let float_from = usize::from(matches!(raw.kind, Kind::Select));
-            let lit_ty = values[float_from.min(values.len())..]
-                .iter()
-                .flatten()
-                .filter_map(|v| func.values.get(v.index()).map(|d| d.ty))
-                .find(|t| t.is_float())
-                .unwrap_or(Type::F64);
-            let mut operands = [Operand::Const(0.0); 3];
-            let mut n_operands = 0;
-            for (o, v) in raw_operands.iter().zip(values) {
-                let operand = match (*o, *v) {
-                    (_, Some(v)) => Operand::Value(v),
-                    (RawOperand::Literal { text, col }, None) => {
-                        match parse_literal(text, lit_ty) {
-                            Ok(x) => Operand::Const(x),
-                            Err(e) => {
-                                errors.push(ParseError {
-                                    line: raw.line,
-                                    col,
-                                    message: e.to_string(),
-                                });
-                                continue;
-                            }
-                        }
-                    }
-                    (RawOperand::Value { .. }, None) => continue,
-                };
-                operands[n_operands] = operand;
-                n_operands += 1;
-            }
-            if n_operands != raw_operands.len() {
+            let Some((ty, inst)) =
+                build_inst(&func, raw.kind, raw_operands, values, raw.line, &mut errors)
+            else {
                 broken = true;
                 continue;
-            }
-            let value_at = |k: usize| operands[k].as_value().unwrap_or(Value::new(0));
-            let pair = || [operands[0], operands[1]];
-            let (inst, fallback) = match raw.kind {
-                Kind::Const { ty, value } => (InstData::constant(ty, value), ty),
-                Kind::Unary(op) => (
-                    InstData::Unary {
-                        op,
-                        arg: value_at(0),
-                    },
-                    lit_ty,
-                ),
-                Kind::Binary(op) => (InstData::Binary { op, args: pair() }, lit_ty),
-                Kind::Fma => (
-                    InstData::Fma {
-                        args: [operands[0], operands[1], operands[2]],
-                    },
-                    lit_ty,
-                ),
-                Kind::Powi(exp) => (
-                    InstData::Powi {
-                        arg: value_at(0),
-                        exp,
-                    },
-                    lit_ty,
-                ),
-                Kind::Fcmp(pred) => (InstData::Fcmp { pred, args: pair() }, Type::Bool),
-                Kind::Select => (
-                    InstData::Select {
-                        cond: value_at(0),
-                        args: [operands[1], operands[2]],
-                    },
-                    lit_ty,
-                ),
-                Kind::Fpromote => (InstData::Fpromote { arg: value_at(0) }, Type::F64),
-                Kind::Fdemote => (InstData::Fdemote { arg: value_at(0) }, Type::F32),
             };
-            let ty = func.result_type(&inst).unwrap_or(fallback);
-            func.push_inst(ty, inst, Some(raw.name.into()));
+            func.push_inst(ty, inst, Some(pending.names.name(raw.id).into()));
         }
         for &(name, id, line, col) in pending.rets.iter().flatten() {
             // The latest definition (every one has been seen by now).
@@ -860,6 +982,121 @@ impl<'src> Parser<'src> {
             };
             self.funcs.push((func, map));
         }
+    }
+}
+
+/// The instruction `kind` with the operands `raw_operands` (resolved to `values`: `None` for a
+/// literal, or for a name that resolves to nothing) in `func` as it stands, with its type; or
+/// `None` if an operand is missing (a literal error is added to `errors`; an unresolved name
+/// was reported by the caller). Literals take the type described at [`Parser::finish`].
+fn build_inst(
+    func: &Function,
+    kind: Kind,
+    raw_operands: &[RawOperand<'_>],
+    values: &[Option<Value>],
+    line: usize,
+    errors: &mut Vec<ParseError>,
+) -> Option<(Type, InstData)> {
+    // The type literal operands take: that of the first earlier float value among the
+    // float operands (the select condition excluded), as the printer assumes.
+    let float_from = usize::from(matches!(kind, Kind::Select));
+    let lit_ty = values[float_from.min(values.len())..]
+        .iter()
+        .flatten()
+        .filter_map(|v| func.values.get(v.index()).map(|d| d.ty))
+        .find(|t| t.is_float())
+        .unwrap_or(Type::F64);
+    let mut operands = [Operand::Const(0.0); 3];
+    let mut n_operands = 0;
+    for (o, v) in raw_operands.iter().zip(values) {
+        let operand = match (*o, *v) {
+            (_, Some(v)) => Operand::Value(v),
+            (RawOperand::Literal { text, col }, None) => match parse_literal(text, lit_ty) {
+                Ok(x) => Operand::Const(x),
+                Err(e) => {
+                    errors.push(ParseError {
+                        line,
+                        col,
+                        message: e.to_string(),
+                    });
+                    continue;
+                }
+            },
+            (RawOperand::Value { .. }, None) => continue,
+        };
+        operands[n_operands] = operand;
+        n_operands += 1;
+    }
+    if n_operands != raw_operands.len() {
+        return None;
+    }
+    let value_at = |k: usize| operands[k].as_value().unwrap_or(Value::new(0));
+    let pair = || [operands[0], operands[1]];
+    let (inst, fallback) = match kind {
+        Kind::Const { ty, value } => (InstData::constant(ty, value), ty),
+        Kind::Unary(op) => (
+            InstData::Unary {
+                op,
+                arg: value_at(0),
+            },
+            lit_ty,
+        ),
+        Kind::Binary(op) => (InstData::Binary { op, args: pair() }, lit_ty),
+        Kind::Fma => (
+            InstData::Fma {
+                args: [operands[0], operands[1], operands[2]],
+            },
+            lit_ty,
+        ),
+        Kind::Powi(exp) => (
+            InstData::Powi {
+                arg: value_at(0),
+                exp,
+            },
+            lit_ty,
+        ),
+        Kind::Fcmp(pred) => (InstData::Fcmp { pred, args: pair() }, Type::Bool),
+        Kind::Select => (
+            InstData::Select {
+                cond: value_at(0),
+                args: [operands[1], operands[2]],
+            },
+            lit_ty,
+        ),
+        Kind::Fpromote => (InstData::Fpromote { arg: value_at(0) }, Type::F64),
+        Kind::Fdemote => (InstData::Fdemote { arg: value_at(0) }, Type::F32),
+    };
+    let ty = func.result_type(&inst).unwrap_or(fallback);
+    Some((ty, inst))
+}
+
+/// Operand `k` of `inst` (in text order, as [`InstData::operands`] lists them) becomes `v`.
+fn set_operand(inst: &mut InstData, k: usize, v: Value) {
+    match (inst, k) {
+        (
+            InstData::Unary { arg, .. }
+            | InstData::Powi { arg, .. }
+            | InstData::Fpromote { arg }
+            | InstData::Fdemote { arg },
+            0,
+        )
+        | (InstData::Select { cond: arg, .. }, 0) => *arg = v,
+        (InstData::Binary { args, .. } | InstData::Fcmp { args, .. }, k) => {
+            if let Some(o) = args.get_mut(k) {
+                *o = Operand::Value(v);
+            }
+        }
+        (InstData::Fma { args }, k) => {
+            if let Some(o) = args.get_mut(k) {
+                *o = Operand::Value(v);
+            }
+        }
+        (InstData::Select { args, .. }, k) => {
+            if let Some(o) = k.checked_sub(1).and_then(|j| args.get_mut(j)) {
+                *o = Operand::Value(v);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -1052,4 +1289,137 @@ fn instruction<'src>(cur: &mut Cursor<'_, 'src>, func: &mut PendingFunc<'src>) -
         })?;
     }
     Ok(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
+    use proptest::prelude::*;
+
+    /// A new spelling for a name, of one of the forms the name table treats differently:
+    /// numbered in a few families (small numbers, so that names collide and are redefined),
+    /// with leading zeros, with text after the number, all digits, too long to index, past
+    /// the families' budget, or without any digit.
+    fn respell(rng: &mut Rng, n_names: usize) -> String {
+        let k = rng.below(n_names.max(1) + 3);
+        match rng.below(13) {
+            0 | 1 => format!("v{k}"),
+            11 => format!("x{k}"),
+            // Wraps around to `x{k}` in 32 bits.
+            12 => format!("x{}", (1u64 << 32) + k as u64),
+            2 => format!("x0{k}"),
+            3 => format!("{k}"),
+            4 => format!("a{k}_b"),
+            5 => format!("a{k}.1"),
+            6 => format!("s{k}x{}", rng.below(3)),
+            7 => format!("x{k}123456789012345678901234567890"),
+            8 => format!("v{}", 999_999_000 + k),
+            9 => format!("n{}", 1000 * k),
+            _ => {
+                let letters: String = (0..1 + rng.below(3))
+                    .map(|_| char::from(b'a' + rng.below(26) as u8))
+                    .collect();
+                format!("foo_{letters}")
+            }
+        }
+    }
+
+    /// `text` with every `%name` replaced through `rename` (the same name always by the same
+    /// new one; two names may get one new name).
+    fn renamed(text: &str, rng: &mut Rng) -> String {
+        let n_names = text.matches('%').count();
+        let mut map: std::collections::HashMap<&str, String> = Default::default();
+        let mut out = String::with_capacity(2 * text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('%') {
+            out.push_str(&rest[..=at]);
+            let tail = &rest[at + 1..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                .unwrap_or(tail.len());
+            let name = &tail[..end];
+            let new = map.entry(name).or_insert_with(|| respell(rng, n_names / 2));
+            out.push_str(new);
+            rest = &tail[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// `text` with some lines dropped, swapped or garbled, for errors, forward references and
+    /// names defined on bad lines.
+    fn damaged(text: &str, rng: &mut Rng) -> String {
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        let body = 1..lines.len().saturating_sub(2).max(1);
+        for _ in 0..rng.below(3) {
+            let i = body.start + rng.below(body.len());
+            match rng.below(3) {
+                0 => {
+                    lines.remove(i);
+                }
+                1 => {
+                    let j = body.start + rng.below(body.len());
+                    if j < lines.len() && i < lines.len() {
+                        lines.swap(i, j);
+                    }
+                }
+                _ => {
+                    if let Some(line) = lines.get_mut(i) {
+                        *line = line.replacen('=', "= sine", 1);
+                    }
+                }
+            }
+        }
+        lines.join("\n") + "\n"
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Random programs, printed, with names respelled (and sometimes damaged) parse to the
+        /// same functions, source maps and errors through the name families (with the usual
+        /// budget, and one that runs out half way) as through the hash table alone, and built
+        /// line by line as in two passes.
+        #[test]
+        fn name_families_and_eager_building_agree_with_the_reference(seed in any::<u64>()) {
+            let mut rng = Rng::new(seed);
+            let ty = if rng.chance(0.5) { Type::F64 } else { Type::F32 };
+            let func = if rng.chance(0.5) {
+                random_function(seed, &RandomOptions {
+                    ty,
+                    n_insts: 5 + rng.below(80),
+                    non_smooth: rng.chance(0.5),
+                    ..RandomOptions::default()
+                })
+            } else {
+                random_repeated(seed, &RepeatOptions {
+                    ty,
+                    template: 2 + rng.below(5),
+                    trips: 1 + rng.below(20),
+                    carried: 1 + rng.below(2),
+                    interrupt: rng.below(3),
+                    non_smooth: rng.chance(0.5),
+                })
+            };
+            let mut text = renamed(&func.to_string(), &mut rng);
+            if rng.chance(0.3) {
+                text = damaged(&text, &mut rng);
+            }
+            // The reference: every name in the hash table, two passes.
+            let reference = parse_lines(&text, 0, false);
+            for budget in [text.len() / 4 + 1024, 1 + rng.below(40), 0] {
+                for eager in [false, true] {
+                    let parsed = parse_lines(&text, budget, eager);
+                    if eager && parsed.is_err() {
+                        // Errors are left to the two-pass parse.
+                        prop_assert!(reference.is_err(), "budget {}\n{}", budget, text);
+                        continue;
+                    }
+                    prop_assert_eq!(&parsed, &reference, "budget {}, eager {}\n{}", budget, eager, text);
+                }
+                prop_assert_eq!(&parse_with_slot_budget(&text, budget), &reference);
+            }
+        }
+    }
 }
