@@ -78,6 +78,19 @@ CASES = {
                                  + np.where(np.array([1.0, 0.0, np.nan]), x, 3 * x),
                                  [0.7, -0.4, 1.3]),
     "astype_float": (lambda x: x.astype(float) * 2 + x.astype(np.float64), [0.7, -0.4, 1.3]),
+    # np.linalg by elimination with traced pivoting; at this point the pivots come from
+    # different rows in different columns, and A's (0, 0) entry is 0
+    "linalg_solve": (lambda x: [*np.linalg.solve(x[:9].reshape(3, 3), x[9:]),
+                                *np.linalg.solve(x[:9].reshape(3, 3), np.outer(x[9:], x[9:2:-3]))
+                                .ravel()],
+                     [0.0, 2.0, -1.0, 0.5, -0.3, 2.0, 1.5, 0.2, 0.7, 0.3, -0.8, 1.1]),
+    "linalg_inv_det": (lambda x: [*np.linalg.inv(x.reshape(3, 3)).ravel(),
+                                  np.linalg.det(x.reshape(3, 3)),
+                                  np.linalg.det(x[:4].reshape(2, 2) @ A[:2, :2]),
+                                  np.linalg.det(x[1:5].reshape(2, 2)[::-1])],  # one swap
+                       [0.0, 2.0, -1.0, 0.5, -0.3, 2.0, 1.5, 0.2, 0.7]),
+    "linalg_constant_matrix": (lambda x: np.linalg.solve(A, x) + np.linalg.inv(A) @ x,
+                               [0.7, -0.4, 1.3]),
 }
 
 
@@ -183,7 +196,9 @@ def test_asarray_makes_plain_object_arrays_trace():
     (lambda x: np.add.reduceat(x, [0, 1]), "numpy.add.reduceat"),
     (lambda x: x[x > 0].sum(), "np.where(mask, x, 0.0)"),
     (lambda x: x[:2] + x, "numpy.add does not trace: operands could not be broadcast"),
-    (lambda x: np.linalg.inv(np.outer(x, x)), "numpy.inv"),
+    (lambda x: np.linalg.eigh(np.outer(x, x)), "numpy.eigh"),
+    (lambda x: np.linalg.solve(np.ones((2, 2, 2)), x[:2]), "one square matrix"),
+    (lambda x: np.linalg.solve(np.outer(x, x), x[:2]), "right-hand side has shape (2,)"),
     (lambda x: np.zeros(3).__setitem__(0, x[0]), "np.zeros_like(x)"),
     (lambda x: x.astype(np.int64), "astype"),
     (lambda x: x.astype(np.float32), "float32 rounding is not recorded"),

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _adjit
+from . import _adjit, _linalg
 from ._errors import Error, TraceError
 
 _Traced = (_adjit.Var, _adjit.Bool)
@@ -350,6 +350,10 @@ def _sinc(x: Any) -> Any:
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "where": _where,
     "sinc": _sinc,
+    # np.linalg, by elimination with pivots chosen by traced comparisons (see _linalg)
+    "solve": _linalg.solve,
+    "inv": _linalg.inv,
+    "det": _linalg.det,
     "round": _round,
     "around": _round,
     "round_": _round,
