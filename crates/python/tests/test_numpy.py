@@ -89,6 +89,16 @@ CASES = {
                                   np.linalg.det(x[:4].reshape(2, 2) @ A[:2, :2]),
                                   np.linalg.det(x[1:5].reshape(2, 2)[::-1])],  # one swap
                        [0.0, 2.0, -1.0, 0.5, -0.3, 2.0, 1.5, 0.2, 0.7]),
+    # np.interp with traced points, traced values and traced breakpoints; points below,
+    # inside, at a breakpoint and above the table
+    "interp": (lambda x: [*np.interp(x, [-0.5, 0.0, 1.0, 1.2], [1.0, -2.0, 0.5, 3.0]),
+                          np.interp(x[0] * 0.0, [-0.5, 0.0, 1.0], [1.0, -2.0, 0.5]),
+                          np.interp(0.3, [0.0, 1.0], x[:2]),
+                          np.interp(x[0], [-1.0, x[1], 2.0], [0.0, x[2], 1.0]),
+                          np.interp(x[1] - 1.0, [-0.4, 0.7], [5.0, 6.0], left=-1.0, right=9.0),
+                          np.interp(x[2], [-0.4, 0.7], [5.0, 6.0], left=-1.0, right=x[0]),
+                          *np.interp([-3.0, 3.0], x[:2] - 1.0, [1.0, 2.0])],
+               [0.7, -0.4, 1.3]),
     "linalg_constant_matrix": (lambda x: np.linalg.solve(A, x) + np.linalg.inv(A) @ x,
                                [0.7, -0.4, 1.3]),
 }
@@ -285,3 +295,12 @@ def test_the_fast_path_reads_every_layout_right():
     np.testing.assert_array_equal(a, fn(x))
     ja, jb = adjit.jacobian(fast)(x), adjit.jacobian(slow)(x)
     assert np.asarray(ja).tobytes() == np.asarray(jb).tobytes()
+
+
+def test_interp_gives_numpys_numbers_at_and_between_breakpoints():
+    xp = np.array([0.0, 0.1, 0.3, 0.7, 1.9])
+    fp = np.array([0.1, 0.7, 0.2, 0.9, -0.3])
+    xs = np.concatenate([xp, (xp[1:] + xp[:-1]) / 3, [-1.0, 5.0, 0.123, 1.0 / 3]])
+    f = adjit.trace(lambda x: np.interp(x, xp, fp), len(xs))
+    got = np.asarray(f(xs))
+    assert got.tobytes() == np.interp(xs, xp, fp).tobytes()

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _adjit, _linalg
+from . import _adjit, _interp, _linalg
 from ._errors import Error, TraceError
 
 _Traced = (_adjit.Var, _adjit.Bool)
@@ -354,6 +354,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "solve": _linalg.solve,
     "inv": _linalg.inv,
     "det": _linalg.det,
+    "interp": _interp.interp,
     "round": _round,
     "around": _round,
     "round_": _round,
