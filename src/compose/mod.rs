@@ -28,6 +28,11 @@
 //! batch of the compiled code (pairs of components through two-lane kernels with
 //! [`ComposeOptions::lanes`] = 2).
 //!
+//! **Hessian-vector products** ([`ComposedKernel::hvp`], for an inner kernel with one output
+//! and no transform) apply the chain rule per component: g's HVP, then f's HVP scaled by ȳⱼ
+//! and its tangent; see the `hvp` module for what is skipped when g is piecewise linear (a
+//! `min`) and with [`ComposeOptions::skip_zero_cotangents`].
+//!
 //! **Fixed summation order**, as [`crate::map`]: rows in blocks of
 //! [`ComposeOptions::block_rows`], each block summed row by row from −0.0, block partials
 //! added in block order, so results are bitwise the same for every thread count. Within a row,
