@@ -25,6 +25,8 @@ use std::ops::Range;
 use adjit_diff::layout::Part;
 use adjit_ir::Function;
 
+#[cfg(doc)]
+use super::ComposeOptions;
 use super::{run_batch, ComposedKernel, Program, Slot};
 use crate::error::{Error, Expected, Result};
 use crate::map::{sum_blocks, Blocks, PARALLEL_WORK};
@@ -118,7 +120,14 @@ impl ComposedKernel {
 
     /// Writes ∇θ Σᵢ (row value) to `grad` and the Hessian-vector product `H·v` to `hv`, and
     /// returns the sum, all in the fixed order of [`ComposedKernel::gradient`]. Needs an inner
-    /// kernel with one output and no transform (see the [module docs](self)).
+    /// kernel with one output and no transform.
+    ///
+    /// Per row, with vⱼ the direction gathered like φⱼ: g's HVP at the component values with
+    /// their tangents uⱼ = ∇fⱼ·vⱼ gives ȳ and ẏ̄; then θ̄ⱼ += ȳⱼ·∇fⱼ and (H·v)ⱼ += ẏ̄ⱼ·∇fⱼ +
+    /// ȳⱼ·Hⱼvⱼ by f's HVP. When no output of g's HVP program reads the uⱼ (g piecewise linear
+    /// in the components, as a `min`), they are not computed, and one program per row gives
+    /// the k values and g's HVP. With [`ComposeOptions::skip_zero_cotangents`] f's HVP runs
+    /// only where ȳⱼ or ẏ̄ⱼ is nonzero (for k-means, the nearest centroid).
     ///
     /// ```
     /// use adjit::compose::{ComposeOptions, ComposedKernel, Composition, Gather};
