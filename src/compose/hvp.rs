@@ -192,7 +192,13 @@ impl ComposedKernel {
         let (k, p, s) = (self.k, self.n_phi, self.shared.len());
         let phis = self.gathered(theta, p);
         let v_phis = self.gathered(v, p);
-        let cost = k * (progs.first.cost + progs.inner_hvp.cost) + progs.outer.cost;
+        // Instructions per row, for the thread decision: with skipping, f's HVP is counted
+        // once per row (one component in k, for a minimum).
+        let cost = match (progs.fused, progs.first_is_hvp) {
+            (Some(fused), _) => fused.cost + progs.inner_hvp.cost,
+            (None, true) => k * progs.first.cost + progs.outer.cost,
+            (None, false) => k * progs.first.cost + progs.inner_hvp.cost + progs.outer.cost,
+        };
         let block = self.compose.block_rows;
         let n_blocks = n_rows.div_ceil(block);
         let pays = n_rows.saturating_mul(cost) >= PARALLEL_WORK;
