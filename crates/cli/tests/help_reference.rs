@@ -264,3 +264,37 @@ fn guide_snippet_6_runs() {
     assert_eq!(&out[12..], &[3.0, 0.0, 1.0, 0.0, 0.0, 3.0]);
     // guide-snippet-end
 }
+
+#[test]
+fn guide_snippet_7_runs() -> Result<(), adjit::Error> {
+    // guide-snippet-begin
+    use adjit::compose::{ComposeOptions, ComposedKernel, Composition, Gather};
+    // k-means with d = 1, k = 2: the squared distance to the nearest centroid.
+    let dist = adjit::trace_with_data(1, 1, |c, a| (a[0] - c[0]).square());
+    let nearest = adjit::trace(2, |y| y[0].min(y[1]));
+    let spec = Composition {
+        transform: None,
+        inner: &dist,
+        outer: &nearest,
+        components: 2,
+        gather: &[Gather { base: 0, stride: 1 }], // centroid j is θ[j]
+        shared: &[],
+        n_theta: 2,
+    };
+    let compose = ComposeOptions {
+        skip_zero_cotangents: true,
+        ..ComposeOptions::default()
+    };
+    let kmeans = ComposedKernel::with_options(&spec, compose, &adjit::Options::default())?;
+    let (mut grad, mut hv) = ([0.0; 2], [0.0; 2]);
+    kmeans.hvp(
+        &[0.0, 10.0],
+        &[1.0, 2.0, 9.0],
+        &[1.0, 1.0],
+        &mut grad,
+        &mut hv,
+    )?;
+    assert_eq!((grad, hv), ([-6.0, 2.0], [4.0, 2.0])); // H = diag(2·|cluster j|)
+                                                       // guide-snippet-end
+    Ok(())
+}
