@@ -795,15 +795,12 @@ fn a_leading_zero_makes_another_name() {
     assert_eq!(operand_values(f, 8), [Some(7), Some(4)]);
 }
 
-/// What follows the number is part of the name: `%x1`, `%x1_b`, `%x1b`, `%x1_b2`, `%1x`, `%1`
-/// and `%x1.1` are seven values.
-#[test]
-fn names_with_text_after_the_number_are_distinct() {
-    let names = ["x1", "x1_b", "x1b", "x1_b2", "1x", "1", "x1.1"];
+/// A function of parameters named `names` returning s = Σ_k 10^k · p_k, so that with inputs
+/// 1, 2, 3, … every parameter must land in its own digit.
+fn digit_sum(names: &[&str]) -> String {
     let params: Vec<String> = names.iter().map(|n| format!("%{n}: f64")).collect();
-    // s = Σ_k 10^k · p_k, so every input must land in its own place.
     let mut src = format!("func @f({}) -> f64 {{\n", params.join(", "));
-    src.push_str("    %s0 = mul %x1, 1.0\n");
+    src.push_str(&format!("    %s0 = mul %{}, 1.0\n", names[0]));
     for (k, n) in names.iter().enumerate().skip(1) {
         src.push_str(&format!(
             "    %t{k} = mul %{n}, {}.0\n    %s{k} = add %s{}, %t{k}\n",
@@ -812,6 +809,15 @@ fn names_with_text_after_the_number_are_distinct() {
         ));
     }
     src.push_str(&format!("    ret %s{}\n}}\n", names.len() - 1));
+    src
+}
+
+/// What follows the number is part of the name: `%x1`, `%x1_b`, `%x1b`, `%x1_b2`, `%1x`, `%1`
+/// and `%x1.1` are seven values.
+#[test]
+fn names_with_text_after_the_number_are_distinct() {
+    let names = ["x1", "x1_b", "x1b", "x1_b2", "1x", "1", "x1.1"];
+    let src = digit_sum(&names);
     let f = &check_round_trip(&src, "suffixes")[0];
     verify(f).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let inputs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
@@ -834,17 +840,7 @@ fn numbers_of_any_length_name_distinct_values() {
         "x1000000000",
         "x999999999",
     ];
-    let params: Vec<String> = names.iter().map(|n| format!("%{n}: f64")).collect();
-    let mut src = format!("func @f({}) -> f64 {{\n", params.join(", "));
-    src.push_str("    %s0 = mul %x0, 1.0\n");
-    for (k, n) in names.iter().enumerate().skip(1) {
-        src.push_str(&format!(
-            "    %t{k} = mul %{n}, {}.0\n    %s{k} = add %s{}, %t{k}\n",
-            10u64.pow(k as u32),
-            k - 1
-        ));
-    }
-    src.push_str(&format!("    ret %s{}\n}}\n", names.len() - 1));
+    let src = digit_sum(&names);
     let f = &check_round_trip(&src, "long numbers")[0];
     verify(f).unwrap_or_else(|e| panic!("{e}\n{src}"));
     let inputs = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
