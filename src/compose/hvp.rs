@@ -470,18 +470,29 @@ impl ComposedKernel {
             (&worker.first_out, first.n_out, first)
         } else {
             let inner = progs.inner_hvp;
-            // The (row, component) pairs with a nonzero cotangent or tangent, compacted
-            // without a branch per component (which one is nonzero changes from row to row).
-            worker.active.resize(n_rows * k, (0, 0));
-            let mut n = 0;
+            // The (row, component) pairs with a nonzero cotangent or tangent: a bit mask per
+            // 64 components, built without a branch (which one is nonzero changes from row to
+            // row), then its set bits in order.
             for i in 0..n_rows {
                 let (y_bar, y_bar_dot) = cot(i);
-                for (j, (&w, &w_dot)) in y_bar[..k].iter().zip(&y_bar_dot[..k]).enumerate() {
-                    worker.active[n] = (i, j);
-                    n += usize::from(w != 0.0 || w_dot != 0.0);
+                for (c, (w, w_dot)) in y_bar[..k]
+                    .chunks(64)
+                    .zip(y_bar_dot[..k].chunks(64))
+                    .enumerate()
+                {
+                    let mut mask = 0u64;
+                    for (b, (&w, &w_dot)) in w.iter().zip(w_dot).enumerate() {
+                        mask |= u64::from((w != 0.0) | (w_dot != 0.0)) << b;
+                    }
+                    while mask != 0 {
+                        worker
+                            .active
+                            .push((i, 64 * c + mask.trailing_zeros() as usize));
+                        mask &= mask - 1;
+                    }
                 }
             }
-            worker.active.truncate(n);
+            let n = worker.active.len();
             if worker.hvp_in.len() < n * inner.n_in {
                 worker
                     .hvp_in
