@@ -74,16 +74,21 @@ fn put(x: &mut [f64], at: &[usize], values: &[f64]) {
     }
 }
 
+/// What a stage runs before the components' f-HVPs.
+#[derive(Clone, Copy)]
+enum FirstStage<'a> {
+    /// f's HVP for every component (nothing is skipped; its results are used directly), then
+    /// g's HVP.
+    Hvp(&'a Program),
+    /// f's gradient (for uⱼ) or f's primal for every component, then g's HVP.
+    Components(&'a Program),
+    /// One call per row of [`ComposedKernel::fused_function`]: the k values and g's HVP.
+    Fused(&'a Program),
+}
+
 /// The programs of one HVP call and the slots they are read at.
 struct HvpPrograms<'a> {
-    /// What every component runs first: f's HVP (nothing is skipped, its results are used
-    /// directly), f's gradient (for uⱼ) or f's primal.
-    first: &'a Program,
-    /// Whether `first` is f's HVP.
-    first_is_hvp: bool,
-    /// Instead of `first` (f's primal) and `outer`: one call per row of
-    /// [`ComposedKernel::fused_function`].
-    fused: Option<&'a Program>,
+    first: FirstStage<'a>,
     inner_hvp: &'a Program,
     outer: &'a Program,
     /// The inner HVP's `v` inputs and `H·v` outputs.
@@ -194,10 +199,12 @@ impl ComposedKernel {
         let v_phis = self.gathered(v, p);
         // Instructions per row, for the thread decision: with skipping, f's HVP is counted
         // once per row (one component in k, for a minimum).
-        let cost = match (progs.fused, progs.first_is_hvp) {
-            (Some(fused), _) => fused.cost + progs.inner_hvp.cost,
-            (None, true) => k * progs.first.cost + progs.outer.cost,
-            (None, false) => k * progs.first.cost + progs.inner_hvp.cost + progs.outer.cost,
+        let cost = match progs.first {
+            FirstStage::Fused(fused) => fused.cost + progs.inner_hvp.cost,
+            FirstStage::Hvp(first) => k * first.cost + progs.outer.cost,
+            FirstStage::Components(first) => {
+                k * first.cost + progs.inner_hvp.cost + progs.outer.cost
+            }
         };
         let block = self.compose.block_rows;
         let n_blocks = n_rows.div_ceil(block);
@@ -318,21 +325,15 @@ impl ComposedKernel {
         let inner_hvp = self.program(Slot::InnerHvp)?;
         let outer = self.program(Slot::OuterHvp)?;
         let skip = self.compose.skip_zero_cotangents;
-        let (first, first_is_hvp) = match (skip, outer.reads_component_tangents) {
-            (false, _) => (inner_hvp, true),
-            (true, true) => (self.program(Slot::InnerGradient)?, false),
-            (true, false) => (self.program(Slot::InnerPrimal)?, false),
-        };
-        let fused = match first_is_hvp || outer.reads_component_tangents || !fused_allowed {
-            false if self.k * self.inner.n_insts() <= VALUES_UNROLL => {
-                Some(self.program(Slot::Fused)?)
-            }
-            _ => None,
+        let fused = fused_allowed && self.k * self.inner.n_insts() <= VALUES_UNROLL;
+        let first = match (skip, outer.reads_component_tangents) {
+            (false, _) => FirstStage::Hvp(inner_hvp),
+            (true, true) => FirstStage::Components(self.program(Slot::InnerGradient)?),
+            (true, false) if fused => FirstStage::Fused(self.program(Slot::Fused)?),
+            (true, false) => FirstStage::Components(self.program(Slot::InnerPrimal)?),
         };
         Ok(HvpPrograms {
             first,
-            first_is_hvp,
-            fused,
             inner_hvp,
             outer,
             inner_v: inner_hvp.layout.input(Part::Vector),
@@ -363,19 +364,23 @@ impl ComposedKernel {
         v_phis: &[f64],
     ) -> HvpWorker {
         let (k, c) = (self.k, self.stage_rows());
-        let (first, inner_hvp, outer) = (progs.first, progs.inner_hvp, progs.outer);
-        // Runs of the first program per stage (none when the fused program replaces it).
-        let runs = if progs.fused.is_some() { 0 } else { c * k };
-        let mut first_in = vec![0.0; runs * first.n_in];
-        for (at, x) in first_in.chunks_mut(first.n_in).enumerate() {
-            let j = at % k;
-            match progs.first_is_hvp {
-                true => self.put_component(x, j, phis, v_phis, progs.inner_v.start),
-                false => {
-                    let p = self.n_phi;
-                    for (&at, &phi) in self.inner_phi_at.iter().zip(&phis[j * p..(j + 1) * p]) {
-                        x[at] = phi;
+        let (inner_hvp, outer) = (progs.inner_hvp, progs.outer);
+        // The per-component first program's buffers: stage rows × k runs.
+        let (mut first_in, mut first_out) = (Vec::new(), Vec::new());
+        if let FirstStage::Hvp(first) | FirstStage::Components(first) = progs.first {
+            first_in = vec![0.0; c * k * first.n_in];
+            first_out = vec![0.0; c * k * first.n_out];
+            for (at, x) in first_in.chunks_mut(first.n_in).enumerate() {
+                let j = at % k;
+                match progs.first {
+                    FirstStage::Hvp(_) => {
+                        self.put_component(x, j, phis, v_phis, progs.inner_v.start)
                     }
+                    _ => put(
+                        x,
+                        &self.inner_phi_at,
+                        &phis[j * self.n_phi..(j + 1) * self.n_phi],
+                    ),
                 }
             }
         }
@@ -387,9 +392,9 @@ impl ComposedKernel {
                 x[shared_v + i] = v[s];
             }
         }
-        let skipping = !progs.first_is_hvp;
+        let skipping = !matches!(progs.first, FirstStage::Hvp(_));
         let mut fused_in = Vec::new();
-        if let Some(fused) = progs.fused {
+        if let FirstStage::Fused(fused) = progs.first {
             fused_in = vec![0.0; c * fused.n_in];
             let (kp, r) = (phis.len(), self.row_len());
             for x in fused_in.chunks_mut(fused.n_in) {
@@ -402,7 +407,7 @@ impl ComposedKernel {
         }
         HvpWorker {
             fused_in,
-            first_out: vec![0.0; runs * first.n_out],
+            first_out,
             first_in,
             // One run per stage row to start with (a min or max: one component per row);
             // grown when more components run.
@@ -433,12 +438,12 @@ impl ComposedKernel {
         let (k, p, s, r) = (self.k, self.n_phi, self.shared.len(), self.row_len());
         let n_rows = rows.len();
         let row = |i: usize| &data[(rows.start + i) * r..(rows.start + i + 1) * r];
-        let (first, outer) = (progs.first, progs.outer);
+        let outer = progs.outer;
         let (g_in, g_out) = (outer.n_in, outer.n_out);
-        match progs.fused {
-            Some(fused) => self.stage_fused(fused, worker, &row, n_rows)?,
-            None => {
-                self.stage_first(progs, worker, &row, n_rows, v_phis)?;
+        match progs.first {
+            FirstStage::Fused(fused) => self.stage_fused(fused, worker, &row, n_rows)?,
+            FirstStage::Hvp(first) | FirstStage::Components(first) => {
+                self.stage_first(first, progs, worker, &row, n_rows, v_phis)?;
                 for (i, x) in worker.outer_in[..n_rows * g_in]
                     .chunks_mut(g_in)
                     .enumerate()
@@ -463,7 +468,7 @@ impl ComposedKernel {
         // The components' f-HVP results (row, component): every one's from the first
         // batch, or those of the components with a nonzero cotangent, run now.
         worker.active.clear();
-        let (results, n_res, inner) = if progs.first_is_hvp {
+        let (results, n_res, inner) = if let FirstStage::Hvp(first) = progs.first {
             worker
                 .active
                 .extend((0..n_rows).flat_map(|i| (0..k).map(move |j| (i, j))));
@@ -580,6 +585,7 @@ impl ComposedKernel {
     /// read them).
     fn stage_first<'d>(
         &self,
+        first: &Program,
         progs: &HvpPrograms<'_>,
         worker: &mut HvpWorker,
         row: &impl Fn(usize) -> &'d [f64],
@@ -587,7 +593,6 @@ impl ComposedKernel {
         v_phis: &[f64],
     ) -> Result<()> {
         let (k, p) = (self.k, self.n_phi);
-        let first = progs.first;
         let (n_in, n_out, g_in) = (first.n_in, first.n_out, progs.outer.n_in);
         for (at, x) in worker.first_in[..n_rows * k * n_in]
             .chunks_mut(n_in)
@@ -702,12 +707,11 @@ mod tests {
                 .collect();
             all
         };
-        assert!(kernel.hvp_programs(true).expect("programs").fused.is_some());
-        assert!(kernel
-            .hvp_programs(false)
-            .expect("programs")
-            .fused
-            .is_none());
+        let fused = |allowed| {
+            let progs = kernel.hvp_programs(allowed).expect("programs");
+            matches!(progs.first, FirstStage::Fused(_))
+        };
+        assert!(fused(true) && !fused(false));
         assert_eq!(run(true), run(false));
     }
 
