@@ -1,10 +1,19 @@
-//! Mapped kernels with default options against one thread (issue #21 item 12): a two-parameter
-//! line fit's gradient summed over 1, 10², 10⁴ and 10⁶ rows. Default options must never be
-//! slower than one thread; compare `default` and `threads=1` of one size within one run.
+//! Row drivers.
+//!
+//! - `map/line_fit_gradient`: mapped kernels with default options against one thread (issue
+//!   #21 item 12), a two-parameter line fit's gradient summed over 1, 10², 10⁴ and 10⁶ rows.
+//!   Default options must never be slower than one thread; compare `default` and `threads=1`
+//!   of one size within one run.
+//! - `compose/kmeans_hvp`: GradBench kmeans' Hessian-vector product (1,000 points, d = 8) as
+//!   a composition (`ComposedKernel::hvp`, the nearest centroid's HVP only) against the HVP of
+//!   the kernel unrolled over the k centroids (`MappedKernel::hvp_sum`); compare the two of
+//!   one k within one run.
 //!
 //! `cargo bench --bench map -- --warm-up-time 1 --measurement-time 2`
 
+use adjit::compose::{ComposeOptions, ComposedKernel, Composition, Gather};
 use adjit::map::{MapOptions, MappedKernel};
+use adjit::Var;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 fn line_fit(c: &mut Criterion) {
@@ -29,5 +38,77 @@ fn line_fit(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, line_fit);
+/// ‖a − c‖², summed in coordinate order.
+fn distance<'t>(c: &[Var<'t>], a: &[Var<'t>]) -> Var<'t> {
+    let terms = c.iter().zip(a).map(|(&c, &a)| (a - c) * (a - c));
+    terms.reduce(|s, t| s + t).expect("d ≥ 1")
+}
+
+fn nearest<'t>(y: &[Var<'t>]) -> Var<'t> {
+    y[1..].iter().fold(y[0], |m, &v| m.min(v))
+}
+
+fn kmeans_hvp(c: &mut Criterion) {
+    let (d, n) = (8, 1000);
+    let mut group = c.benchmark_group("compose/kmeans_hvp");
+    for k in [10usize, 100] {
+        let theta: Vec<f64> = (0..k * d)
+            .map(|i| ((i * 7919) % 1000) as f64 / 1e3)
+            .collect();
+        let data: Vec<f64> = (0..n * d)
+            .map(|i| ((i * 104_729) % 1000) as f64 / 1e3)
+            .collect();
+        let ones = vec![1.0; k * d];
+        let (mut g, mut h) = (vec![0.0; k * d], vec![0.0; k * d]);
+        let inner = adjit::ir::trace::trace_with_data(d, d, distance);
+        let outer = adjit::trace(k, nearest);
+        let gather: Vec<Gather> = (0..d).map(|l| Gather { base: l, stride: d }).collect();
+        let spec = Composition {
+            transform: None,
+            inner: &inner,
+            outer: &outer,
+            components: k,
+            gather: &gather,
+            shared: &[],
+            n_theta: k * d,
+        };
+        let compose = ComposeOptions {
+            threads: 1,
+            skip_zero_cotangents: true,
+            ..ComposeOptions::default()
+        };
+        let composed = ComposedKernel::with_options(&spec, compose, &Default::default())
+            .expect("the composition compiles");
+        composed.prepare_hvp().expect("compiles");
+        group.bench_with_input(BenchmarkId::new("composed", k), &k, |b, _| {
+            b.iter(|| {
+                composed
+                    .hvp(&theta, &data, &ones, &mut g, &mut h)
+                    .expect("runs")
+            })
+        });
+        let unrolled = adjit::ir::trace::trace_with_data(k * d, d, |c, a| {
+            let y: Vec<Var<'_>> = (0..k)
+                .map(|j| distance(&c[j * d..(j + 1) * d], a))
+                .collect();
+            nearest(&y)
+        });
+        let map = MapOptions {
+            threads: 1,
+            ..MapOptions::default()
+        };
+        let mapped = MappedKernel::with_options(&unrolled, map, &Default::default())
+            .expect("the kernel compiles");
+        group.bench_with_input(BenchmarkId::new("unrolled", k), &k, |b, _| {
+            b.iter(|| {
+                mapped
+                    .hvp_sum(&theta, &data, &ones, &mut g, &mut h)
+                    .expect("runs")
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, line_fit, kmeans_hvp);
 criterion_main!(benches);
