@@ -14,8 +14,9 @@
 //! Two things are skipped when they cannot matter:
 //! - the tangents `uⱼ`, when no output of g's HVP program reads them (g piecewise linear in
 //!   the component values: a `min` or `max` over them). Then the components run through f's
-//!   primal first, not its gradient. This is exact: the program's outputs do not depend on
-//!   what is passed.
+//!   primal, not its gradient, and (up to [`VALUES_UNROLL`] instructions) one program per row
+//!   computes all k values and g's HVP ([`ComposedKernel::fused_function`]). This is exact:
+//!   the program's outputs do not depend on what is passed.
 //! - with [`super::ComposeOptions::skip_zero_cotangents`], f's HVP for a component whose ȳⱼ
 //!   and ẏ̄ⱼ are both zero. For k-means (g = the minimum over k distances) one component in k
 //!   runs it, so a row costs k primal distances and one HVP, not k HVPs.
@@ -27,7 +28,7 @@ use adjit_ir::Function;
 
 #[cfg(doc)]
 use super::ComposeOptions;
-use super::{run_batch, ComposedKernel, Program, Slot};
+use super::{put, run_batch, ComposedKernel, Program, Slot};
 use crate::error::{Error, Expected, Result};
 use crate::map::{sum_blocks, Blocks, PARALLEL_WORK};
 
@@ -57,22 +58,6 @@ const STAGE_RUNS: usize = 1024;
 /// kmeans at k = 1000, d = 8 (24,000 instructions) ran 46 → 14 ms per call with k values in one
 /// program.
 const VALUES_UNROLL: usize = 1_000_000;
-
-/// `x[at[i]] = values[i]` for slots `at` in ascending order (parameter positions in signature
-/// order, each once): one copy when they are consecutive (the common layout: the parameters,
-/// then the row).
-fn put(x: &mut [f64], at: &[usize], values: &[f64]) {
-    match (at.first(), at.last()) {
-        (Some(&first), Some(&last)) if last - first + 1 == at.len() => {
-            x[first..=last].copy_from_slice(&values[..at.len()]);
-        }
-        _ => {
-            for (&slot, &value) in at.iter().zip(values) {
-                x[slot] = value;
-            }
-        }
-    }
-}
 
 /// What a stage runs before the components' f-HVPs.
 #[derive(Clone, Copy)]
@@ -384,7 +369,13 @@ impl ComposedKernel {
                 }
             }
         }
-        let mut outer_in = vec![0.0; c * outer.n_in];
+        // g's inputs, unless the fused program computes g's HVP itself.
+        let g_runs = if matches!(progs.first, FirstStage::Fused(_)) {
+            0
+        } else {
+            c
+        };
+        let mut outer_in = vec![0.0; g_runs * outer.n_in];
         let shared_v = progs.outer_v.start + k * self.m;
         for x in outer_in.chunks_mut(outer.n_in) {
             for (i, (&at, &s)) in self.outer_shared_at.iter().zip(&self.shared).enumerate() {
@@ -511,7 +502,6 @@ impl ComposedKernel {
                 self.put_component(x, j, phis, v_phis, progs.inner_v.start);
                 put(x, &self.inner_row_at, row(i));
             }
-            let n = worker.active.len();
             if worker.hvp_out.len() < n * inner.n_out {
                 worker.hvp_out.resize(n * inner.n_out, 0.0);
             }

@@ -820,14 +820,9 @@ impl ComposedKernel {
                 let at = worker.active.len();
                 let x = &mut worker.vjp_inputs[at * n_vjp..(at + 1) * n_vjp];
                 if self.compose.skip_zero_cotangents {
-                    let phi = &worker.phis[j * p..(j + 1) * p];
-                    for (&slot, &v) in self.inner_phi_at.iter().zip(phi) {
-                        x[slot] = v;
-                    }
+                    put(x, &self.inner_phi_at, &worker.phis[j * p..(j + 1) * p]);
                 }
-                for (&slot, &v) in self.inner_row_at.iter().zip(row) {
-                    x[slot] = v;
-                }
+                put(x, &self.inner_row_at, row);
                 x[cot.clone()].copy_from_slice(y_bar_j);
                 worker.active.push(j);
             }
@@ -914,6 +909,22 @@ struct Worker {
     rev_outputs: Vec<f64>,
     outer_in: Vec<f64>,
     outer_out: Vec<f64>,
+}
+
+/// `x[at[i]] = values[i]` for slots `at` in ascending order (parameter positions in signature
+/// order, each once): one copy when they are consecutive (the common layout: the parameters,
+/// then the row).
+fn put(x: &mut [f64], at: &[usize], values: &[f64]) {
+    match (at.first(), at.last()) {
+        (Some(&first), Some(&last)) if last - first + 1 == at.len() => {
+            x[first..=last].copy_from_slice(&values[..at.len()]);
+        }
+        _ => {
+            for (&slot, &value) in at.iter().zip(values) {
+                x[slot] = value;
+            }
+        }
+    }
 }
 
 /// Run `runner` on consecutive points (`n_in` inputs and `n_out` outputs each): one batch
