@@ -17,30 +17,24 @@ from typing import Any
 
 import numpy as np
 
-from . import _adjit
+# _numpy imports this module while it loads; its names are read at call time.
+from . import _numpy
 from ._errors import TraceError
 
-
-def _select(c: Any, a: Any, b: Any) -> Any:
-    if isinstance(c, (bool, np.bool_)):
-        return a if c else b
-    return _adjit.where(c, a, b)
 
 
 def _one(x: Any, xp: list[Any], fp: list[Any], left: Any, right: Any) -> Any:
     r = right
     for i in reversed(range(len(xp) - 1)):
         slope = (fp[i + 1] - fp[i]) / (xp[i + 1] - xp[i])
-        r = _select(x < xp[i + 1], slope * (x - xp[i]) + fp[i], r)
-    r = _select(x < xp[0], left, r)
-    return _select(x != x, x, r)
+        r = _numpy._select_one(x < xp[i + 1], slope * (x - xp[i]) + fp[i], r)
+    r = _numpy._select_one(x < xp[0], left, r)
+    return _numpy._select_one(x != x, x, r)
 
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
            period: Any = None) -> Any:
     """``np.interp(x, xp, fp, left, right)`` (without ``period``) on traced values."""
-    from ._numpy import _wrap
-
     if period is not None:
         raise TraceError("numpy.interp(period=...) is not traced: map x into one period first")
     xs, ps, fs = (np.asarray(v, dtype=object) for v in (x, xp, fp))
@@ -55,4 +49,4 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     out = np.empty(xs.shape, dtype=object)
     for index in np.ndindex(xs.shape):
         out[index] = _one(xs[index], xp_list, fp_list, lo, hi)
-    return out[()] if xs.ndim == 0 else _wrap(out)
+    return out[()] if xs.ndim == 0 else _numpy._wrap(out)

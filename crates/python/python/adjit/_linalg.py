@@ -16,14 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _adjit
+# _numpy imports this module while it loads; its names are read at call time.
+from . import _numpy
 from ._errors import TraceError
 
-
-def _select(c: Any, a: Any, b: Any) -> Any:
-    if isinstance(c, (bool, np.bool_)):
-        return a if c else b
-    return _adjit.where(c, a, b)
 
 
 def _square(a: Any, what: str) -> list[list[Any]]:
@@ -40,6 +36,7 @@ def _eliminate(a: list[list[Any]], b: list[list[Any]]) -> Any:
     """Reduce ``a`` to upper triangular form in place, applying the same row operations to
     ``b``; returns the sign of the row permutation (traced or a number)."""
     n = len(a)
+    select = _numpy._select_one
     sign: Any = 1.0
     for k in range(n):
         for i in range(k + 1, n):
@@ -47,8 +44,8 @@ def _eliminate(a: list[list[Any]], b: list[list[Any]]) -> Any:
             for rows in (a, b):
                 top, other = rows[k], rows[i]
                 for j in range(len(top)):
-                    top[j], other[j] = _select(c, other[j], top[j]), _select(c, top[j], other[j])
-            sign = _select(c, -sign, sign)
+                    top[j], other[j] = select(c, other[j], top[j]), select(c, top[j], other[j])
+            sign = select(c, -sign, sign)
         pivot = a[k][k]
         for i in range(k + 1, n):
             f = a[i][k] / pivot
@@ -72,13 +69,11 @@ def _back_substitute(u: list[list[Any]], b: list[list[Any]]) -> list[list[Any]]:
 
 
 def _result(rows: list[list[Any]]) -> Any:
-    from ._numpy import _wrap
-
     out = np.empty((len(rows), len(rows[0])), dtype=object)
     for i, row in enumerate(rows):
         for j, v in enumerate(row):
             out[i, j] = v
-    return _wrap(out)
+    return _numpy._wrap(out)
 
 
 def solve(a: Any, b: Any) -> Any:
