@@ -42,6 +42,8 @@ fn program(seed: u64) -> Function {
             trips: 12 + (seed as usize * 5) % 40,
             carried: 1 + (seed % 2) as usize,
             interrupt: [0, 6][(seed % 2) as usize],
+            // Every third program has literals that change per iteration (literal tables).
+            data: seed % 3 == 2,
             ..RepeatOptions::default()
         },
     )
@@ -98,17 +100,25 @@ fn every_mode_equal(
 #[test]
 fn every_mode_rolled_equals_unrolled_and_the_interpreter() {
     let mut rolled_programs = 0;
+    let mut tabled_programs = 0;
     for seed in 0..12u64 {
         let full = program(seed);
         let sum = scalar(&full);
-        rolled_programs += every_mode_equal(&full, &sum, seed)
+        let regions = every_mode_equal(&full, &sum, seed);
+        rolled_programs += regions.iter().filter(|(_, r)| !r.is_empty()).count();
+        tabled_programs += regions
             .iter()
-            .filter(|(_, regions)| !regions.is_empty())
+            .filter(|(_, r)| r.iter().any(|r| r.literal_tables > 0))
             .count();
     }
     assert!(
         rolled_programs >= 48,
         "only {rolled_programs} of 72 derivative programs rolled"
+    );
+    // Seeds 2, 5, 8 and 11 have data literals: their derived programs read them from tables.
+    assert!(
+        tabled_programs >= 12,
+        "only {tabled_programs} of 24 derivative programs with data rolled a literal table"
     );
 }
 

@@ -526,6 +526,19 @@ impl Function {
         self.values[v.index()].ty
     }
 
+    /// The type a literal operand of `inst` (an instruction of this function, of type
+    /// `result_ty`) takes: the type of its value operands, which is the result's except for
+    /// `fcmp` (whose result is `bool`).
+    pub fn literal_type(&self, inst: &InstData, result_ty: Type) -> Type {
+        match inst {
+            InstData::Fcmp { args, .. } => args
+                .iter()
+                .find_map(|a| a.as_value())
+                .map_or(Type::F64, |v| self.ty(v)),
+            _ => result_ty,
+        }
+    }
+
     pub fn data(&self, v: Value) -> &ValueData {
         &self.values[v.index()]
     }

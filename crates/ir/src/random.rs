@@ -194,6 +194,10 @@ pub struct RepeatOptions {
     pub ty: Type,
     /// Also `min`, `max`, `fcmp` + `select` in the template.
     pub non_smooth: bool,
+    /// Literals that change from iteration to iteration (data traced into the program): some
+    /// template positions take a literal operand, or a `const`, whose value depends on the
+    /// iteration (a few of them keep one value throughout).
+    pub data: bool,
 }
 
 impl Default for RepeatOptions {
@@ -205,6 +209,7 @@ impl Default for RepeatOptions {
             interrupt: 0,
             ty: Type::F64,
             non_smooth: false,
+            data: false,
         }
     }
 }
@@ -313,6 +318,21 @@ pub fn random_repeated(seed: u64, opts: &RepeatOptions) -> Function {
     }
     let interrupt_at = rng.below(k);
     let out_pos = rng.below(k);
+    // Template positions whose second operand is a literal of the iteration (drawn last, so
+    // programs without data are those of before).
+    let data_at: Vec<bool> = (0..k).map(|_| opts.data && rng.chance(0.5)).collect();
+    let data_value = |t: usize, j: usize| -> f64 {
+        if t % 3 == 0 {
+            return 0.375; // the same in every iteration
+        }
+        let h = Rng::new(seed ^ ((t as u64) << 32) ^ j as u64).next_u64();
+        // Exact in f32; now and then one value repeats.
+        if h % 8 == 0 {
+            0.75
+        } else {
+            ((h >> 8) % 1024) as f64 / 256.0 - 2.0
+        }
+    };
     let mut per_iteration = Vec::with_capacity(trips);
     let mut sum: Option<Value> = None;
     for j in 0..trips {
@@ -328,6 +348,31 @@ pub fn random_repeated(seed: u64, opts: &RepeatOptions) -> Function {
             };
             let [a, c, d] = srcs.map(|s| get(s, &vals));
             let interrupted = opts.interrupt > 0 && j % opts.interrupt == opts.interrupt - 1;
+            if t < k && data_at[t] && !interrupted {
+                let lit = data_value(t, j);
+                let v = match op {
+                    Op::Bin(BinaryOp::Mul) => {
+                        let m = b.mul(a, lit);
+                        b.unary(UnaryOp::Tanh, m)
+                    }
+                    Op::Bin(op) => b.binary(op, lit, c),
+                    Op::Fma => {
+                        let m = b.fma(a, lit, d);
+                        b.unary(UnaryOp::Sin, m)
+                    }
+                    Op::Un(op) => {
+                        let k = b.constant(ty, lit);
+                        let s = b.add(a, k);
+                        b.unary(op, s)
+                    }
+                    Op::Select(pred) => {
+                        let cond = b.fcmp(pred, a, lit);
+                        b.select(cond, lit, d)
+                    }
+                };
+                vals.push(v);
+                continue;
+            }
             let v = match op {
                 Op::Bin(_) if interrupted && t == interrupt_at => b.sub(c, a),
                 Op::Bin(BinaryOp::Mul) => {

@@ -655,6 +655,7 @@ fn random_programs_round_trip_in_every_layout() {
                 carried: 1 + seed as usize % 3,
                 interrupt: seed as usize % 4,
                 non_smooth: seed % 3 == 1,
+                data: false,
             },
         ));
     }

@@ -35,17 +35,11 @@ pub(crate) struct ConstTable {
     pub data: Option<DataId>,
     /// Bytes per entry: 8, or 16 for two-point kernels (the literal in both lanes).
     pub entry_bytes: usize,
-}
-
-/// The float type a literal operand of `inst` takes (the type of its value operands).
-pub(crate) fn literal_type(func: &Function, inst: &InstData, result_ty: Type) -> Type {
-    match inst {
-        InstData::Fcmp { args, .. } => args
-            .iter()
-            .find_map(|a| a.as_value())
-            .map_or(Type::F64, |v| func.ty(v)),
-        _ => result_ty,
-    }
+    /// Per run (by index), per literal table of the run ([`Run::tables`]): the entry of its
+    /// first iteration; iteration `j`'s is `j` entries later. Tables follow the literals.
+    pub run_tables: Vec<Vec<u32>>,
+    /// The tables' values, in entry order (equal tables are stored once).
+    tables: Vec<(Type, Vec<u64>)>,
 }
 
 /// The bits of `-0.0`: the sign mask `neg` is lowered with (`bxor`), a literal of the chunk.
@@ -60,7 +54,7 @@ fn for_each_literal(func: &Function, inst: &InstData, ty: Type, mut f: impl FnMu
             ..
         } => f((ty, SIGN_MASK)),
         _ => {
-            let lit_ty = literal_type(func, inst, ty);
+            let lit_ty = func.literal_type(inst, ty);
             inst.for_each_operand(|o| {
                 if let Operand::Const(c) = o {
                     f((lit_ty, c.to_bits()))
@@ -104,7 +98,9 @@ impl ConstTable {
                     });
                 }
             }
-            let uses_table = distinct.len() > const_table_above;
+            // A loop with literal tables reads them from the table's data object.
+            let has_tables = plan.chunk_runs[c].is_some_and(|r| !runs[r].tables.is_empty());
+            let uses_table = distinct.len() > const_table_above || has_tables;
             table.chunk_uses_table.push(uses_table);
             if uses_table {
                 for key in distinct {
@@ -113,37 +109,52 @@ impl ConstTable {
                 }
             }
         }
+        let mut next = table.index.len();
+        let mut seen: HashMap<(Type, &[u64]), u32> = HashMap::new();
+        for run in runs {
+            let mut entries = Vec::with_capacity(run.tables.len());
+            for t in &run.tables {
+                let at = *seen.entry((t.ty, &t.bits[..])).or_insert_with(|| {
+                    table.tables.push((t.ty, t.bits.clone()));
+                    let at = next as u32;
+                    next += t.bits.len();
+                    at
+                });
+                entries.push(at);
+            }
+            table.run_tables.push(entries);
+        }
         table
     }
 
-    /// The table's bytes.
+    /// The table's bytes: the literals, then the literal tables.
     fn bytes(&self) -> Vec<u8> {
         let width = self.entry_bytes;
-        let mut bytes = vec![0u8; self.index.len() * width];
-        for (&(ty, bits), &i) in &self.index {
-            let entry = &mut bytes[i as usize * width..(i as usize + 1) * width];
-            match ty {
-                Type::F32 => {
-                    let lane = (f64::from_bits(bits) as f32).to_bits().to_le_bytes();
-                    // One lane in the scalar table, every lane of the F32X4 in the pair table.
-                    let lanes = if width == 8 { 1 } else { width / 4 };
-                    for chunk in entry.chunks_exact_mut(4).take(lanes) {
-                        chunk.copy_from_slice(&lane);
-                    }
-                }
-                _ => {
-                    for chunk in entry.chunks_exact_mut(8) {
-                        chunk.copy_from_slice(&bits.to_le_bytes());
-                    }
-                }
-            }
+        let table_entries: usize = self.tables.iter().map(|(_, bits)| bits.len()).sum();
+        let mut bytes = vec![0u8; (self.index.len() + table_entries) * width];
+        let mut by_index: Vec<LiteralKey> = vec![(Type::F64, 0); self.index.len()];
+        for (&key, &i) in &self.index {
+            by_index[i as usize] = key;
+        }
+        let literals = by_index.into_iter();
+        let tabled = self
+            .tables
+            .iter()
+            .flat_map(|(ty, bits)| bits.iter().map(|&b| (*ty, b)));
+        for ((ty, bits), entry) in literals.chain(tabled).zip(bytes.chunks_exact_mut(width)) {
+            write_entry(entry, ty, bits);
         }
         bytes
     }
 
+    /// Whether there is anything to define.
+    fn is_empty(&self) -> bool {
+        self.index.is_empty() && self.tables.is_empty()
+    }
+
     /// Define the table as a local read-only data object of `module` (if any chunk uses it).
     pub fn define<M: Module>(&mut self, module: &mut M, name: &str) -> Result<(), JitError> {
-        if self.index.is_empty() {
+        if self.is_empty() {
             return Ok(());
         }
         let id = module
@@ -157,5 +168,24 @@ impl ConstTable {
             .map_err(|e| JitError::cranelift("defining the constant table", e))?;
         self.data = Some(id);
         Ok(())
+    }
+}
+
+/// One entry of `ty`'s literal `bits` (its `f64` carrier): an `f32` in the low 4 bytes of a
+/// scalar entry and in every lane of a pair entry's F32X4; an `f64` in every 8 bytes.
+fn write_entry(entry: &mut [u8], ty: Type, bits: u64) {
+    match ty {
+        Type::F32 => {
+            let lane = (f64::from_bits(bits) as f32).to_bits().to_le_bytes();
+            let lanes = if entry.len() == 8 { 1 } else { entry.len() / 4 };
+            for chunk in entry.chunks_exact_mut(4).take(lanes) {
+                chunk.copy_from_slice(&lane);
+            }
+        }
+        _ => {
+            for chunk in entry.chunks_exact_mut(8) {
+                chunk.copy_from_slice(&bits.to_le_bytes());
+            }
+        }
     }
 }

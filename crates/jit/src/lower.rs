@@ -43,7 +43,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_module::{FuncId, Linkage, Module};
 
 use crate::abi::{clif_type, kernel_signature, math_signature, MathCall, MathNames};
-use crate::constants::{literal_type, ConstTable, SIGN_MASK};
+use crate::constants::{ConstTable, SIGN_MASK};
 use crate::error::JitError;
 use crate::inline_math::ClifMath;
 use crate::lanes::{lane_bitcast, lane_type, Lanes};
@@ -156,6 +156,12 @@ struct Lowerer<'a, 'm, M: Module> {
     /// Literals already materialised in the current loop body (one block: each is loaded
     /// once per iteration, not once per use); `None` outside loops.
     body_literals: Option<HashMap<(Type, u64), ir::Value>>,
+    /// The literal operands of the instruction being lowered that are read from a table
+    /// (this iteration's entry), by literal slot in text order; consumed by [`Self::operand`]
+    /// and `const`.
+    tabled: [Option<ir::Value>; 3],
+    /// The next literal slot of the instruction being lowered.
+    next_slot: usize,
 }
 
 /// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`): a run's
@@ -198,6 +204,8 @@ pub(crate) fn lower_chunk<M: Module>(
         table_bases: HashMap::new(),
         overrides: Vec::new(),
         body_literals: None,
+        tabled: [None; 3],
+        next_slot: 0,
     };
     let func = input.func;
     if chunk == 0 {
@@ -215,7 +223,11 @@ pub(crate) fn lower_chunk<M: Module>(
         }
     }
     if let Some(r) = input.plan.chunk_runs[chunk] {
-        lowerer.lower_run(&input.runs[r], &input.plan.homes[r])?;
+        lowerer.lower_run(
+            &input.runs[r],
+            &input.plan.homes[r],
+            &input.consts.run_tables[r],
+        )?;
         let config = lowerer.module.target_config();
         lowerer.b.finalize(config);
         return Ok(());
@@ -331,7 +343,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// stored to its [`Home`] and its outputs; `trips` iterations in order, so the result is
     /// bitwise that of the straight-line program. A nest is an outer loop around it (see
     /// [`Self::lower_nest`]).
-    fn lower_run(&mut self, run: &Run, homes: &[Home]) -> Result<(), JitError> {
+    fn lower_run(&mut self, run: &Run, homes: &[Home], tables: &[u32]) -> Result<(), JitError> {
         if let Some(outer) = &run.outer {
             return self.lower_nest(run, outer, homes);
         }
@@ -341,7 +353,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 self.use_value(Value::new(base as usize))?;
             }
         }
-        self.inner_loop(run, homes, &RowValues::default())?;
+        self.inner_loop(run, homes, &RowValues::default(), tables)?;
         self.b.ins().return_(&[]);
         Ok(())
     }
@@ -460,7 +472,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
             base_of(self, self.work, run.trips as i64 * unit);
         }
         row.operands = operands;
-        let body = self.inner_loop(run, homes, &row)?;
+        // Nests have no literal tables (see `roll::same_form`).
+        let body = self.inner_loop(run, homes, &row, &[])?;
 
         // After row k's inner loop: the gap to row k + 1, or the end.
         let next = self.b.ins().iadd_imm_s(k, 1);
@@ -597,6 +610,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         run: &Run,
         homes: &[Home],
         row: &RowValues,
+        tables: &[u32],
     ) -> Result<Vec<ir::Value>, JitError> {
         let func = self.input.func;
         let ptr = self.module.target_config().pointer_type();
@@ -721,8 +735,15 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 overrides.push((a.index(), x));
             }
             self.overrides = overrides;
+            for (table, &entry) in run.tables.iter().zip(tables) {
+                if table.pos as usize == t {
+                    let x = self.table_entry(&mut advanced, j, table.ty, entry)?;
+                    self.tabled[table.slot as usize] = Some(x);
+                }
+            }
             let x = self.lower_inst(v, inst)?;
             self.overrides.clear();
+            self.tabled = [None; 3];
             body.push(x);
             match home {
                 Home::None => {}
@@ -768,6 +789,27 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
         Ok(body)
+    }
+
+    /// Iteration `j`'s literal of a table whose first entry is `entry` in the constant table.
+    fn table_entry(
+        &mut self,
+        advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
+        j: ir::Value,
+        ty: Type,
+        entry: u32,
+    ) -> Result<ir::Value, JitError> {
+        let base = self
+            .const_base
+            .expect("ConstTable::build gives a loop with literal tables the constant table");
+        let width = self.input.consts.entry_bytes;
+        let at = self.advance(advanced, base, j, width as i64);
+        let reg_ty = match self.input.lanes {
+            Lanes::One => clif_type(ty),
+            Lanes::Two => lane_type(ty),
+        };
+        let off = offset(entry as usize * width / 8)?;
+        Ok(self.b.ins().load(reg_ty, READONLY, at, off))
     }
 
     /// Outputs `fill.first..=fill.last` set to `fill.value`: a loop of four stores per
@@ -1052,8 +1094,18 @@ impl<M: Module> Lowerer<'_, '_, M> {
     fn operand(&mut self, o: Operand, lit_ty: Type) -> Result<ir::Value, JitError> {
         match o {
             Operand::Value(v) => self.use_value(v),
-            Operand::Const(c) => self.literal(lit_ty, c.to_bits()),
+            Operand::Const(c) => match self.next_tabled() {
+                Some(x) => Ok(x),
+                None => self.literal(lit_ty, c.to_bits()),
+            },
         }
+    }
+
+    /// The table entry standing for the instruction's next literal, if it is tabled.
+    fn next_tabled(&mut self) -> Option<ir::Value> {
+        let slot = self.next_slot;
+        self.next_slot += 1;
+        self.tabled.get(slot).copied().flatten()
     }
 
     /// A math routine applied to `args`; in [`Lanes::Two`] code once per lane (lanes
@@ -1147,9 +1199,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
     fn lower_inst(&mut self, v: usize, inst: &InstData) -> Result<ir::Value, JitError> {
         let func = self.input.func;
         let ty = func.values[v].ty;
-        let lit_ty = literal_type(func, inst, ty);
+        let lit_ty = func.literal_type(inst, ty);
+        self.next_slot = 0;
         Ok(match *inst {
-            InstData::Const { ty, bits } => self.literal(ty, bits)?,
+            InstData::Const { ty, bits } => match self.next_tabled() {
+                Some(x) => x,
+                None => self.literal(ty, bits)?,
+            },
             InstData::Unary { op, arg } => {
                 let x = self.use_value(arg)?;
                 let ins = self.b.ins();

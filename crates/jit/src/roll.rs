@@ -36,7 +36,7 @@
 
 use std::ops::Range;
 
-use adjit_ir::{Function, InstData, Type, Value};
+use adjit_ir::{Function, InstData, Operand, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// Fewest iterations a run is rolled with.
@@ -97,6 +97,25 @@ pub(crate) struct Run {
     pub outputs: Vec<Vec<OutputStore>>,
     /// The rows when the run is the inner loop of a nest (its first row), else `None`.
     pub outer: Option<Box<Outer>>,
+    /// The literal operands whose value changes from iteration to iteration (data traced
+    /// into the program: a least-squares fit's points, a grid's coordinates), read from a
+    /// table by the loop; every other literal is the same in every iteration.
+    pub tables: Vec<LiteralTable>,
+}
+
+/// A literal operand of a template instruction with its value in every iteration: the loop
+/// loads iteration `j`'s from entry `j` of a table, so it uses exactly the literal the
+/// straight-line program has there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LiteralTable {
+    /// The template position.
+    pub pos: u32,
+    /// Which literal of the instruction, counted in text order (a `const`'s value is 0).
+    pub slot: u8,
+    /// The literal's type.
+    pub ty: Type,
+    /// The bits of its `f64` carrier, per iteration.
+    pub bits: Vec<u64>,
 }
 
 /// How an operand of a nest's row `k` moves from row to row (see [`Outer`]).
@@ -220,6 +239,9 @@ pub struct Region {
     pub row_period: usize,
     /// A nest's instructions between row 0's inner loop and row 1's (empty for a single loop).
     pub between: Vec<usize>,
+    /// Literal operands of the template whose value changes per iteration, each read from a
+    /// table of `trips` entries (data traced into the program as literals).
+    pub literal_tables: usize,
 }
 
 impl Region {
@@ -251,15 +273,84 @@ impl std::fmt::Display for Region {
         if self.rows > 1 {
             write!(f, ", {} between rows", self.between.len())?;
         }
+        match self.literal_tables {
+            0 => {}
+            1 => write!(f, ", 1 literal table")?,
+            n => write!(f, ", {n} literal tables")?,
+        }
         Ok(())
     }
 }
 
-/// An instruction's shape: the instruction with every value operand replaced by `v0`, and
-/// its type.
+/// An instruction's shape: the instruction with every value operand replaced by `v0` and
+/// every float literal by 0 (which operands are literals stays), and its type. Literals that
+/// differ between iterations become tables ([`LiteralTable`]).
 fn shape(func: &Function, v: usize) -> Option<(InstData, Type)> {
     let inst = func.inst(Value::new(v))?;
-    Some((inst.map_values(|_| Value::new(0)), func.values[v].ty))
+    let ty = func.values[v].ty;
+    let shape = inst.map_values(|_| Value::new(0));
+    if !func.literal_type(inst, ty).is_float() {
+        // Literals of `bool` type (a `select` of `bool`s) stay in the shape.
+        return Some((shape, ty));
+    }
+    let masked = match shape {
+        InstData::Const { ty, .. } if ty.is_float() => InstData::Const { ty, bits: 0 },
+        InstData::Binary { op, args } => InstData::Binary {
+            op,
+            args: args.map(mask_literal),
+        },
+        InstData::Fma { args } => InstData::Fma {
+            args: args.map(mask_literal),
+        },
+        InstData::Fcmp { pred, args } => InstData::Fcmp {
+            pred,
+            args: args.map(mask_literal),
+        },
+        InstData::Select { cond, args } => InstData::Select {
+            cond,
+            args: args.map(mask_literal),
+        },
+        other => other,
+    };
+    Some((masked, ty))
+}
+
+fn mask_literal(o: Operand) -> Operand {
+    match o {
+        Operand::Const(_) => Operand::Const(0.0),
+        value => value,
+    }
+}
+
+/// The literals of instruction `v` that its shape leaves out, in text order (a float
+/// `const`'s value first): their `f64` carriers' bits and how many there are.
+fn literals(func: &Function, v: usize) -> ([u64; 3], usize) {
+    let mut bits = [0u64; 3];
+    let mut n = 0;
+    let Some(inst) = func.inst(Value::new(v)) else {
+        return (bits, n);
+    };
+    if !func.literal_type(inst, func.values[v].ty).is_float() {
+        return (bits, n);
+    }
+    match *inst {
+        InstData::Const { ty, bits: b } if ty.is_float() => {
+            bits[0] = b;
+            n = 1;
+        }
+        _ => inst.for_each_operand(|o| {
+            if let Operand::Const(c) = o {
+                bits[n] = c.to_bits();
+                n += 1;
+            }
+        }),
+    }
+    (bits, n)
+}
+
+/// Whether values `a` and `b` (instructions) have the same literals.
+fn same_literals(func: &Function, a: usize, b: usize) -> bool {
+    literals(func, a) == literals(func, b)
 }
 
 /// A number per instruction, equal for two instructions exactly when their shapes are.
@@ -466,6 +557,24 @@ impl Finder<'_> {
             sources.push(srcs);
             outputs.push(stores);
         }
+        // The literals of the template, and which of them differ in a later iteration.
+        let lits_at = |v: usize| literals(func, v);
+        let lits: Vec<(usize, [u64; 3], usize)> = (0..p)
+            .filter_map(|t| {
+                let (bits, n) = lits_at(s + t);
+                (n > 0).then_some((t, bits, n))
+            })
+            .collect();
+        let mut varies = vec![[false; 3]; lits.len()];
+        let mut compare_literals = |j: usize| {
+            for ((t, bits, n), varies) in lits.iter().zip(varies.iter_mut()) {
+                let (now, _) = lits_at(s + j * p + t);
+                for k in 0..*n {
+                    varies[k] |= now[k] != bits[k];
+                }
+            }
+        };
+        compare_literals(1);
         let mut trips = 2;
         'iterations: while s + (trips + 1) * p <= n {
             let j = trips;
@@ -493,7 +602,27 @@ impl Finder<'_> {
                     break 'iterations;
                 }
             }
+            compare_literals(j);
             trips += 1;
+        }
+        let mut tables = Vec::new();
+        for (&(t, _, n), varies) in lits.iter().zip(&varies) {
+            let v0 = s + t;
+            let (Some(inst), ty) = (func.inst(Value::new(v0)), func.values[v0].ty) else {
+                continue;
+            };
+            let ty = match inst {
+                InstData::Const { ty, .. } => *ty,
+                _ => func.literal_type(inst, ty),
+            };
+            for slot in (0..n).filter(|&k| varies[k]) {
+                tables.push(LiteralTable {
+                    pos: t as u32,
+                    slot: slot as u8,
+                    ty,
+                    bits: (0..trips).map(|j| lits_at(v0 + j * p).0[slot]).collect(),
+                });
+            }
         }
         Some(Run {
             start: s,
@@ -507,6 +636,7 @@ impl Finder<'_> {
             sources,
             outputs,
             outer: None,
+            tables,
         })
     }
 }
@@ -610,6 +740,11 @@ fn fused(a: &Run, b: &Run) -> Option<Run> {
     }));
     let mut outputs = a.outputs.clone();
     outputs.extend(b.outputs.iter().cloned());
+    let mut tables = a.tables.clone();
+    tables.extend(b.tables.iter().map(|table| LiteralTable {
+        pos: table.pos + shift,
+        ..table.clone()
+    }));
     Some(Run {
         start: a.start,
         period: a.period + b.period,
@@ -618,6 +753,7 @@ fn fused(a: &Run, b: &Run) -> Option<Run> {
         sources,
         outputs,
         outer: None,
+        tables,
     })
 }
 
@@ -647,6 +783,8 @@ fn same_form(a: &Run, b: &Run) -> bool {
         && a.trips == b.trips
         && a.outer.is_none()
         && b.outer.is_none()
+        && a.tables.is_empty()
+        && b.tables.is_empty()
         && segs(a) == segs(b)
         && a.sources
             .iter()
@@ -904,7 +1042,7 @@ impl Finder<'_> {
         let mut gap_outputs: Vec<Vec<OutputStore>> = Vec::with_capacity(gap_len);
         for u in 0..gap_len {
             let (v0, v1) = (gap_at(0, u), gap_at(1, u));
-            if self.ids[v0 - first] != self.ids[v1 - first] {
+            if self.ids[v0 - first] != self.ids[v1 - first] || !same_literals(self.func, v0, v1) {
                 return None;
             }
             let mut rules: Vec<Across> = Vec::with_capacity(3);
@@ -961,6 +1099,12 @@ impl Finder<'_> {
             if rk.start != r0.start + k * period || !same_form(r0, rk) {
                 return false;
             }
+            // Runs without tables: each has its first iteration's literals throughout.
+            let template_literals =
+                (0..r0.period).all(|t| same_literals(self.func, r0.value(t, 0), rk.value(t, 0)));
+            if !template_literals {
+                return false;
+            }
             for (t, rules) in inner.iter().enumerate() {
                 for (c, rule) in rules.iter().enumerate() {
                     let Some(rule) = *rule else { continue };
@@ -996,7 +1140,9 @@ impl Finder<'_> {
             let g = k - 1;
             for (u, rules) in gap.iter().enumerate() {
                 let v = gap_at(g, u);
-                if self.ids[v - first] != self.ids[gap_at(0, u) - first] {
+                if self.ids[v - first] != self.ids[gap_at(0, u) - first]
+                    || !same_literals(self.func, v, gap_at(0, u))
+                {
                     return false;
                 }
                 for (a, &rule) in self.ops.of(v).zip(rules) {
@@ -1098,6 +1244,77 @@ mod tests {
         (y[0], want)
     }
 
+    /// Σ (y_i − (a·x_i + b))² with the data points x_i, y_i as literals, as a trace of a
+    /// least-squares fit bakes them in.
+    fn least_squares(n: usize) -> Function {
+        let mut b = Builder::new("lsq");
+        let (a, c) = (b.param(Type::F64, "a"), b.param(Type::F64, "b"));
+        let mut acc: adjit_ir::Operand = 0.0.into();
+        for i in 0..n {
+            let x = 0.1 + 0.37 * i as f64;
+            let y = 1.0 + (i as f64).sqrt();
+            let m = b.fma(a, x, c);
+            let r = b.binary(BinaryOp::Sub, y, m);
+            acc = b.fma(r, r, acc).into();
+        }
+        let acc = acc.as_value().expect("n > 0");
+        b.finish(&[acc])
+    }
+
+    /// The rolled least-squares sum at (a, b) = (0.7, −0.2), with `mutate` applied to its
+    /// runs, and the interpreter's.
+    fn least_squares_with(mutate: Option<fn(&mut [Run])>) -> (f64, f64) {
+        let f = least_squares(40);
+        let x = [0.7, -0.2];
+        let want = adjit_ir::interpret(&f, &x).expect("interprets")[0];
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(mutate));
+        let opts = crate::JitOptions {
+            roll_above: 0,
+            ..crate::JitOptions::default()
+        };
+        let code = crate::compile(&f, &opts).expect("compiles");
+        crate::pipeline::MUTATE_RUNS.with(|m| m.set(None));
+        let mut y = [0.0];
+        code.call(&x, &mut y).expect("lengths match");
+        (y[0], want)
+    }
+
+    #[test]
+    fn data_literals_roll_through_tables() {
+        let f = least_squares(40);
+        let runs = find_runs(&f);
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        let run = &runs[0];
+        // The first term starts the sum from the literal 0 and the last one is returned:
+        // the run holds the 38 between.
+        assert_eq!((run.start, run.period, run.trips), (2 + 3, 3, 38));
+        // x_i and y_i change per iteration; nothing else is a literal.
+        let slots: Vec<(u32, u8)> = run.tables.iter().map(|t| (t.pos, t.slot)).collect();
+        assert_eq!(slots.len(), 2, "{slots:?}");
+        let x = run.tables.iter().find(|t| t.bits[0] == 0.47f64.to_bits());
+        assert!(x.is_some(), "x_1 = 0.47 starts a table: {:?}", run.tables);
+        let (got, want) = least_squares_with(None);
+        assert_eq!(got.to_bits(), want.to_bits());
+    }
+
+    /// A table read at the wrong iteration, or a varying literal taken as fixed, gives
+    /// another number: the comparisons with the interpreter would catch either.
+    #[test]
+    fn a_shifted_or_dropped_table_changes_the_result() {
+        fn reverse_table(runs: &mut [Run]) {
+            runs[0].tables[0].bits.reverse();
+        }
+        fn drop_tables(runs: &mut [Run]) {
+            runs[0].tables.clear();
+        }
+        let (good, want) = least_squares_with(None);
+        assert_eq!(good.to_bits(), want.to_bits());
+        for mutate in [reverse_table as fn(&mut [Run]), drop_tables] {
+            let (got, want) = least_squares_with(Some(mutate));
+            assert_ne!(got.to_bits(), want.to_bits());
+        }
+    }
+
     #[test]
     fn the_rolled_loop_computes_the_straight_line_bits() {
         let (got, want) = rosenbrock_with(None);
@@ -1153,6 +1370,7 @@ mod tests {
             sources: vec![vec![src]],
             outputs: vec![Vec::new()],
             outer: None,
+            tables: Vec::new(),
         };
         let a = run(10, Source::Affine { base: 0, step: 1 });
         let same = fused(&a, &run(15, Source::Affine { base: 10, step: 1 })).expect("fuses");

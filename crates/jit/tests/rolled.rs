@@ -58,6 +58,7 @@ fn repeated(seed: u64) -> Function {
         interrupt: [0, 0, 5, 7][(seed % 4) as usize],
         ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
         non_smooth: seed % 2 == 1,
+        data: false,
     };
     let func = random_repeated(seed, &opts);
     verify(&func).expect("generated programs verify");
@@ -121,6 +122,59 @@ fn two_lane_loops_match_the_interpreter() {
             assert_same(&func.name, x, y, &want);
         }
     }
+}
+
+/// [`repeated`] with literals that change per iteration (data traced in as literals).
+fn with_data(seed: u64) -> Function {
+    let opts = RepeatOptions {
+        template: 3 + (seed % 9) as usize,
+        trips: 6 + (seed as usize * 7) % 60,
+        carried: 1 + (seed % 3) as usize,
+        interrupt: [0, 0, 5][(seed % 3) as usize],
+        ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
+        non_smooth: seed % 2 == 1,
+        data: true,
+    };
+    let func = random_repeated(seed, &opts);
+    verify(&func).expect("generated programs verify");
+    func
+}
+
+#[test]
+fn data_literals_roll_into_tables_and_match_the_interpreter() {
+    let mut tabled = 0;
+    for seed in 500..560 {
+        let func = with_data(seed);
+        if regions(&func, &rolled())
+            .iter()
+            .any(|r| r.literal_tables > 0)
+        {
+            tabled += 1;
+        }
+        let xs = points(seed, func.n_params, 2);
+        check(&func, &rolled(), &xs);
+        check(&func, &unrolled(), &xs);
+        check(&func, &rolled_in_small_chunks(), &xs);
+        // Two lanes: the pair table holds each entry in both lanes.
+        let code = compile(
+            &func,
+            &JitOptions {
+                batch_lanes: 2,
+                ..rolled()
+            },
+        )
+        .expect("compiles");
+        let xs = points(seed + 1, func.n_params, 3);
+        let mut out = vec![0.0; code.n_outputs() * xs.len()];
+        code.call_batch(&xs.concat(), &mut out)
+            .expect("lengths match");
+        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
+            let want = interpret(&func, x).expect("interprets");
+            assert_same(&func.name, x, y, &want);
+        }
+    }
+    // Most programs draw a literal that changes per iteration into a rolled template.
+    assert!(tabled >= 40, "only {tabled} of 60 rolled a literal table");
 }
 
 #[test]

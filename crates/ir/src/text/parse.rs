@@ -1400,6 +1400,7 @@ mod tests {
                     carried: 1 + rng.below(2),
                     interrupt: rng.below(3),
                     non_smooth: rng.chance(0.5),
+                    data: false,
                 })
             };
             let mut text = renamed(&func.to_string(), &mut rng);

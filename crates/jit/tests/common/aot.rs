@@ -146,6 +146,8 @@ pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
             interrupt: [0, 7][(seed % 2) as usize],
             ty: if seed == 3 { Type::F32 } else { Type::F64 },
             non_smooth: seed % 2 == 1,
+            // Seeds 2 and 3 (one of them f32): literals that change per iteration, in tables.
+            data: seed >= 2,
         };
         let f = adjit_ir::random::random_repeated(seed, &opts);
         let mut rng = Rng::new(seed);
