@@ -3,9 +3,10 @@
 //!
 //! A *run* starts at value `start` and is `trips` consecutive *iterations* of `period`
 //! instructions each; iteration `j` is the values `start + j·period .. start + (j+1)·period`.
-//! Instruction `t` of every iteration has the same shape (opcode, type, literals, which
-//! operands are literals) as instruction `t` of iteration 0, its *template*, and each of its
-//! value operands follows one rule for every `j` (a [`Source`]):
+//! Instruction `t` of every iteration has the same shape (opcode, type, which operands are
+//! literals) as instruction `t` of iteration 0, its *template*; a float literal that changes
+//! from iteration to iteration (data traced in) is read from a table ([`LiteralTable`]), one
+//! entry per iteration. Each value operand follows one rule for every `j` (a [`Source`]):
 //!
 //! - the value of template position `t'` of the same iteration (`t' < t`),
 //! - the value of template position `t'` of the previous iteration (a carried value: running
