@@ -254,18 +254,22 @@ fn sparse_checkpointed_and_inverse_modes_rolled_equal_unrolled() {
 
 /// A 2-D grid traced row by row: per row a head carrying a total from the previous row, the
 /// interior cells (a five-point-like stencil with a sum carried within the row, one output
-/// each), a tail adding the row's sum to the total.
-fn grid(rows: usize, cols: usize) -> Function {
+/// each), a tail adding the row's sum to the total. With `source`, every cell subtracts a
+/// literal of its own and every head and tail adds one (data sampled on the grid).
+fn grid(rows: usize, cols: usize, source: bool) -> Function {
     use adjit_ir::{Builder, Type, UnaryOp};
     let mut b = Builder::new("grid");
     let x: Vec<_> = (0..(rows + 2) * cols)
         .map(|i| b.param(Type::F64, &format!("x{i}")))
         .collect();
+    // Never 0 or ±1, which `simplify` would fold away in some cells and not in others.
+    let f = |r: usize, c: usize| ((r * 7 + c * 3) % 23) as f64 * 0.125 + 0.0625;
     let mut total = b.mul(x[0], 0.5);
     let mut outs = Vec::new();
     for r in 1..=rows {
         let at = |c: usize| r * cols + c;
         let head = b.fma(x[at(0)], 1.5, total);
+        let head = if source { b.add(head, f(r, 0)) } else { head };
         let mut acc = head;
         for c in 1..cols - 1 {
             let lap = b.mul(x[at(c)], 4.0);
@@ -275,10 +279,16 @@ fn grid(rows: usize, cols: usize) -> Function {
             let lap = b.sub(lap, x[at(c + 1)]);
             let e = b.unary(UnaryOp::Sin, x[at(c)]);
             let t = b.fma(e, -0.5, lap);
+            let t = if source { b.sub(t, f(r, c)) } else { t };
             acc = b.add(acc, t);
             outs.push(t);
         }
         let tail = b.mul(acc, x[at(cols - 1)]);
+        let tail = if source {
+            b.fma(tail, 0.5, f(r, cols - 1))
+        } else {
+            tail
+        };
         outs.push(tail);
         total = b.add(total, tail);
     }
@@ -291,18 +301,24 @@ fn grid(rows: usize, cols: usize) -> Function {
 /// interpreter bit for bit.
 #[test]
 fn grids_nest_in_every_mode_and_equal_unrolled_and_the_interpreter() {
-    let full = grid(9, 14);
-    let sum = scalar(&full);
-    let nested: Vec<Mode> = every_mode_equal(&full, &sum, 5)
-        .into_iter()
-        .filter(|(_, regions)| regions.iter().any(|r| r.rows > 1))
-        .map(|(mode, _)| mode)
-        .collect();
-    // A reverse sweep reads the previous row's partial adjoints at a stride: row by row.
-    assert!(
-        nested.contains(&Mode::Primal) && nested.contains(&Mode::Jvp),
-        "nested: {nested:?}"
-    );
+    for source in [false, true] {
+        let full = grid(9, 14, source);
+        let sum = scalar(&full);
+        let nested: Vec<Mode> = every_mode_equal(&full, &sum, 5)
+            .into_iter()
+            .filter(|(_, regions)| {
+                // With a source term the nest reads it from tables.
+                let tables = |r: &adjit_jit::Region| !source || r.literal_tables > 0;
+                regions.iter().any(|r| r.rows > 1 && tables(r))
+            })
+            .map(|(mode, _)| mode)
+            .collect();
+        // A reverse sweep reads the previous row's partial adjoints at a stride: row by row.
+        assert!(
+            nested.contains(&Mode::Primal) && nested.contains(&Mode::Jvp),
+            "source {source}: nested: {nested:?}"
+        );
+    }
 }
 
 /// `adjit dump --stage rolled` of a grid large enough to be searched by default: the nest is
@@ -310,7 +326,7 @@ fn grids_nest_in_every_mode_and_equal_unrolled_and_the_interpreter() {
 /// rows, and the lowered count is what the loops' listings show plus the straight rest.
 #[test]
 fn the_rolled_dump_shows_a_nest_with_its_rows_and_coverage() {
-    let func = grid(60, 60);
+    let func = grid(60, 60, false);
     let text =
         adjit::dump(&func, adjit::Stage::Rolled, &adjit::DumpOptions::default()).expect("dumps");
     let header = text.lines().next().expect("a header line");

@@ -35,8 +35,9 @@ pub(crate) struct ConstTable {
     pub data: Option<DataId>,
     /// Bytes per entry: 8, or 16 for two-point kernels (the literal in both lanes).
     pub entry_bytes: usize,
-    /// Per run (by index), per literal table of the run ([`Run::tables`]): the entry of its
-    /// first iteration; iteration `j`'s is `j` entries later. Tables follow the literals.
+    /// Per run (by index), per literal table of the run ([`Run::tables`], then a nest's
+    /// `gap_tables`): the entry of its first iteration; iteration `j`'s is `j` entries later.
+    /// Tables follow the literals.
     pub run_tables: Vec<Vec<u32>>,
     /// The tables' values, in entry order (equal tables are stored once).
     tables: Vec<(Type, Vec<u64>)>,
@@ -99,7 +100,13 @@ impl ConstTable {
                 }
             }
             // A loop with literal tables reads them from the table's data object.
-            let has_tables = plan.chunk_runs[c].is_some_and(|r| !runs[r].tables.is_empty());
+            let has_tables = plan.chunk_runs[c].is_some_and(|r| {
+                let gap = runs[r]
+                    .outer
+                    .as_ref()
+                    .is_some_and(|o| !o.gap_tables.is_empty());
+                !runs[r].tables.is_empty() || gap
+            });
             let uses_table = distinct.len() > const_table_above || has_tables;
             table.chunk_uses_table.push(uses_table);
             if uses_table {
@@ -112,8 +119,9 @@ impl ConstTable {
         let mut next = table.index.len();
         let mut seen: HashMap<(Type, &[u64]), u32> = HashMap::new();
         for run in runs {
-            let mut entries = Vec::with_capacity(run.tables.len());
-            for t in &run.tables {
+            let gap_tables = run.outer.as_ref().map_or(&[][..], |o| &o.gap_tables[..]);
+            let mut entries = Vec::with_capacity(run.tables.len() + gap_tables.len());
+            for t in run.tables.iter().chain(gap_tables) {
                 let at = *seen.entry((t.ty, &t.bits[..])).or_insert_with(|| {
                     table.tables.push((t.ty, t.bits.clone()));
                     let at = next as u32;

@@ -345,7 +345,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// [`Self::lower_nest`]).
     fn lower_run(&mut self, run: &Run, homes: &[Home], tables: &[u32]) -> Result<(), JitError> {
         if let Some(outer) = &run.outer {
-            return self.lower_nest(run, outer, homes);
+            return self.lower_nest(run, outer, homes, tables);
         }
         // Loop-invariant operands and the carried values' first iteration, before the loop.
         for &src in run.sources.iter().flatten() {
@@ -363,7 +363,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// unless `k` is the last row, the gap's instructions, which lead to row `k + 1`. Values
     /// carried from row to row are block parameters of the outer loop's header; every row
     /// runs exactly the instructions of its row of the straight-line program, in order.
-    fn lower_nest(&mut self, run: &Run, outer: &Outer, homes: &[Home]) -> Result<(), JitError> {
+    fn lower_nest(
+        &mut self,
+        run: &Run,
+        outer: &Outer,
+        homes: &[Home],
+        tables: &[u32],
+    ) -> Result<(), JitError> {
         let func = self.input.func;
         let ptr = self.module.target_config().pointer_type();
         let unit = 8 * self.input.lanes.count() as i64;
@@ -471,9 +477,15 @@ impl<M: Module> Lowerer<'_, '_, M> {
         {
             base_of(self, self.work, run.trips as i64 * unit);
         }
+        let (inner_tables, gap_tables) = tables.split_at(run.tables.len());
+        if !inner_tables.is_empty() {
+            // Row k's iterations start at entry k·trips of each inner table.
+            let base = self.table_base();
+            let width = self.input.consts.entry_bytes as i64;
+            base_of(self, base, run.trips as i64 * width);
+        }
         row.operands = operands;
-        // Nests have no literal tables (see `roll::same_form`).
-        let body = self.inner_loop(run, homes, &row, &[])?;
+        let body = self.inner_loop(run, homes, &row, inner_tables)?;
 
         // After row k's inner loop: the gap to row k + 1, or the end.
         let next = self.b.ins().iadd_imm_s(k, 1);
@@ -522,8 +534,17 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 overrides.push((a.index(), x));
             }
             self.overrides = overrides;
+            for (table, &entry) in outer.gap_tables.iter().zip(gap_tables) {
+                if table.pos as usize == u {
+                    // The gap after row k: entry k.
+                    let base = self.table_base();
+                    let x = self.table_entry(&mut advanced, base, k, table.ty, entry)?;
+                    self.tabled[table.slot as usize] = Some(x);
+                }
+            }
             let x = self.lower_inst(v, inst)?;
             self.overrides.clear();
+            self.tabled = [None; 3];
             gap.push(x);
             match homes[run.period + u] {
                 Home::None => {}
@@ -737,7 +758,12 @@ impl<M: Module> Lowerer<'_, '_, M> {
             self.overrides = overrides;
             for (table, &entry) in run.tables.iter().zip(tables) {
                 if table.pos as usize == t {
-                    let x = self.table_entry(&mut advanced, j, table.ty, entry)?;
+                    // In a nest, from row k's first entry.
+                    let per_row = outer.map_or(0, |_| {
+                        run.trips as i64 * self.input.consts.entry_bytes as i64
+                    });
+                    let base = row_base(self.table_base(), per_row);
+                    let x = self.table_entry(&mut advanced, base, j, table.ty, entry)?;
                     self.tabled[table.slot as usize] = Some(x);
                 }
             }
@@ -791,17 +817,22 @@ impl<M: Module> Lowerer<'_, '_, M> {
         Ok(body)
     }
 
-    /// Iteration `j`'s literal of a table whose first entry is `entry` in the constant table.
+    /// The constant table's address (a loop with literal tables always has one).
+    fn table_base(&self) -> ir::Value {
+        self.const_base
+            .expect("ConstTable::build gives a loop with literal tables the constant table")
+    }
+
+    /// Entry `j` of a literal table whose first entry is `entry` entries from `base` (the
+    /// constant table, or in a nest's row that table advanced to the row's part).
     fn table_entry(
         &mut self,
         advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
+        base: ir::Value,
         j: ir::Value,
         ty: Type,
         entry: u32,
     ) -> Result<ir::Value, JitError> {
-        let base = self
-            .const_base
-            .expect("ConstTable::build gives a loop with literal tables the constant table");
         let width = self.input.consts.entry_bytes;
         let at = self.advance(advanced, base, j, width as i64);
         let reg_ty = match self.input.lanes {

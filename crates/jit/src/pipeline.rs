@@ -159,7 +159,7 @@ pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Regi
                 rows: r.outer.as_ref().map_or(1, |o| o.trips),
                 row_period: r.outer.as_ref().map_or(r.row_len(), |o| o.period),
                 between,
-                literal_tables: r.tables.len(),
+                literal_tables: r.tables.len() + r.outer.as_ref().map_or(0, |o| o.gap_tables.len()),
             }
         })
         .collect();

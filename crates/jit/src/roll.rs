@@ -151,6 +151,10 @@ pub(crate) struct Outer {
     pub gap: Vec<Vec<Across>>,
     /// Per gap instruction, its output stores (`step`: per row).
     pub gap_outputs: Vec<Vec<OutputStore>>,
+    /// The gap's literals that change from row to row (`pos`: the gap instruction), one entry
+    /// per gap (`trips − 1`). The inner run's tables ([`Run::tables`]) hold every row's
+    /// iterations, row `k`'s from entry `k·trips`.
+    pub gap_tables: Vec<LiteralTable>,
 }
 
 impl Run {
@@ -349,9 +353,14 @@ fn literals(func: &Function, v: usize) -> ([u64; 3], usize) {
     (bits, n)
 }
 
-/// Whether values `a` and `b` (instructions) have the same literals.
-fn same_literals(func: &Function, a: usize, b: usize) -> bool {
-    literals(func, a) == literals(func, b)
+/// The type of the literals [`literals`] gives for instruction `v`.
+fn literal_table_type(func: &Function, v: usize) -> Type {
+    let ty = func.values[v].ty;
+    match func.inst(Value::new(v)) {
+        Some(InstData::Const { ty, .. }) => *ty,
+        Some(inst) => func.literal_type(inst, ty),
+        None => ty,
+    }
 }
 
 /// A number per instruction, equal for two instructions exactly when their shapes are.
@@ -609,13 +618,7 @@ impl Finder<'_> {
         let mut tables = Vec::new();
         for (&(t, _, n), varies) in lits.iter().zip(&varies) {
             let v0 = s + t;
-            let (Some(inst), ty) = (func.inst(Value::new(v0)), func.values[v0].ty) else {
-                continue;
-            };
-            let ty = match inst {
-                InstData::Const { ty, .. } => *ty,
-                _ => func.literal_type(inst, ty),
-            };
+            let ty = literal_table_type(func, v0);
             for slot in (0..n).filter(|&k| varies[k]) {
                 tables.push(LiteralTable {
                     pos: t as u32,
@@ -766,8 +769,8 @@ pub(crate) const MIN_ROWS: usize = 3;
 const MIN_INNER_TRIPS: usize = 8;
 
 /// Whether `b` is `a` in another row: the same template, trips and segment layout, sources of
-/// the same kinds (equal in-iteration positions, equal strides) and as many outputs, at equal
-/// strides.
+/// the same kinds (equal in-iteration positions, equal strides), as many outputs, at equal
+/// strides, and literal tables at the same places.
 fn same_form(a: &Run, b: &Run) -> bool {
     let segs = |r: &Run| -> Vec<(usize, usize, usize)> {
         r.segments
@@ -784,8 +787,11 @@ fn same_form(a: &Run, b: &Run) -> bool {
         && a.trips == b.trips
         && a.outer.is_none()
         && b.outer.is_none()
-        && a.tables.is_empty()
-        && b.tables.is_empty()
+        && a.tables.len() == b.tables.len()
+        && a.tables
+            .iter()
+            .zip(&b.tables)
+            .all(|(x, y)| (x.pos, x.slot, x.ty) == (y.pos, y.slot, y.ty))
         && segs(a) == segs(b)
         && a.sources
             .iter()
@@ -969,6 +975,9 @@ impl Finder<'_> {
                 return None;
             }
             rk.trips = trips;
+            for table in &mut rk.tables {
+                table.bits.truncate(trips);
+            }
             row_runs.push(rk);
         }
         let nest = self.nest_at(&row_runs, 0, done)?;
@@ -1043,7 +1052,7 @@ impl Finder<'_> {
         let mut gap_outputs: Vec<Vec<OutputStore>> = Vec::with_capacity(gap_len);
         for u in 0..gap_len {
             let (v0, v1) = (gap_at(0, u), gap_at(1, u));
-            if self.ids[v0 - first] != self.ids[v1 - first] || !same_literals(self.func, v0, v1) {
+            if self.ids[v0 - first] != self.ids[v1 - first] {
                 return None;
             }
             let mut rules: Vec<Across> = Vec::with_capacity(3);
@@ -1100,9 +1109,18 @@ impl Finder<'_> {
             if rk.start != r0.start + k * period || !same_form(r0, rk) {
                 return false;
             }
-            // Runs without tables: each has its first iteration's literals throughout.
-            let template_literals =
-                (0..r0.period).all(|t| same_literals(self.func, r0.value(t, 0), rk.value(t, 0)));
+            // The literals a row's run has in every iteration (not in tables) are row 0's.
+            let template_literals = (0..r0.period).all(|t| {
+                let (a, n) = literals(self.func, r0.value(t, 0));
+                let (b, _) = literals(self.func, rk.value(t, 0));
+                (0..n).all(|slot| {
+                    a[slot] == b[slot]
+                        || r0
+                            .tables
+                            .iter()
+                            .any(|x| x.pos as usize == t && x.slot as usize == slot)
+                })
+            });
             if !template_literals {
                 return false;
             }
@@ -1141,9 +1159,7 @@ impl Finder<'_> {
             let g = k - 1;
             for (u, rules) in gap.iter().enumerate() {
                 let v = gap_at(g, u);
-                if self.ids[v - first] != self.ids[gap_at(0, u) - first]
-                    || !same_literals(self.func, v, gap_at(0, u))
-                {
+                if self.ids[v - first] != self.ids[gap_at(0, u) - first] {
                     return false;
                 }
                 for (a, &rule) in self.ops.of(v).zip(rules) {
@@ -1175,6 +1191,30 @@ impl Finder<'_> {
             return None;
         }
         let mut run = r0.clone();
+        // Every row's iterations in the inner tables, row after row.
+        for (x, table) in run.tables.iter_mut().enumerate() {
+            table.bits = runs[i..i + trips]
+                .iter()
+                .flat_map(|r| r.tables[x].bits.iter().copied())
+                .collect();
+        }
+        // The gap's literals that differ between rows (gaps 0 .. trips − 2) become tables.
+        let mut gap_tables = Vec::new();
+        for u in 0..gap_len {
+            let v0 = gap_at(0, u);
+            let (bits0, n) = literals(self.func, v0);
+            let per_gap: Vec<[u64; 3]> = (0..trips - 1)
+                .map(|g| literals(self.func, gap_at(g, u)).0)
+                .collect();
+            for slot in (0..n).filter(|&x| per_gap.iter().any(|b| b[x] != bits0[x])) {
+                gap_tables.push(LiteralTable {
+                    pos: u as u32,
+                    slot: slot as u8,
+                    ty: literal_table_type(self.func, v0),
+                    bits: per_gap.iter().map(|b| b[slot]).collect(),
+                });
+            }
+        }
         run.outer = Some(Box::new(Outer {
             period,
             trips,
@@ -1182,6 +1222,7 @@ impl Finder<'_> {
             inner_outputs,
             gap,
             gap_outputs,
+            gap_tables,
         }));
         Some(run)
     }

@@ -359,6 +359,58 @@ fn a_differing_row_splits_the_nest() {
     }
 }
 
+/// Grids with data literals (a source term per cell, and per row in the straight code between
+/// rows' loops) nest with literal tables, and match the interpreter bit for bit in one and
+/// two lanes and small chunks.
+#[test]
+fn grids_with_data_nest_with_tables_and_match_the_interpreter() {
+    let in_order = JitOptions {
+        schedule: false,
+        ..rolled()
+    };
+    let mut tabled_nests = 0;
+    for seed in 0..30u64 {
+        let rows = 5 + (seed as usize * 3) % 9;
+        let cols = 14 + (seed as usize * 5) % 27;
+        let ty = if seed % 4 == 3 { Type::F32 } else { Type::F64 };
+        let func = common::grid_with_data(seed, rows, cols, ty);
+        verify(&func).expect("generated programs verify");
+        let nested_tables = regions(&func, &in_order)
+            .iter()
+            .any(|r| r.rows > 1 && r.literal_tables >= 2);
+        tabled_nests += u64::from(nested_tables);
+        let xs = points(seed, func.n_params, 3);
+        for opts in [
+            rolled(),
+            unrolled(),
+            in_order.clone(),
+            rolled_in_small_chunks(),
+        ] {
+            check(&func, &opts, &xs);
+        }
+        let code = compile(
+            &func,
+            &JitOptions {
+                batch_lanes: 2,
+                ..in_order.clone()
+            },
+        )
+        .expect("compiles");
+        let mut out = vec![0.0; code.n_outputs() * xs.len()];
+        code.call_batch(&xs.concat(), &mut out)
+            .expect("lengths match");
+        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
+            let want = interpret(&func, x).expect("interprets");
+            assert_same(&func.name, x, y, &want);
+        }
+    }
+    // In program order every such grid is rows of one form, cells and heads with tables.
+    assert!(
+        tabled_nests >= 27,
+        "only {tabled_nests} of 30 nested with tables"
+    );
+}
+
 #[test]
 fn grids_in_two_lanes_and_small_chunks_match_the_interpreter() {
     for seed in 100..130 {

@@ -161,6 +161,10 @@ pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
         let mut rng = Rng::new(seed);
         let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
         programs.push((f, points));
+        // The same grid with a source term: literal tables per row and between rows.
+        let f = super::grid_with_data(seed, 7, 26, ty);
+        let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
+        programs.push((f, points));
     }
     // Constants returned many times: filled by a loop over their span (plan.rs, `Fill`).
     for seed in 0..2u64 {

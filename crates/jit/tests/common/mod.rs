@@ -192,7 +192,28 @@ pub fn grid_with_odd_row(
     ty: Type,
     odd: Option<usize>,
 ) -> Function {
+    grid_of(seed, rows, cols, ty, odd, false)
+}
+
+/// [`grid`] with data traced in as literals, as a source term sampled on the grid is: every
+/// cell subtracts its own literal (a table per row of the nest's inner loop), and every row's
+/// head and tail add theirs (tables of the straight code between rows).
+#[allow(dead_code)] // Not every test binary uses it.
+pub fn grid_with_data(seed: u64, rows: usize, cols: usize, ty: Type) -> Function {
+    grid_of(seed, rows, cols, ty, None, true)
+}
+
+fn grid_of(
+    seed: u64,
+    rows: usize,
+    cols: usize,
+    ty: Type,
+    odd: Option<usize>,
+    data: bool,
+) -> Function {
     use adjit_ir::random::Rng;
+    // Exact in f32; a few repeat.
+    let source = |r: usize, c: usize| ((r * 31 + c * 17) % 64) as f64 / 16.0 - 2.0;
     let mut rng = Rng::new(seed);
     let inner = [1, 2, 1, 3][rng.below(4)];
     let outer = cols * inner + rng.below(4);
@@ -218,6 +239,11 @@ pub fn grid_with_odd_row(
     for r in 0..rows {
         let at = |c: usize| r * outer + c * inner;
         let head = b.fma(x[at(0)], 1.5, total);
+        let head = if data {
+            b.fma(head, 0.5, source(r, 0))
+        } else {
+            head
+        };
         outs.push(head);
         let mut acc = head;
         for c in 1..cols - 1 {
@@ -236,6 +262,9 @@ pub fn grid_with_odd_row(
             if reads_head {
                 t = b.mul(t, head);
             }
+            if data {
+                t = b.sub(t, source(r, c));
+            }
             if odd == Some(r) && c == cols / 2 {
                 t = b.mul(t, 1.0625);
             }
@@ -246,6 +275,11 @@ pub fn grid_with_odd_row(
             }
         }
         let tail = b.mul(acc, x[at(cols - 1)]);
+        let tail = if data {
+            b.add(tail, source(r, cols - 1))
+        } else {
+            tail
+        };
         outs.push(tail);
         total = b.add(total, tail);
     }
