@@ -692,6 +692,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         // Values read from memory in this iteration, by IR value: each is loaded once.
         let mut loaded: HashMap<((usize, i64), i64), ir::Value> = HashMap::new();
         self.body_literals = Some(HashMap::new());
+        let mut last_values = Vec::new();
         for (t, &home) in homes.iter().enumerate().take(run.period) {
             let v = run.value(t, 0);
             let ValueDef::Inst(inst) = &func.values[v].def else {
@@ -773,10 +774,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
             body.push(x);
             match home {
                 Home::None => {}
-                Home::Last(slot) => {
-                    let off = self.slot_offset(slot)?;
-                    self.b.ins().store(FLAGS, x, self.work, off);
-                }
+                // Stored once, after the loop: only the last iteration's value is read.
+                Home::Last(slot) => last_values.push((slot, x)),
                 Home::Array(first) => {
                     let per_row = outer.map_or(0, |_| run.trips as i64 * unit);
                     let rows = row_base(self.work, per_row);
@@ -814,6 +813,11 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.b.seal_block(header);
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
+        // The header, which defines the body's values, is the exit's only predecessor.
+        for (slot, x) in last_values {
+            let off = self.slot_offset(slot)?;
+            self.b.ins().store(FLAGS, x, self.work, off);
+        }
         Ok(body)
     }
 
