@@ -299,15 +299,25 @@ fn passes_that_change_nothing_return_their_input() {
 
 /// CSE searches the users of an instruction's latest operand, through a list while they are
 /// few and a hash table past 16: duplicates are found on both sides of that switch (here 40
-/// products of `%x`, repeated with their factors swapped, and repeated constants).
+/// products and sums of `%x`, repeated with their operands swapped, and repeated constants;
+/// products and sums follow no short period, so they are not a data block).
 #[test]
 fn cse_finds_duplicates_among_many_users_of_one_value() {
     use adjit_ir::{Builder, Type};
     let mut b = Builder::new("f");
     let x = b.param(Type::F64, "x");
     let n = 40;
-    let firsts: Vec<_> = (0..n).map(|i| b.mul(x, f64::from(i) + 2.0)).collect();
-    let seconds: Vec<_> = (0..n).map(|i| b.mul(f64::from(i) + 2.0, x)).collect();
+    let mut op = |b: &mut Builder, i: u32, swapped: bool| {
+        let k = f64::from(i) + 2.0;
+        match ((i * i * 31 + i * 7) % 11 < 5, swapped) {
+            (true, false) => b.mul(x, k),
+            (true, true) => b.mul(k, x),
+            (false, false) => b.add(x, k),
+            (false, true) => b.add(k, x),
+        }
+    };
+    let firsts: Vec<_> = (0..n).map(|i| op(&mut b, i, false)).collect();
+    let seconds: Vec<_> = (0..n).map(|i| op(&mut b, i, true)).collect();
     let c1 = b.constant(Type::F64, 1.5);
     let c2 = b.constant(Type::F64, 1.5);
     let rets: Vec<_> = firsts
@@ -326,5 +336,45 @@ fn cse_finds_duplicates_among_many_users_of_one_value() {
     for x in [-1.5, 0.0, 3.25] {
         let run = |h: &Function| adjit_ir::interpret(h, &[x]).expect("runs");
         assert_eq!(run(&f), run(&g), "at x = {x}");
+    }
+}
+
+/// A vectorised stage over data (`mul y_i, %t` for labels `y_i ∈ {0, 1}`, and `mul 1 − y_i,
+/// %t` with the same `%t`) keeps one instruction per element: `identities` does not fold its
+/// 1s and `cse` does not merge its equal elements, which would leave holes where the labels
+/// fall and stop the JIT from rolling the stage. Shorter stages simplify as before.
+#[test]
+fn data_blocks_keep_one_instruction_per_element() {
+    use adjit_ir::{Builder, Type};
+    let labels = |n: usize| -> Vec<f64> {
+        (0..n)
+            .map(|i| f64::from(u8::from((i * 7) % 3 == 0)))
+            .collect()
+    };
+    let stage = |n: usize| -> Function {
+        let mut b = Builder::new("stage");
+        let x = b.param(Type::F64, "x");
+        let t = b.mul(x, x);
+        let y = labels(n);
+        let mut outs: Vec<_> = y.iter().map(|&y| b.mul(y, t)).collect();
+        outs.extend(y.iter().map(|&y| b.mul(1.0 - y, t)));
+        verified(b.finish(&outs), "build")
+    };
+    let long = stage(40);
+    let s = verified(simplify(&long), "simplify");
+    // `mul x, x`, then both stages whole.
+    assert_eq!(s.n_insts(), 1 + 2 * 40, "got:\n{s}");
+    let short = stage(6);
+    let s10 = verified(simplify(&short), "simplify");
+    // 12 elements, below `DATA_BLOCK`: the 1s fold away, the 0s merge into one `mul 0.0, %t`.
+    assert_eq!(s10.n_insts(), 2, "got:\n{s10}");
+    assert_eq!(adjit_diff::simplify::DATA_BLOCK, 16);
+    for x in [-1.5, 0.0, 3.25, f64::INFINITY] {
+        for (f, g) in [(&long, &s), (&short, &s10)] {
+            let want = adjit_ir::interpret(f, &[x]).expect("runs");
+            let got = adjit_ir::interpret(g, &[x]).expect("runs");
+            let bits = |v: &[f64]| v.iter().map(|y| y.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&want), bits(&got), "at x = {x}");
+        }
     }
 }

@@ -232,6 +232,35 @@ impl InstData {
         })
     }
 
+    /// The instruction's *shape*: every value operand replaced by `v0` and every literal (a
+    /// `const`'s value too) by 0; which operands are literals stays. Instructions repeated
+    /// over data (a vectorised trace's `mul y_i, %v_i`) have one shape.
+    pub fn shape(&self) -> InstData {
+        let lit = |o: Operand| match o {
+            Operand::Const(_) => Operand::Const(0.0),
+            Operand::Value(_) => Operand::Value(Value::new(0)),
+        };
+        match self.map_values(|_| Value::new(0)) {
+            InstData::Const { ty, .. } => InstData::Const { ty, bits: 0 },
+            InstData::Binary { op, args } => InstData::Binary {
+                op,
+                args: args.map(lit),
+            },
+            InstData::Fma { args } => InstData::Fma {
+                args: args.map(lit),
+            },
+            InstData::Fcmp { pred, args } => InstData::Fcmp {
+                pred,
+                args: args.map(lit),
+            },
+            InstData::Select { cond, args } => InstData::Select {
+                cond,
+                args: args.map(lit),
+            },
+            other => other,
+        }
+    }
+
     /// The same instruction with every value operand replaced by `f(value)`.
     /// This is how transforms copy an instruction into a new function.
     pub fn map_values(&self, mut f: impl FnMut(Value) -> Value) -> InstData {

@@ -293,38 +293,11 @@ impl std::fmt::Display for Region {
 fn shape(func: &Function, v: usize) -> Option<(InstData, Type)> {
     let inst = func.inst(Value::new(v))?;
     let ty = func.values[v].ty;
-    let shape = inst.map_values(|_| Value::new(0));
     if !func.literal_type(inst, ty).is_float() {
         // Literals of `bool` type (a `select` of `bool`s) stay in the shape.
-        return Some((shape, ty));
+        return Some((inst.map_values(|_| Value::new(0)), ty));
     }
-    let masked = match shape {
-        InstData::Const { ty, .. } if ty.is_float() => InstData::Const { ty, bits: 0 },
-        InstData::Binary { op, args } => InstData::Binary {
-            op,
-            args: args.map(mask_literal),
-        },
-        InstData::Fma { args } => InstData::Fma {
-            args: args.map(mask_literal),
-        },
-        InstData::Fcmp { pred, args } => InstData::Fcmp {
-            pred,
-            args: args.map(mask_literal),
-        },
-        InstData::Select { cond, args } => InstData::Select {
-            cond,
-            args: args.map(mask_literal),
-        },
-        other => other,
-    };
-    Some((masked, ty))
-}
-
-fn mask_literal(o: Operand) -> Operand {
-    match o {
-        Operand::Const(_) => Operand::Const(0.0),
-        value => value,
-    }
+    Some((inst.shape(), ty))
 }
 
 /// The literals of instruction `v` that its shape leaves out, in text order (a float

@@ -4,6 +4,7 @@
 //! [`adjit_ir::BinaryOp::is_commutative`] says may be swapped) and the two factors of `fma`
 //! are compared as unordered pairs; `min`, `max` and `fcmp` are not (ties and predicates make
 //! order matter). The emitted instructions keep their operand order. O(size) expected time.
+//! An instruction of a data block is never replaced by an earlier one (see [`super`]).
 
 use std::hash::BuildHasher;
 
@@ -11,7 +12,7 @@ use adjit_ir::{Function, InstData, Type, Value};
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
-use super::{copied, operand_key, InPlace};
+use super::{copied, data_blocks, operand_key, InPlace};
 
 /// A value with fewer kept users (by [`anchor`]) than this is searched through its user list;
 /// from this many on, its users go to the hash table (a list walk would grow with them).
@@ -54,6 +55,7 @@ pub(super) fn cse_in_place(func: &mut Function) -> bool {
         let hash = hasher.hash_one(key_of(out, w));
         table.insert_unique(hash, w, |&x| hasher.hash_one(key_of(out, x)));
     };
+    let data = data_blocks(func);
     let mut out = InPlace::new(func);
     for v in out.first_inst()..out.n_values() {
         let (inst, ty) = out.input(v);
@@ -72,7 +74,8 @@ pub(super) fn cse_in_place(func: &mut Function) -> bool {
                 .find(hasher.hash_one(&key), |&w| key_of(&out, w) == key)
                 .copied(),
         };
-        if let Some(earlier) = earlier {
+        // An instruction of a data block is kept (see `super`).
+        if let Some(earlier) = earlier.filter(|_| !data[v]) {
             out.alias(Value::new(earlier as usize));
             continue;
         }

@@ -10,10 +10,14 @@
 //! Deliberately absent: `x + 0 → x` (wrong for x = −0), `x·0 → 0` (wrong for inf, NaN and
 //! negative x), `x − x → 0`. Commuted forms are matched for `add`, `mul` and `fma`'s
 //! factors. A value rewritten to another one loses its name.
+//!
+//! The identities that depend on a literal's value (`x·1`, `x/1`, `x − 0`, `x + (−0)`,
+//! `x·(−1)`, `x/(−1)`, `(−0) − x`, `fma a, 1, c`, `fma a, b, −0`) are not applied inside a
+//! data block (see [`super`]): every rewrite here is exact, so keeping one changes no result.
 
 use adjit_ir::{BinaryOp, Function, InstData, Operand, UnaryOp, Value};
 
-use super::{copied, InPlace};
+use super::{copied, data_blocks, InPlace};
 
 /// The result of rewriting one instruction.
 enum Rewrite {
@@ -32,8 +36,11 @@ pub fn identities(func: &Function) -> Function {
 
 /// [`identities`] in place; whether anything changed.
 pub(super) fn identities_in_place(func: &mut Function) -> bool {
+    let data = data_blocks(func);
     let mut out = InPlace::new(func);
     for v in out.first_inst()..out.n_values() {
+        // A data block's literals are not special values (see the module docs).
+        let is_lit = |o: Operand, x: f64| !data[v] && is_lit(o, x);
         let (inst, _) = out.input(v);
         let inst = inst.map_values(|u| out.map(u));
         let def_of = |o: Operand| o.as_value().and_then(|u| out.inst(u));

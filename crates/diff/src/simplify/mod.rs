@@ -5,6 +5,21 @@
 //! Every pass preserves the value of every output **bit for bit** for every input (up to NaN
 //! payloads), and none increases the instruction count. The passes assume a verified function
 //! and produce one; parameters and the signature are never changed.
+//!
+//! **Data keeps its shape.** A *data block* is at least [`DATA_BLOCK`] repetitions of a few
+//! instruction shapes whose literals differ from one repetition to the next, as a vectorised
+//! trace over data gives (`mul y_i, %t` over labels `y_i ∈ {0, 1}`, `%t` the same value
+//! everywhere). `identities` would fold its 1s (`x·1 → x`) and `cse` would merge its equal
+//! instructions (every `mul 1.0, %t` into one), both at the data's whims: the stage would no
+//! longer be one instruction per element, and the JIT could not roll it into one loop reading
+//! `y` from a table (`adjit_jit`'s `roll.rs`). So `identities` does not rewrite a data block's
+//! instructions by their literals' values, and `cse` never replaces one by an earlier
+//! instruction: merging a data block with an earlier one element by element would leave holes
+//! wherever the data coincide (−Σ y·log p + (1 − y)·log(1 − p) multiplies one adjoint by `y_i`
+//! and by `1 − y_i`, which are equal wherever they are both 0 or 1). Both are optional
+//! rewrites: results are unchanged. Repetitions of up to 8 instructions are recognised (a JVP
+//! interleaves each stage with its tangents); a longer template traced point by point is
+//! not protected.
 
 mod cse;
 mod dce;
@@ -17,6 +32,10 @@ pub use fold::fold;
 pub use identities::identities;
 
 use adjit_ir::{Function, InstData, Operand, Type, Value, ValueData, ValueDef};
+
+/// Fewest consecutive instructions of one shape with differing literals that make a data
+/// block (see the module docs).
+pub const DATA_BLOCK: usize = 16;
 
 /// Upper bound on fixpoint rounds; each round is O(size), and in practice two or three
 /// suffice.
@@ -187,4 +206,86 @@ fn operand_key(o: Operand) -> (u8, u64) {
         Operand::Value(v) => (0, v.index() as u64),
         Operand::Const(c) => (1, c.to_bits()),
     }
+}
+
+/// Longest period of a data block's repetition (a stage interleaving a value and its tangent
+/// repeats every 2 instructions; a small template traced point by point, every few).
+const DATA_PERIOD: usize = 8;
+
+/// A number per instruction shape: opcode, operator, type, and which operands are literals
+/// (unequal shapes may share one; it only decides which instructions are data).
+fn shape_code(inst: &InstData, ty: Type) -> u32 {
+    let mut lits = 0u32;
+    let mut k = 0;
+    inst.for_each_operand(|o| {
+        lits |= u32::from(matches!(o, Operand::Const(_))) << k;
+        k += 1;
+    });
+    let (tag, op) = match *inst {
+        InstData::Const { .. } => (0, 0),
+        InstData::Unary { op, .. } => (1, op as u32),
+        InstData::Binary { op, .. } => (2, op as u32),
+        InstData::Fma { .. } => (3, 0),
+        InstData::Powi { exp, .. } => (4, exp as u32),
+        InstData::Fcmp { pred, .. } => (5, pred as u32),
+        InstData::Select { .. } => (6, 0),
+        InstData::Fpromote { .. } => (7, 0),
+        InstData::Fdemote { .. } => (8, 0),
+    };
+    (op << 9) | (lits << 6) | ((ty as u32) << 4) | tag
+}
+
+/// Per value of `func`, whether it is an instruction of a data block (see the module docs): at
+/// some period p ≤ [`DATA_PERIOD`], at least [`DATA_BLOCK`]·p consecutive instructions each of
+/// the shape of the one p before, with literals that differ from one repetition to the next.
+/// The block's instructions with literal operands are data.
+pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
+    let first = func.n_params;
+    let n = func.n_values();
+    let mut data = vec![false; n];
+    let code = |v: usize| match &func.values[v].def {
+        ValueDef::Inst(inst) => shape_code(inst, func.values[v].ty),
+        ValueDef::Param => u32::MAX,
+    };
+    let codes: Vec<u32> = (first..n).map(code).collect();
+    let literals = |v: usize| -> Option<[u64; 3]> {
+        let inst = func.inst(Value::new(v))?;
+        let mut bits = [0; 3];
+        let mut any = false;
+        for (slot, o) in inst.operands().into_iter().enumerate() {
+            if let Operand::Const(c) = o {
+                bits[slot] = c.to_bits();
+                any = true;
+            }
+        }
+        if let InstData::Const { bits: b, .. } = inst {
+            bits[0] = *b;
+            any = true;
+        }
+        any.then_some(bits)
+    };
+    for p in 1..=DATA_PERIOD.min(codes.len()) {
+        // Maximal ranges `start..end` (instruction indices) whose every instruction has the
+        // shape of the one p before.
+        let mut start = p;
+        for end in p..=codes.len() {
+            if end < codes.len() && codes[end] == codes[end - p] {
+                continue;
+            }
+            if end - start >= DATA_BLOCK * p {
+                let block = first + start - p..first + end;
+                let varies = block
+                    .clone()
+                    .skip(p)
+                    .any(|v| literals(v).is_some() && literals(v) != literals(v - p));
+                if varies {
+                    for v in block {
+                        data[v] |= literals(v).is_some();
+                    }
+                }
+            }
+            start = end + 1;
+        }
+    }
+    data
 }
