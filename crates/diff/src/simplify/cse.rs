@@ -36,6 +36,12 @@ pub fn cse(func: &Function) -> Function {
 
 /// [`cse`] in place; whether anything changed.
 pub(super) fn cse_in_place(func: &mut Function) -> bool {
+    let data = data_blocks(func);
+    cse_with(func, &data)
+}
+
+/// [`cse`] in place, given the data blocks of `func` (per value); whether anything changed.
+pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
     let hasher = FxBuildHasher;
     let key_of = |out: &InPlace, v: u32| -> (Type, InstData) {
         let value = Value::new(v as usize);
@@ -55,7 +61,6 @@ pub(super) fn cse_in_place(func: &mut Function) -> bool {
         let hash = hasher.hash_one(key_of(out, w));
         table.insert_unique(hash, w, |&x| hasher.hash_one(key_of(out, x)));
     };
-    let data = data_blocks(func);
     let mut out = InPlace::new(func);
     for v in out.first_inst()..out.n_values() {
         let (inst, ty) = out.input(v);

@@ -37,6 +37,13 @@ pub fn identities(func: &Function) -> Function {
 /// [`identities`] in place; whether anything changed.
 pub(super) fn identities_in_place(func: &mut Function) -> bool {
     let data = data_blocks(func);
+    identities_with(func, &data).0
+}
+
+/// [`identities`] in place, given the data blocks of `func` (per value); whether anything
+/// changed, and the data blocks of the result.
+pub(super) fn identities_with(func: &mut Function, data: &[bool]) -> (bool, Vec<bool>) {
+    let mut data_out = vec![false; data.len()];
     let mut out = InPlace::new(func);
     for v in out.first_inst()..out.n_values() {
         // A data block's literals are not special values (see the module docs).
@@ -144,15 +151,17 @@ pub(super) fn identities_in_place(func: &mut Function) -> bool {
             }
             _ => None,
         };
-        match rewrite {
-            Some(Rewrite::Alias(u)) => out.alias(u),
-            Some(Rewrite::Inst(new)) => {
-                out.push(v, new);
+        let w = match rewrite {
+            Some(Rewrite::Alias(u)) => {
+                out.alias(u);
+                continue;
             }
-            None => {
-                out.push(v, inst);
-            }
-        }
+            Some(Rewrite::Inst(new)) => out.push(v, new),
+            None => out.push(v, inst),
+        };
+        data_out[w.index()] = data[v];
     }
-    out.finish()
+    let changed = out.finish();
+    data_out.truncate(func.n_values());
+    (changed, data_out)
 }

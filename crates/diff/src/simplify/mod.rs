@@ -67,13 +67,15 @@ pub fn simplify(func: &Function) -> Function {
 pub fn simplify_owned(mut func: Function) -> Function {
     for round in 0..MAX_ROUNDS {
         let folded = fold::fold_in_place(&mut func);
-        let rewritten = identities::identities_in_place(&mut func);
+        // The data blocks, found once a round: `identities` carries them to its output.
+        let data = data_blocks(&func);
+        let (rewritten, data) = identities::identities_with(&mut func, &data);
         if round > 0 && !folded && !rewritten {
             // The program is the output of `cse` then `dce` and `fold` and `identities`
             // changed nothing: `cse` and `dce` would leave it as it is.
             break;
         }
-        let merged = cse::cse_in_place(&mut func);
+        let merged = cse::cse_with(&mut func, &data);
         let removed = dce::dce_in_place(&mut func);
         if !(folded || rewritten || merged || removed) {
             break;
@@ -212,6 +214,9 @@ fn operand_key(o: Operand) -> (u8, u64) {
 /// repeats every 2 instructions; a small template traced point by point, every few).
 const DATA_PERIOD: usize = 8;
 
+/// Repetitions of a block searched for a literal that differs.
+const VARIES_WITHIN: usize = 1024;
+
 /// A number per instruction shape: opcode, operator, type, and which operands are literals
 /// (unequal shapes may share one; it only decides which instructions are data).
 fn shape_code(inst: &InstData, ty: Type) -> u32 {
@@ -274,9 +279,12 @@ pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
             }
             if end - start >= DATA_BLOCK * p {
                 let block = first + start - p..first + end;
+                // The first repetitions decide (a stage of equal literals past them is
+                // simplified the same way everywhere, so it stays regular either way).
                 let varies = block
                     .clone()
                     .skip(p)
+                    .take(VARIES_WITHIN * p)
                     .any(|v| literals(v).is_some() && literals(v) != literals(v - p));
                 if varies {
                     for v in block {
