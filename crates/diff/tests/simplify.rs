@@ -307,7 +307,7 @@ fn cse_finds_duplicates_among_many_users_of_one_value() {
     let mut b = Builder::new("f");
     let x = b.param(Type::F64, "x");
     let n = 40;
-    let mut op = |b: &mut Builder, i: u32, swapped: bool| {
+    let op = |b: &mut Builder, i: u32, swapped: bool| {
         let k = f64::from(i) + 2.0;
         match ((i * i * 31 + i * 7) % 11 < 5, swapped) {
             (true, false) => b.mul(x, k),

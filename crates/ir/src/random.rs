@@ -322,12 +322,12 @@ pub fn random_repeated(seed: u64, opts: &RepeatOptions) -> Function {
     // programs without data are those of before).
     let data_at: Vec<bool> = (0..k).map(|_| opts.data && rng.chance(0.5)).collect();
     let data_value = |t: usize, j: usize| -> f64 {
-        if t % 3 == 0 {
+        if t.is_multiple_of(3) {
             return 0.375; // the same in every iteration
         }
         let h = Rng::new(seed ^ ((t as u64) << 32) ^ j as u64).next_u64();
         // Exact in f32; now and then one value repeats.
-        if h % 8 == 0 {
+        if h.is_multiple_of(8) {
             0.75
         } else {
             ((h >> 8) % 1024) as f64 / 256.0 - 2.0

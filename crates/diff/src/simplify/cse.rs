@@ -63,6 +63,7 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
     };
     let mut out = InPlace::new(func);
     for v in out.first_inst()..out.n_values() {
+        let in_data = data.get(v).copied().unwrap_or(false);
         let (inst, ty) = out.input(v);
         let inst = inst.map_values(|u| out.map(u));
         let key = (ty, canonical(&inst));
@@ -80,7 +81,7 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
                 .copied(),
         };
         // An instruction of a data block is kept (see `super`).
-        if let Some(earlier) = earlier.filter(|_| !data[v]) {
+        if let Some(earlier) = earlier.filter(|_| !in_data) {
             out.alias(Value::new(earlier as usize));
             continue;
         }

@@ -46,8 +46,9 @@ pub(super) fn identities_with(func: &mut Function, data: &[bool]) -> (bool, Vec<
     let mut data_out = vec![false; data.len()];
     let mut out = InPlace::new(func);
     for v in out.first_inst()..out.n_values() {
+        let in_data = data.get(v).copied().unwrap_or(false);
         // A data block's literals are not special values (see the module docs).
-        let is_lit = |o: Operand, x: f64| !data[v] && is_lit(o, x);
+        let is_lit = |o: Operand, x: f64| !in_data && is_lit(o, x);
         let (inst, _) = out.input(v);
         let inst = inst.map_values(|u| out.map(u));
         let def_of = |o: Operand| o.as_value().and_then(|u| out.inst(u));
@@ -159,7 +160,7 @@ pub(super) fn identities_with(func: &mut Function, data: &[bool]) -> (bool, Vec<
             Some(Rewrite::Inst(new)) => out.push(v, new),
             None => out.push(v, inst),
         };
-        data_out[w.index()] = data[v];
+        data_out[w.index()] = in_data;
     }
     let changed = out.finish();
     data_out.truncate(func.n_values());
