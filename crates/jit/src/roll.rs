@@ -1242,21 +1242,26 @@ mod tests {
         assert!(run.sources[1].contains(&Source::Affine { base: 1, step: 1 }));
     }
 
-    /// The rolled Rosenbrock's value, with `mutate` applied to its runs before lowering.
-    fn rosenbrock_with(mutate: Option<fn(&mut [Run])>) -> (f64, f64) {
-        let f = rosenbrock(50);
-        let x: Vec<f64> = (0..50).map(|i| 0.5 + 0.03 * i as f64).collect();
-        let want = adjit_ir::interpret(&f, &x).expect("interprets")[0];
+    /// `f`'s first output at `x` rolled, with `mutate` applied to its runs before lowering,
+    /// and the interpreter's.
+    fn rolled_with(f: &Function, x: &[f64], mutate: Option<fn(&mut [Run])>) -> (f64, f64) {
+        let want = adjit_ir::interpret(f, x).expect("interprets")[0];
         crate::pipeline::MUTATE_RUNS.with(|m| m.set(mutate));
         let opts = crate::JitOptions {
             roll_above: 0,
             ..crate::JitOptions::default()
         };
-        let code = crate::compile(&f, &opts).expect("compiles");
+        let code = crate::compile(f, &opts).expect("compiles");
         crate::pipeline::MUTATE_RUNS.with(|m| m.set(None));
-        let mut y = [0.0];
-        code.call(&x, &mut y).expect("lengths match");
+        let mut y = vec![0.0; code.n_outputs()];
+        code.call(x, &mut y).expect("lengths match");
         (y[0], want)
+    }
+
+    /// The rolled Rosenbrock's value, with `mutate` applied to its runs before lowering.
+    fn rosenbrock_with(mutate: Option<fn(&mut [Run])>) -> (f64, f64) {
+        let x: Vec<f64> = (0..50).map(|i| 0.5 + 0.03 * i as f64).collect();
+        rolled_with(&rosenbrock(50), &x, mutate)
     }
 
     /// Σ (y_i − (a·x_i + b))² with the data points x_i, y_i as literals, as a trace of a
@@ -1279,19 +1284,7 @@ mod tests {
     /// The rolled least-squares sum at (a, b) = (0.7, −0.2), with `mutate` applied to its
     /// runs, and the interpreter's.
     fn least_squares_with(mutate: Option<fn(&mut [Run])>) -> (f64, f64) {
-        let f = least_squares(40);
-        let x = [0.7, -0.2];
-        let want = adjit_ir::interpret(&f, &x).expect("interprets")[0];
-        crate::pipeline::MUTATE_RUNS.with(|m| m.set(mutate));
-        let opts = crate::JitOptions {
-            roll_above: 0,
-            ..crate::JitOptions::default()
-        };
-        let code = crate::compile(&f, &opts).expect("compiles");
-        crate::pipeline::MUTATE_RUNS.with(|m| m.set(None));
-        let mut y = [0.0];
-        code.call(&x, &mut y).expect("lengths match");
-        (y[0], want)
+        rolled_with(&least_squares(40), &[0.7, -0.2], mutate)
     }
 
     #[test]

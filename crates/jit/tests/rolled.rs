@@ -50,7 +50,30 @@ fn check(func: &Function, opts: &JitOptions, xs: &[Vec<f64>]) {
     }
 }
 
+/// Compile `func` under `opts` in two lanes (`batch_lanes: 2`) and compare one batch over
+/// the points with the interpreter.
+fn check_two_lanes(func: &Function, opts: &JitOptions, xs: &[Vec<f64>]) {
+    let opts = JitOptions {
+        batch_lanes: 2,
+        ..opts.clone()
+    };
+    let code = compile(func, &opts).unwrap_or_else(|e| panic!("@{}: {e}", func.name));
+    let mut out = vec![0.0; code.n_outputs() * xs.len()];
+    code.call_batch(&xs.concat(), &mut out)
+        .expect("lengths match");
+    for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
+        let want = interpret(func, x).expect("interprets");
+        assert_same(&func.name, x, y, &want);
+    }
+}
+
 fn repeated(seed: u64) -> Function {
+    repeated_program(seed, false)
+}
+
+/// A random repeated program of `seed`'s sizes; with `data`, literals that change per
+/// iteration (data traced in as literals).
+fn repeated_program(seed: u64, data: bool) -> Function {
     let opts = RepeatOptions {
         template: 3 + (seed % 9) as usize,
         trips: 6 + (seed as usize * 7) % 60,
@@ -58,7 +81,7 @@ fn repeated(seed: u64) -> Function {
         interrupt: [0, 0, 5, 7][(seed % 4) as usize],
         ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
         non_smooth: seed % 2 == 1,
-        data: false,
+        data,
     };
     let func = random_repeated(seed, &opts);
     verify(&func).expect("generated programs verify");
@@ -107,44 +130,15 @@ fn loops_between_small_chunks_match_the_interpreter() {
 fn two_lane_loops_match_the_interpreter() {
     for seed in 300..340 {
         let func = repeated(seed);
-        let opts = JitOptions {
-            batch_lanes: 2,
-            ..rolled()
-        };
-        let code = compile(&func, &opts).expect("compiles");
-        let n = func.n_params;
-        let xs = points(seed, n, 5);
-        let flat: Vec<f64> = xs.concat();
-        let mut out = vec![0.0; code.n_outputs() * xs.len()];
-        code.call_batch(&flat, &mut out).expect("lengths match");
-        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
-            let want = interpret(&func, x).expect("interprets");
-            assert_same(&func.name, x, y, &want);
-        }
+        check_two_lanes(&func, &rolled(), &points(seed, func.n_params, 5));
     }
-}
-
-/// [`repeated`] with literals that change per iteration (data traced in as literals).
-fn with_data(seed: u64) -> Function {
-    let opts = RepeatOptions {
-        template: 3 + (seed % 9) as usize,
-        trips: 6 + (seed as usize * 7) % 60,
-        carried: 1 + (seed % 3) as usize,
-        interrupt: [0, 0, 5][(seed % 3) as usize],
-        ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
-        non_smooth: seed % 2 == 1,
-        data: true,
-    };
-    let func = random_repeated(seed, &opts);
-    verify(&func).expect("generated programs verify");
-    func
 }
 
 #[test]
 fn data_literals_roll_into_tables_and_match_the_interpreter() {
     let mut tabled = 0;
     for seed in 500..560 {
-        let func = with_data(seed);
+        let func = repeated_program(seed, true);
         if regions(&func, &rolled())
             .iter()
             .any(|r| r.literal_tables > 0)
@@ -156,22 +150,7 @@ fn data_literals_roll_into_tables_and_match_the_interpreter() {
         check(&func, &unrolled(), &xs);
         check(&func, &rolled_in_small_chunks(), &xs);
         // Two lanes: the pair table holds each entry in both lanes.
-        let code = compile(
-            &func,
-            &JitOptions {
-                batch_lanes: 2,
-                ..rolled()
-            },
-        )
-        .expect("compiles");
-        let xs = points(seed + 1, func.n_params, 3);
-        let mut out = vec![0.0; code.n_outputs() * xs.len()];
-        code.call_batch(&xs.concat(), &mut out)
-            .expect("lengths match");
-        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
-            let want = interpret(&func, x).expect("interprets");
-            assert_same(&func.name, x, y, &want);
-        }
+        check_two_lanes(&func, &rolled(), &points(seed + 1, func.n_params, 3));
     }
     // Most programs draw a literal that changes per iteration into a rolled template.
     assert!(tabled >= 40, "only {tabled} of 60 rolled a literal table");
@@ -269,22 +248,7 @@ fn vectorised_traces_fuse_into_one_loop_and_match_the_interpreter() {
     let xs = points(11, func.n_params, 3);
     check(&func, &rolled(), &xs);
     check(&func, &in_order, &xs);
-    let opts = JitOptions {
-        batch_lanes: 2,
-        ..in_order
-    };
-    let code = compile(&func, &opts).expect("compiles");
-    let flat: Vec<f64> = xs.concat();
-    let mut out = vec![0.0; code.n_outputs() * xs.len()];
-    code.call_batch(&flat, &mut out).expect("lengths match");
-    for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
-        assert_same(
-            "vectorised",
-            x,
-            y,
-            &interpret(&func, x).expect("interprets"),
-        );
-    }
+    check_two_lanes(&func, &in_order, &xs);
 }
 
 /// A random 2-D grid (see `common::grid`): sizes, strides, template, f32 or f64 by seed.
@@ -388,21 +352,7 @@ fn grids_with_data_nest_with_tables_and_match_the_interpreter() {
         ] {
             check(&func, &opts, &xs);
         }
-        let code = compile(
-            &func,
-            &JitOptions {
-                batch_lanes: 2,
-                ..in_order.clone()
-            },
-        )
-        .expect("compiles");
-        let mut out = vec![0.0; code.n_outputs() * xs.len()];
-        code.call_batch(&xs.concat(), &mut out)
-            .expect("lengths match");
-        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
-            let want = interpret(&func, x).expect("interprets");
-            assert_same(&func.name, x, y, &want);
-        }
+        check_two_lanes(&func, &in_order, &xs);
     }
     // In program order every such grid is rows of one form, cells and heads with tables.
     assert!(
@@ -418,18 +368,7 @@ fn grids_in_two_lanes_and_small_chunks_match_the_interpreter() {
         let small = rolled_in_small_chunks();
         let xs = points(seed, func.n_params, 5);
         check(&func, &small, &xs);
-        let opts = JitOptions {
-            batch_lanes: 2,
-            ..rolled()
-        };
-        let code = compile(&func, &opts).expect("compiles");
-        let flat: Vec<f64> = xs.concat();
-        let mut out = vec![0.0; code.n_outputs() * xs.len()];
-        code.call_batch(&flat, &mut out).expect("lengths match");
-        for (x, y) in xs.iter().zip(out.chunks(code.n_outputs())) {
-            let want = interpret(&func, x).expect("interprets");
-            assert_same(&func.name, x, y, &want);
-        }
+        check_two_lanes(&func, &rolled(), &xs);
     }
 }
 
