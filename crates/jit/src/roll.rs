@@ -329,11 +329,8 @@ fn literals(func: &Function, v: usize) -> ([u64; 3], usize) {
 /// The type of the literals [`literals`] gives for instruction `v`.
 fn literal_table_type(func: &Function, v: usize) -> Type {
     let ty = func.values[v].ty;
-    match func.inst(Value::new(v)) {
-        Some(InstData::Const { ty, .. }) => *ty,
-        Some(inst) => func.literal_type(inst, ty),
-        None => ty,
-    }
+    func.inst(Value::new(v))
+        .map_or(ty, |inst| func.literal_type(inst, ty))
 }
 
 /// A number per instruction, equal for two instructions exactly when their shapes are.
