@@ -394,9 +394,9 @@ impl Function {
         self.func.n_outputs()
     }
 
-    /// One pipeline stage as text: `ir`, `simplified`, `jvp`, `vjp`, `clif`, `asm`,
+    /// One pipeline stage as text: `ir`, `simplified`, `jvp`, `vjp`, `clif`, `asm`, `rolled`,
     /// `schedule`, `lumps`, `dot`, `reverse-inverse`, `forward-inverse`, `sparsity`,
-    /// `sparse-jacobian`, `sparse-hessian`. `mode` chooses the program of `clif`/`asm`
+    /// `sparse-jacobian`, `sparse-hessian`. `mode` chooses the program of `clif`/`asm`/`rolled`
     /// (`primal`, `jvp`, `vjp`, `gradient`, `hvp`), `strategy` the schedule; `lanes=2` prints
     /// the two-point (SIMD) kernels of `clif`/`asm` that batches run with `lanes=2`.
     #[pyo3(signature = (stage="ir", mode="primal", strategy="tape", lanes=1))]

@@ -4,6 +4,7 @@ and the Rust CLI on the same IR."""
 import json
 import os
 import pickle
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -258,8 +259,14 @@ def test_dump_stages():
     assert "func @traced_vjp" in ROSEN.dump("vjp")
     assert "digraph" in VECTOR.dump("dot")
     assert ROSEN.dump("asm", mode="gradient")
-    with pytest.raises(adjit.Error, match="stage"):
+    assert "loop(s) cover" in ROSEN.dump("rolled", mode="gradient")
+    with pytest.raises(adjit.Error, match="stage") as unknown:
         ROSEN.dump("nonsense")
+    # The stub's `Stage` names exactly the stages the library lists in its error.
+    accepted = str(unknown.value).split("expected ", 1)[1].split(", ")
+    stub = Path(adjit.__file__).with_name("_adjit.pyi").read_text()
+    literal = re.search(r"Stage = Literal\[([^\]]*)\]", stub).group(1)
+    assert re.findall(r'"([^"]+)"', literal) == accepted
 
 
 def test_batch_into_the_callers_array():

@@ -13,8 +13,8 @@ Float64Array = npt.NDArray[np.float64]
 # What a transform returns when called (see adjit.value_and_grad etc.).
 R = TypeVar("R", covariant=True)
 # The stages Function.dump renders (anything else raises OptionError).
-Stage = Literal["ir", "simplified", "jvp", "vjp", "clif", "asm", "schedule", "lumps", "dot",
-                "reverse-inverse", "forward-inverse", "sparsity", "sparse-jacobian",
+Stage = Literal["ir", "simplified", "jvp", "vjp", "clif", "asm", "rolled", "schedule", "lumps",
+                "dot", "reverse-inverse", "forward-inverse", "sparsity", "sparse-jacobian",
                 "sparse-hessian"]
 __version__: str
 
