@@ -13,6 +13,9 @@
 //!   `erf`, `pow`, `atan2`), with the math routines inline (`MathImpl::Inline`) or called from
 //!   the C library (`MathImpl::Libm`), one and two lanes: the figures behind the default
 //!   (`MathImpl::Auto`, per routine the faster of the two within 1 ulp);
+//! - selects: points/s of `call_batch` on the gradients of four piecewise programs of 64
+//!   inputs (a `max` chain, ReLU, `abs`, a clamp that never binds) over 2,048 random points,
+//!   with float selects as branches and as bit masks (`JitOptions::mask_selects`);
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -260,6 +263,57 @@ fn batch(c: &mut Criterion) {
     g.finish();
 }
 
+fn sum<'t>(terms: impl Iterator<Item = adjit::Var<'t>>) -> adjit::Var<'t> {
+    terms.reduce(|a, b| a + b).expect("terms")
+}
+
+/// Gradients whose reverse sweeps route cotangents by `select`: on data-dependent
+/// conditions (which the points change) and on one that never changes.
+fn selects(c: &mut Criterion) {
+    let mut g = c.benchmark_group("selects");
+    let n = 64;
+    let programs = [
+        (
+            "max-chain",
+            adjit::trace(n, |x| x[1..].iter().fold(x[0], |m, &v| m.max(v))),
+        ),
+        (
+            "relu",
+            adjit::trace(n, |x| sum(x.iter().map(|&v| v.max(v * 0.0) * v))),
+        ),
+        (
+            "abs",
+            adjit::trace(n, |x| sum(x.iter().map(|&v| (v - 0.1).abs() * v))),
+        ),
+        (
+            "clamp-never-binds",
+            adjit::trace(n, |x| sum(x.iter().map(|&v| v.max(v * 0.0 - 10.0) * v))),
+        ),
+    ];
+    const POINTS: usize = 2048;
+    for (name, func) in &programs {
+        let gradient = vjp(func);
+        let mut outputs = Vec::new();
+        for mask_selects in [false, true] {
+            let opts = JitOptions {
+                mask_selects,
+                ..JitOptions::default()
+            };
+            let code = compile(&gradient, &opts).unwrap();
+            let x = Rng::new(5).vector(POINTS * code.n_inputs(), -1.0, 1.0);
+            let mut out = vec![0.0; POINTS * code.n_outputs()];
+            g.throughput(Throughput::Elements(POINTS as u64));
+            let form = if mask_selects { "masks" } else { "branches" };
+            g.bench_function(format!("{name}/{form}"), |b| {
+                b.iter(|| code.call_batch(black_box(&x), &mut out).unwrap())
+            });
+            outputs.push(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
+        assert_eq!(outputs[0], outputs[1], "{name}: masks = branches");
+    }
+    g.finish();
+}
+
 /// `Σᵢ op(xᵢ mod 4 · (0.3 + 0.02 i) + 1.2)`, i < 32, over four inputs in [−1, 1]: 32 calls of
 /// `op` on arguments in [0.26, 2.14] and little else (`asin`, `acos`: all scaled by 0.45 and
 /// shifted by −0.5, into [−0.38, 0.46]).
@@ -386,5 +440,13 @@ fn compile_time(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, primal, derivatives, batch, math, compile_time);
+criterion_group!(
+    benches,
+    primal,
+    derivatives,
+    batch,
+    selects,
+    math,
+    compile_time
+);
 criterion_main!(benches);

@@ -112,6 +112,9 @@ pub(crate) struct LowerInput<'a> {
     pub consts: &'a ConstTable,
     pub lanes: Lanes,
     pub math: MathImpl,
+    /// Whether one-lane code selects between floats with bit masks instead of Cranelift's
+    /// `select` (x86-64, where a float `select` is a branch; AArch64's is `fcsel`).
+    pub mask_selects: bool,
 }
 
 /// Accesses to `outputs` and `work`: aligned, never trapping, ordered.
@@ -135,6 +138,17 @@ fn offset(index: usize) -> Result<i32, JitError> {
 fn pair_offset(index: usize) -> Result<i32, JitError> {
     offset(index.saturating_mul(2))
 }
+
+/// One side of a masked `select`: a value, or the literal +0.0 (never materialised).
+#[derive(Clone, Copy)]
+enum Side {
+    Value(ir::Value),
+    Zero,
+}
+
+/// [`Lowerer::select_mask`]'s memory: (block, condition, float type) and the masks of the
+/// condition's false and true.
+type MaskKey = ((Option<ir::Block>, ir::Value, Type), [Option<ir::Value>; 2]);
 
 struct Lowerer<'a, 'm, M: Module> {
     b: FunctionBuilder<'a>,
@@ -162,6 +176,9 @@ struct Lowerer<'a, 'm, M: Module> {
     tabled: [Option<ir::Value>; 3],
     /// The next literal slot of the instruction being lowered.
     next_slot: usize,
+    /// The masks of the last condition [`Self::select_mask`] was asked for: (its block,
+    /// the condition, the float type) and the masks of false and true.
+    last_masks: Option<MaskKey>,
 }
 
 /// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`): a run's
@@ -206,6 +223,7 @@ pub(crate) fn lower_chunk<M: Module>(
         body_literals: None,
         tabled: [None; 3],
         next_slot: 0,
+        last_masks: None,
     };
     let func = input.func;
     if chunk == 0 {
@@ -995,12 +1013,75 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// the current width, `x` and `y` values of `ty`).
     fn select(&mut self, ty: Type, cond: ir::Value, x: ir::Value, y: ir::Value) -> ir::Value {
         match self.input.lanes {
+            Lanes::One if self.input.mask_selects && ty != Type::Bool => {
+                self.masked_select(ty, cond, Side::Value(x), Side::Value(y))
+            }
             Lanes::One => self.b.ins().select(cond, x, y),
             Lanes::Two => {
                 let mask = self.mask_for(cond, ty);
                 self.b.ins().bitselect(mask, x, y)
             }
         }
+    }
+
+    /// One-lane `select` between floats without a branch: `x & mask | y & !mask` with the
+    /// bool as a mask of the float's width (all ones or zero), bit for bit the chosen operand.
+    /// x86-64 lowers a float `select` to a conditional jump, which the CPU mispredicts where
+    /// the condition follows the data (a reverse sweep through `min`, `max` or `abs` at
+    /// varying points); the mask costs a few instructions and never a misprediction. A side
+    /// that is the literal +0.0 ([`Side::Zero`]: the usual reverse-mode routing of a
+    /// cotangent) needs one `and`.
+    fn masked_select(&mut self, ty: Type, cond: ir::Value, x: Side, y: Side) -> ir::Value {
+        match (x, y) {
+            (Side::Value(x), Side::Zero) => {
+                let mask = self.select_mask(ty, cond, true);
+                self.b.ins().band(x, mask)
+            }
+            (Side::Zero, Side::Value(y)) => {
+                let mask = self.select_mask(ty, cond, false);
+                self.b.ins().band(y, mask)
+            }
+            (Side::Value(x), Side::Value(y)) => {
+                let mask = self.select_mask(ty, cond, true);
+                self.b.ins().bitselect(mask, x, y)
+            }
+            (Side::Zero, Side::Zero) => match ty {
+                Type::F32 => self.b.ins().f32const(0.0),
+                _ => self.b.ins().f64const(0.0),
+            },
+        }
+    }
+
+    /// The bool `cond` (`when` true) or its negation (`when` false) as a float of type `ty`
+    /// whose bits are all ones or all zeros: `-c` or `c - 1` in an integer register, moved
+    /// over. The masks of the last condition are kept while lowering stays in one block:
+    /// a reverse sweep routes a cotangent to both operands of a `min` by two selects on one
+    /// condition, and Cranelift does not merge equal instructions at `opt_level = none`.
+    fn select_mask(&mut self, ty: Type, cond: ir::Value, when: bool) -> ir::Value {
+        let block = self.b.current_block();
+        let key = (block, cond, ty);
+        match self.last_masks {
+            Some((k, masks)) if k == key => {
+                if let Some(mask) = masks[usize::from(when)] {
+                    return mask;
+                }
+            }
+            _ => self.last_masks = Some((key, [None; 2])),
+        }
+        let (int_ty, float_ty) = match ty {
+            Type::F32 => (types::I32, types::F32),
+            _ => (types::I64, types::F64),
+        };
+        let bit = self.b.ins().uextend(int_ty, cond);
+        let mask = match when {
+            true => self.b.ins().ineg(bit),
+            false => self.b.ins().iadd_imm_s(bit, -1),
+        };
+        let mask = self.b.ins().bitcast(float_ty, MemFlagsData::new(), mask);
+        if let Some((_, masks)) = &mut self.last_masks {
+            masks[usize::from(when)] = Some(mask);
+        }
+        mask
     }
 
     /// `fcmp` of the scalar code; in [`Lanes::Two`] code a canonical bool mask.
@@ -1303,9 +1384,22 @@ impl<M: Module> Lowerer<'_, '_, M> {
             }
             InstData::Select { cond, args } => {
                 let c = self.use_value(cond)?;
-                let a = self.operand(args[0], lit_ty)?;
-                let d = self.operand(args[1], lit_ty)?;
-                self.select(ty, c, a, d)
+                let masked = self.input.lanes == Lanes::One && self.input.mask_selects;
+                if masked && ty != Type::Bool {
+                    // A literal +0.0 side is not materialised, unless it is a table's entry
+                    // (a literal that is +0.0 in this iteration only).
+                    let [a, d] = args.map(|o| match o {
+                        Operand::Const(x) if x.to_bits() == 0 => {
+                            Ok(self.next_tabled().map_or(Side::Zero, Side::Value))
+                        }
+                        _ => self.operand(o, lit_ty).map(Side::Value),
+                    });
+                    self.masked_select(ty, c, a?, d?)
+                } else {
+                    let a = self.operand(args[0], lit_ty)?;
+                    let d = self.operand(args[1], lit_ty)?;
+                    self.select(ty, c, a, d)
+                }
             }
             InstData::Fpromote { arg } => {
                 let x = self.use_value(arg)?;

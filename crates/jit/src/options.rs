@@ -172,6 +172,14 @@ pub struct JitOptions {
     /// per term rolled from 10³ to 10⁵ terms; unrolled 3.4–4.1 at 10³ and 50–74 at 10⁵) and
     /// compiles 2–4× faster.
     pub roll_above: usize,
+    /// On x86-64, lower a one-lane `select` between floats with bit masks (`x & m | y & !m`)
+    /// instead of Cranelift's `select`, which is a conditional jump there. A jump costs a
+    /// misprediction wherever the condition follows the data (the reverse sweep of `min`,
+    /// `max`, `abs`, ReLU at varying points); the mask costs a few instructions and a side
+    /// that is the literal +0.0 (how reverse mode routes a cotangent) one `and`. Bitwise the
+    /// same results either way. AArch64's float `select` is `fcsel`, without a jump, and
+    /// two-lane code always uses masks; there this option changes nothing.
+    pub mask_selects: bool,
 }
 
 impl Default for JitOptions {
@@ -190,6 +198,7 @@ impl Default for JitOptions {
             math: MathImpl::Auto,
             roll: true,
             roll_above: 20_000,
+            mask_selects: true,
         }
     }
 }

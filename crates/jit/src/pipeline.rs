@@ -233,6 +233,8 @@ pub(crate) fn lower_function<M: Module>(
         consts: &consts,
         lanes,
         math: opts.math,
+        mask_selects: opts.mask_selects
+            && module.isa().triple().architecture == target_lexicon::Architecture::X86_64,
     };
     let mut imports = Imports::new(names);
     let mut cache = new_cache(func);
