@@ -368,11 +368,13 @@ fn the_rolled_dump_shows_a_nest_with_its_rows_and_coverage() {
     assert_eq!(lowered, n - covered + in_loops);
 }
 
-/// A logistic regression over `n` samples written as a vectorised trace is: each stage over
-/// every sample in turn, the samples' features `a_i`, `b_i` and labels `y_i ∈ {0, 1}` as
-/// literals; the loss is −Σ y_i·log p_i + (1 − y_i)·log(1 − p_i).
-fn logistic(n: usize) -> Function {
-    use adjit_ir::{Builder, Type, UnaryOp};
+/// A logistic regression over `n` samples, the samples' features `a_i`, `b_i` and labels
+/// `y_i ∈ {0, 1}` as literals; the loss is −Σ y_i·log p_i + (1 − y_i)·log(1 − p_i). As a
+/// vectorised trace writes it (`per_sample` false): each stage over every sample in turn; as
+/// a loop over the samples traces (`per_sample` true): one sample's 13 instructions after the
+/// other's.
+fn logistic(n: usize, per_sample: bool) -> Function {
+    use adjit_ir::{BinaryOp, Builder, Type, UnaryOp, Value};
     let mut b = Builder::new("logistic");
     let w: Vec<_> = (0..3)
         .map(|i| b.param(Type::F64, &format!("w{i}")))
@@ -386,36 +388,79 @@ fn logistic(n: usize) -> Function {
             f64::from(u8::from(a - 0.5 * c + 0.1 * ((i % 5) as f64) > 0.0)),
         )
     };
-    let z: Vec<_> = (0..n).map(|i| b.fma(w[0], data(i).0, w[2])).collect();
-    let z: Vec<_> = (0..n).map(|i| b.fma(w[1], data(i).1, z[i])).collect();
-    let e: Vec<_> = z.iter().map(|&z| b.unary(UnaryOp::Neg, z)).collect();
-    let e: Vec<_> = e.iter().map(|&e| b.unary(UnaryOp::Exp, e)).collect();
-    let d: Vec<_> = e.iter().map(|&e| b.add(e, 1.0)).collect();
-    let p: Vec<_> = d.iter().map(|&d| b.div(1.0, d)).collect();
-    let lp: Vec<_> = p.iter().map(|&p| b.unary(UnaryOp::Log, p)).collect();
-    let q: Vec<_> = p
-        .iter()
-        .map(|&p| b.binary(adjit_ir::BinaryOp::Sub, 1.0, p))
-        .collect();
-    let lq: Vec<_> = q.iter().map(|&q| b.unary(UnaryOp::Log, q)).collect();
-    let u: Vec<_> = (0..n).map(|i| b.mul(data(i).2, lp[i])).collect();
-    let v: Vec<_> = (0..n).map(|i| b.mul(1.0 - data(i).2, lq[i])).collect();
-    let mut sum = b.add(u[0], v[0]);
-    for i in 1..n {
-        let t = b.add(u[i], v[i]);
-        sum = b.add(sum, t);
+    // The stages, each applied to every sample's previous values.
+    type Stage = fn(&mut Builder, &[Value], (f64, f64, f64), Value) -> Value;
+    let stages: [Stage; 11] = [
+        |b, w, (a, _, _), _| b.fma(w[0], a, w[2]),
+        |b, w, (_, c, _), z| b.fma(w[1], c, z),
+        |b, _, _, z| b.unary(UnaryOp::Neg, z),
+        |b, _, _, e| b.unary(UnaryOp::Exp, e),
+        |b, _, _, e| b.add(e, 1.0),
+        |b, _, _, d| b.div(1.0, d),
+        |b, _, _, p| b.unary(UnaryOp::Log, p),
+        // From here each stage reads the stage before the previous one's value too (below).
+        |b, _, _, p| b.binary(BinaryOp::Sub, 1.0, p),
+        |b, _, _, q| b.unary(UnaryOp::Log, q),
+        |b, _, (_, _, y), lp| b.mul(y, lp),
+        |b, _, (_, _, y), lq| b.mul(1.0 - y, lq),
+    ];
+    // Per sample: its values by stage (p is stage 5, log p stage 6, log(1 − p) stage 8).
+    let mut values: Vec<Vec<Value>> = vec![Vec::with_capacity(stages.len()); n];
+    let apply = |b: &mut Builder, values: &mut [Vec<Value>], i: usize, k: usize| {
+        let vs = &values[i];
+        let arg = match k {
+            0 => w[0],
+            7 => vs[5],
+            9 => vs[6],
+            10 => vs[8],
+            _ => vs[k - 1],
+        };
+        let v = stages[k](b, &w, data(i), arg);
+        values[i].push(v);
+    };
+    let mut sum = None;
+    let mut accumulate = |b: &mut Builder, u: Value, v: Value| {
+        let t = b.add(u, v);
+        sum = Some(match sum {
+            None => t,
+            Some(s) => b.add(s, t),
+        });
+    };
+    if per_sample {
+        for i in 0..n {
+            for k in 0..stages.len() {
+                apply(&mut b, &mut values, i, k);
+            }
+            accumulate(&mut b, values[i][9], values[i][10]);
+        }
+    } else {
+        for k in 0..stages.len() {
+            for i in 0..n {
+                apply(&mut b, &mut values, i, k);
+            }
+        }
+        for vs in &values {
+            accumulate(&mut b, vs[9], vs[10]);
+        }
     }
-    let loss = b.unary(UnaryOp::Neg, sum);
+    let loss = b.unary(UnaryOp::Neg, sum.expect("samples"));
     b.finish(&[loss])
 }
 
 /// Labels of 0 and 1 are data, not identities: `simplify` keeps the stages that multiply by
-/// them whole (see `adjit_diff::simplify`), so every derivative program of the vectorised
-/// logistic loss rolls whole, equal to the straight-line code and the interpreter, and the
-/// gradient agrees with central differences.
+/// them whole (see `adjit_diff::simplify`), so every derivative program of the logistic loss
+/// rolls whole, traced stage by stage or sample by sample (a period of 13 instructions),
+/// equal to the straight-line code and the interpreter, and the gradient agrees with central
+/// differences.
 #[test]
 fn labels_of_zero_and_one_roll_in_every_mode() {
-    let f = logistic(300);
+    for per_sample in [false, true] {
+        labels_roll(&logistic(300, per_sample));
+    }
+}
+
+fn labels_roll(f: &Function) {
+    let f = f.clone();
     let regions = every_mode_equal(&f, &f, 9);
     for (mode, regions) in &regions {
         let derived =

@@ -378,3 +378,54 @@ fn data_blocks_keep_one_instruction_per_element() {
         }
     }
 }
+
+/// A template longer than 8 instructions traced sample by sample (a per-sample loss with
+/// labels `y_i ∈ {0, 1}`), and its reverse sweep's form, where every shape occurs twice in
+/// the template: both keep every sample's instructions, so each sample has one shape, and the
+/// values are the same bits. With its labels fractional the same program has nothing to fold:
+/// the simplified sizes must match.
+#[test]
+fn long_templates_over_data_keep_one_shape_per_sample() {
+    use adjit_ir::{BinaryOp, Builder, Type, UnaryOp};
+    let per_sample = |n: usize, labels: &dyn Fn(usize) -> f64, twice: bool| -> Function {
+        let mut b = Builder::new("samples");
+        let w = b.param(Type::F64, "w");
+        let t = b.param(Type::F64, "t");
+        let mut acc = b.mul(w, 0.5);
+        for i in 0..n {
+            let (a, y) = ((i * 37 % 101) as f64 / 50.0 - 1.0, labels(i));
+            let z = b.fma(w, a, t);
+            let e = b.unary(UnaryOp::Neg, z);
+            let e = b.unary(UnaryOp::Exp, e);
+            let d = b.add(e, 1.0);
+            let p = b.div(1.0, d);
+            let lp = b.unary(UnaryOp::Log, p);
+            let q = b.binary(BinaryOp::Sub, 1.0, p);
+            let lq = b.unary(UnaryOp::Log, q);
+            let u = b.mul(y, lp);
+            let v = b.mul(1.0 - y, lq);
+            let s = if twice {
+                // Every shape twice: two `mul`s by data, two `add`s (the reverse sweep's form).
+                let s = b.add(u, v);
+                b.add(s, z)
+            } else {
+                b.add(u, v)
+            };
+            acc = b.add(acc, s);
+        }
+        verified(b.finish(&[acc]), "build")
+    };
+    let zero_one = |i: usize| f64::from(u8::from(i % 3 != 1));
+    let fractional = |i: usize| if i % 3 != 1 { 0.75 } else { 0.25 };
+    for twice in [false, true] {
+        let f = per_sample(60, &zero_one, twice);
+        let s = verified(simplify(&f), "simplify");
+        let g = verified(simplify(&per_sample(60, &fractional, twice)), "simplify");
+        assert_eq!(s.n_insts(), g.n_insts(), "twice = {twice}; got:\n{s}");
+        for x in [[0.3, -0.2], [-1.5, 2.0], [0.0, f64::INFINITY]] {
+            let want = adjit_ir::interpret(&f, &x).expect("runs");
+            let got = adjit_ir::interpret(&s, &x).expect("runs");
+            assert_eq!(want[0].to_bits(), got[0].to_bits(), "at {x:?}");
+        }
+    }
+}

@@ -80,9 +80,15 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
                 .find(hasher.hash_one(&key), |&w| key_of(&out, w) == key)
                 .copied(),
         };
-        // An instruction of a data block is kept (see `super`).
-        if let Some(earlier) = earlier.filter(|_| !in_data) {
-            out.alias(Value::new(earlier as usize));
+        if let Some(earlier) = earlier {
+            if !in_data {
+                out.alias(Value::new(earlier as usize));
+            } else {
+                // An instruction of a data block is kept (see `super`), but not registered:
+                // the earlier one answers for both, and a table of many equal keys (a
+                // label's few values times one adjoint) would probe past all of them.
+                out.push(v, inst);
+            }
             continue;
         }
         let w = out.push(v, inst).index() as u32;

@@ -17,9 +17,10 @@
 //! instruction: merging a data block with an earlier one element by element would leave holes
 //! wherever the data coincide (−Σ y·log p + (1 − y)·log(1 − p) multiplies one adjoint by `y_i`
 //! and by `1 − y_i`, which are equal wherever they are both 0 or 1). Both are optional
-//! rewrites: results are unchanged. Repetitions of up to 8 instructions are recognised (a JVP
-//! interleaves each stage with its tangents); a longer template traced point by point is
-//! not protected.
+//! rewrites: results are unchanged. Repetitions of up to 8 instructions are always recognised
+//! (a JVP interleaves each stage with its tangents), and longer ones, up to 256 instructions
+//! (a per-sample loss traced point by point, with labels 0 and 1), at the few periods the
+//! distances between equal shapes suggest.
 
 mod cse;
 mod dce;
@@ -31,7 +32,10 @@ pub use dce::dce;
 pub use fold::fold;
 pub use identities::identities;
 
+use std::collections::HashMap;
+
 use adjit_ir::{Function, InstData, Operand, Type, Value, ValueData, ValueDef};
+use rustc_hash::FxBuildHasher;
 
 /// Fewest consecutive instructions of one shape with differing literals that make a data
 /// block (see the module docs).
@@ -214,6 +218,61 @@ fn operand_key(o: Operand) -> (u8, u64) {
 /// repeats every 2 instructions; a small template traced point by point, every few).
 const DATA_PERIOD: usize = 8;
 
+/// Longest period of a data block: a template traced point by point (a per-sample loss of a
+/// few features: 17 instructions, its reverse sweep 27).
+const LONG_PERIOD: usize = 256;
+
+/// Periods above [`DATA_PERIOD`] searched, the most frequent candidates first.
+const LONG_CANDIDATES: usize = 8;
+
+/// Earlier instructions of the same shape whose distances vote for a period: a shape that
+/// occurs k ≤ this many times in a template recurs at the period on its k-th previous
+/// occurrence.
+const PERIOD_VOTES: usize = 4;
+
+/// The periods above [`DATA_PERIOD`] worth a scan for data blocks, at most
+/// [`LONG_CANDIDATES`] of them: the most frequent distances (up to [`LONG_PERIOD`]) from an
+/// instruction back to its last [`PERIOD_VOTES`] occurrences of its shape, each seen at least
+/// [`DATA_BLOCK`] times. In a block repeating every p instructions, a shape occurring k times
+/// in the template is p back on its k-th previous occurrence (a reverse sweep's template may
+/// have every shape twice: two `add`s, two `fma`s), so p collects a vote from nearly every
+/// instruction; in an irregular program the distances scatter, and a scan of a wrong
+/// candidate finds nothing. Linear, one table entry per distinct shape.
+fn long_periods(codes: &[u32]) -> Vec<usize> {
+    const NONE: u32 = u32::MAX;
+    // The last occurrences per shape: most codes are below 2¹⁶ (a `powi` exponent can push
+    // one past), and a flat table is a cache line per instruction where a hash map was twice.
+    let mut dense = vec![[NONE; PERIOD_VOTES]; 1 << 16];
+    let mut sparse: HashMap<u32, [u32; PERIOD_VOTES], FxBuildHasher> = HashMap::default();
+    let mut count = vec![0u32; LONG_PERIOD + 2];
+    for (i, &c) in codes.iter().enumerate() {
+        let seen = match dense.get_mut(c as usize) {
+            Some(seen) => seen,
+            None => sparse.entry(c).or_insert([NONE; PERIOD_VOTES]),
+        };
+        let i = i as u32;
+        for &j in seen.iter().take_while(|&&j| j != NONE) {
+            let d = (i - j) as usize;
+            if d <= LONG_PERIOD {
+                count[d] += 1;
+            }
+        }
+        seen.rotate_right(1);
+        seen[0] = i;
+    }
+    // A period stands above its neighbours; the distances of an irregular program form a
+    // smooth spread with no such peaks.
+    let mut periods: Vec<usize> = (DATA_PERIOD + 1..=LONG_PERIOD)
+        .filter(|&d| {
+            let c = count[d] as usize;
+            c >= DATA_BLOCK && c >= 2 * count[d - 1] as usize && c >= 2 * count[d + 1] as usize
+        })
+        .collect();
+    periods.sort_by_key(|&d| (std::cmp::Reverse(count[d]), d));
+    periods.truncate(LONG_CANDIDATES);
+    periods
+}
+
 /// Repetitions of a block searched for a literal that differs.
 const VARIES_WITHIN: usize = 1024;
 
@@ -241,7 +300,7 @@ fn shape_code(inst: &InstData, ty: Type) -> u32 {
 }
 
 /// Per value of `func`, whether it is an instruction of a data block (see the module docs): at
-/// some period p ≤ [`DATA_PERIOD`], at least [`DATA_BLOCK`]·p consecutive instructions each of
+/// some period p ≤ [`DATA_PERIOD`] (or a longer one among [`long_periods`]), at least [`DATA_BLOCK`]·p consecutive instructions each of
 /// the shape of the one p before, with literals that differ from one repetition to the next.
 /// The block's instructions with literal operands are data.
 pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
@@ -269,7 +328,8 @@ pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
         }
         any.then_some(bits)
     };
-    for p in 1..=DATA_PERIOD.min(codes.len()) {
+    let periods = (1..=DATA_PERIOD.min(codes.len())).chain(long_periods(&codes));
+    for p in periods {
         // Maximal ranges `start..end` (instruction indices) whose every instruction has the
         // shape of the one p before.
         let mut start = p;
