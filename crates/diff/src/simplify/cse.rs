@@ -37,11 +37,21 @@ pub fn cse(func: &Function) -> Function {
 /// [`cse`] in place; whether anything changed.
 pub(super) fn cse_in_place(func: &mut Function) -> bool {
     let data = data_blocks(func);
-    cse_with(func, &data)
+    cse_with(func, &data).changed
+}
+
+/// What [`cse_with`] did.
+pub(super) struct Cse {
+    /// Whether anything changed.
+    pub changed: bool,
+    /// Whether an instruction equal to an earlier one was kept because it is data: a later
+    /// round, whose data blocks may differ (its folds turned a stage's varying literals into
+    /// one constant), must run `cse` again.
+    pub held_back: bool,
 }
 
 /// [`cse`] in place, given the data blocks of `func` (per value); whether anything changed.
-pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
+pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> Cse {
     let hasher = FxBuildHasher;
     let key_of = |out: &InPlace, v: u32| -> (Type, InstData) {
         let value = Value::new(v as usize);
@@ -62,6 +72,7 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
         table.insert_unique(hash, w, |&x| hasher.hash_one(key_of(out, x)));
     };
     let mut out = InPlace::new(func);
+    let mut held_back = false;
     for v in out.first_inst()..out.n_values() {
         let in_data = data.get(v).copied().unwrap_or(false);
         let (inst, ty) = out.input(v);
@@ -88,6 +99,7 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
                 // the earlier one answers for both, and a table of many equal keys (a
                 // label's few values times one adjoint) would probe past all of them.
                 out.push(v, inst);
+                held_back = true;
             }
             continue;
         }
@@ -112,7 +124,10 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> bool {
             }
         }
     }
-    out.finish()
+    Cse {
+        changed: out.finish(),
+        held_back,
+    }
 }
 
 /// The latest value operand of `inst` (`None` if it has none): equal instructions share it.

@@ -69,19 +69,22 @@ pub fn simplify(func: &Function) -> Function {
 /// here; the copies each pass used to build were most of the cost at 10⁶ instructions, in
 /// page faults on fresh memory).
 pub fn simplify_owned(mut func: Function) -> Function {
+    let mut held_back = false;
     for round in 0..MAX_ROUNDS {
         let folded = fold::fold_in_place(&mut func);
         // The data blocks, found once a round: `identities` carries them to its output.
         let data = data_blocks(&func);
         let (rewritten, data) = identities::identities_with(&mut func, &data);
-        if round > 0 && !folded && !rewritten {
+        if round > 0 && !folded && !rewritten && !held_back {
             // The program is the output of `cse` then `dce` and `fold` and `identities`
-            // changed nothing: `cse` and `dce` would leave it as it is.
+            // changed nothing: `cse` and `dce` would leave it as it is, unless the last
+            // `cse` kept duplicates as data, which this round's blocks may no longer be.
             break;
         }
-        let merged = cse::cse_with(&mut func, &data);
+        let cse = cse::cse_with(&mut func, &data);
+        held_back = cse.held_back;
         let removed = dce::dce_in_place(&mut func);
-        if !(folded || rewritten || merged || removed) {
+        if !(folded || rewritten || cse.changed || removed) {
             break;
         }
     }
