@@ -205,13 +205,16 @@ fn gradient_and_hessian_of_a_function_with_a_bool_output() {
     assert_eq!(h, [6.0, 4.0, 4.0, 0.0]);
 }
 
+/// Cell (i, j)'s neighbour on one side in an m × m grid, if it has one.
+type Neighbour = fn(usize, usize, usize) -> Option<usize>;
+
 /// An m × m residual 4u − (neighbours) over h² − λ·exp(u), traced stage by stage as NumPy
 /// slicing traces it: each term over every cell in turn.
 fn grid_by_stages(m: usize) -> adjit::Function {
     let h2 = 1.0 / ((m + 1) * (m + 1)) as f64;
     adjit::ir::trace::trace_multi("grid", &vec![Type::F64; m * m], |u| {
         let mut lap: Vec<_> = u.iter().map(|&x| x * 4.0).collect();
-        let shifts: [fn(usize, usize, usize) -> Option<usize>; 4] = [
+        let shifts: [Neighbour; 4] = [
             |i, j, m| (i > 0).then(|| (i - 1) * m + j),
             |i, j, m| (i + 1 < m).then(|| (i + 1) * m + j),
             |i, j, m| (j > 0).then(|| i * m + j - 1),
