@@ -62,6 +62,14 @@ fn every_layout(func: &Function, points: &[Vec<f64>]) {
     }
 }
 
+/// Every pair (x, y) of `values`.
+fn pairs(values: &[f64]) -> Vec<Vec<f64>> {
+    values
+        .iter()
+        .flat_map(|&x| values.iter().map(move |&y| vec![x, y]))
+        .collect()
+}
+
 /// A quiet NaN with a payload, to see that a select moves bits and computes nothing.
 fn nan_with_payload() -> f64 {
     f64::from_bits(0x7ff8_0000_dead_beef)
@@ -98,11 +106,7 @@ fn every_side_is_the_chosen_operand_bit_for_bit() {
         -nan_with_payload(),
         f64::MIN_POSITIVE / 4.0,
     ];
-    let points: Vec<Vec<f64>> = values
-        .iter()
-        .flat_map(|&x| values.iter().map(move |&y| vec![x, y]))
-        .collect();
-    every_layout(&func, &points);
+    every_layout(&func, &pairs(&values));
 }
 
 /// An `f32` and an `f64` select on one condition need masks of two widths.
@@ -121,11 +125,7 @@ fn f32_selects_are_the_chosen_operand() {
         }",
     );
     let values = [1.5, -2.0, 0.0, -0.0, f64::INFINITY, 3.25e-39, -1e30];
-    let points: Vec<Vec<f64>> = values
-        .iter()
-        .flat_map(|&x| values.iter().map(move |&y| vec![x, y]))
-        .collect();
-    every_layout(&func, &points);
+    every_layout(&func, &pairs(&values));
 }
 
 /// Selects on one condition in a row share its masks; with other selects and conditions
