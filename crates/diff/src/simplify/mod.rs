@@ -33,6 +33,7 @@ pub use fold::fold;
 pub use identities::identities;
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use adjit_ir::{Function, InstData, Operand, Type, Value, ValueData, ValueDef};
 use rustc_hash::FxBuildHasher;
@@ -242,26 +243,35 @@ const PERIOD_VOTES: usize = 4;
 /// instruction; in an irregular program the distances scatter, and a scan of a wrong
 /// candidate finds nothing. Linear, one table entry per distinct shape.
 fn long_periods(codes: &[u32]) -> Vec<usize> {
-    const NONE: u32 = u32::MAX;
-    // The last occurrences per shape: most codes are below 2¹⁶ (a `powi` exponent can push
-    // one past), and a flat table is a cache line per instruction where a hash map was twice.
-    let mut dense = vec![[NONE; PERIOD_VOTES]; 1 << 16];
+    if codes.len() < DATA_BLOCK * (DATA_PERIOD + 1) {
+        return Vec::new(); // too short for a block of a longer period
+    }
+    // The last occurrences per shape, as positions + 1 (0: none yet), in a small
+    // direct-mapped table tagged by the shape (a program has a few dozen shapes); a shape
+    // whose slot another holds goes to a hash map. The table is cleared in microseconds,
+    // where one slot per possible shape code was a third of a megabyte per round.
+    const SLOTS: usize = 1024;
+    let mut table = vec![(u32::MAX, [0u32; PERIOD_VOTES]); SLOTS];
     let mut sparse: HashMap<u32, [u32; PERIOD_VOTES], FxBuildHasher> = HashMap::default();
     let mut count = vec![0u32; LONG_PERIOD + 2];
     for (i, &c) in codes.iter().enumerate() {
-        let seen = match dense.get_mut(c as usize) {
-            Some(seen) => seen,
-            None => sparse.entry(c).or_insert([NONE; PERIOD_VOTES]),
+        let slot = &mut table[(c.wrapping_mul(0x9e37_79b9) >> 22) as usize];
+        if slot.0 == u32::MAX {
+            slot.0 = c;
+        }
+        let seen = match slot.0 == c {
+            true => &mut slot.1,
+            false => sparse.entry(c).or_insert([0; PERIOD_VOTES]),
         };
-        let i = i as u32;
-        for &j in seen.iter().take_while(|&&j| j != NONE) {
-            let d = (i - j) as usize;
+        let at = i as u32 + 1;
+        for &j in seen.iter().take_while(|&&j| j != 0) {
+            let d = (at - j) as usize;
             if d <= LONG_PERIOD {
                 count[d] += 1;
             }
         }
         seen.rotate_right(1);
-        seen[0] = i;
+        seen[0] = at;
     }
     // A period stands above its neighbours; the distances of an irregular program form a
     // smooth spread with no such peaks.
@@ -303,8 +313,9 @@ fn shape_code(inst: &InstData, ty: Type) -> u32 {
 }
 
 /// Per value of `func`, whether it is an instruction of a data block (see the module docs): at
-/// some period p ≤ [`DATA_PERIOD`] (or a longer one among [`long_periods`]), at least [`DATA_BLOCK`]·p consecutive instructions each of
-/// the shape of the one p before, with literals that differ from one repetition to the next.
+/// some period p ≤ [`DATA_PERIOD`] (or a longer one among [`long_periods`]), at least
+/// [`DATA_BLOCK`]·p consecutive instructions each of the shape of the one p before, with
+/// literals that differ from one repetition to the next.
 /// The block's instructions with literal operands are data.
 pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
     let first = func.n_params;
@@ -315,22 +326,33 @@ pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
         ValueDef::Param => u32::MAX,
     };
     let codes: Vec<u32> = (first..n).map(code).collect();
-    let literals = |v: usize| -> Option<[u64; 3]> {
-        let inst = func.inst(Value::new(v))?;
-        let mut bits = [0; 3];
-        let mut any = false;
-        for (slot, o) in inst.operands().into_iter().enumerate() {
-            if let Operand::Const(c) = o {
-                bits[slot] = c.to_bits();
+    // Per instruction, its literals as one number (0: it has none), found once and read by
+    // every period's scan: equal literals give equal numbers; a collision of unequal ones
+    // only leaves a block unprotected, which changes no result.
+    let literals: Vec<u64> = (first..n)
+        .map(|v| {
+            let Some(inst) = func.inst(Value::new(v)) else {
+                return 0;
+            };
+            let mut bits = [0; 3];
+            let mut any = false;
+            for (slot, o) in inst.operands().into_iter().enumerate() {
+                if let Operand::Const(c) = o {
+                    bits[slot] = c.to_bits();
+                    any = true;
+                }
+            }
+            if let InstData::Const { bits: b, .. } = inst {
+                bits[0] = *b;
                 any = true;
             }
-        }
-        if let InstData::Const { bits: b, .. } = inst {
-            bits[0] = *b;
-            any = true;
-        }
-        any.then_some(bits)
-    };
+            if any {
+                FxBuildHasher.hash_one(bits) | 1
+            } else {
+                0
+            }
+        })
+        .collect();
     let periods = (1..=DATA_PERIOD.min(codes.len())).chain(long_periods(&codes));
     for p in periods {
         // Maximal ranges `start..end` (instruction indices) whose every instruction has the
@@ -341,17 +363,17 @@ pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
                 continue;
             }
             if end - start >= DATA_BLOCK * p {
-                let block = first + start - p..first + end;
+                let block = start - p..end;
                 // The first repetitions decide (a stage of equal literals past them is
                 // simplified the same way everywhere, so it stays regular either way).
                 let varies = block
                     .clone()
                     .skip(p)
                     .take(VARIES_WITHIN * p)
-                    .any(|v| literals(v).is_some() && literals(v) != literals(v - p));
+                    .any(|i| literals[i] != 0 && literals[i] != literals[i - p]);
                 if varies {
-                    for v in block {
-                        data[v] |= literals(v).is_some();
+                    for i in block {
+                        data[first + i] |= literals[i] != 0;
                     }
                 }
             }
