@@ -148,7 +148,7 @@ enum Side {
 
 /// [`Lowerer::select_mask`]'s memory: (block, condition, float type) and the masks of the
 /// condition's false and true.
-type MaskKey = ((Option<ir::Block>, ir::Value, Type), [Option<ir::Value>; 2]);
+type LastMasks = ((Option<ir::Block>, ir::Value, Type), [Option<ir::Value>; 2]);
 
 struct Lowerer<'a, 'm, M: Module> {
     b: FunctionBuilder<'a>,
@@ -178,7 +178,7 @@ struct Lowerer<'a, 'm, M: Module> {
     next_slot: usize,
     /// The masks of the last condition [`Self::select_mask`] was asked for: (its block,
     /// the condition, the float type) and the masks of false and true.
-    last_masks: Option<MaskKey>,
+    last_masks: Option<LastMasks>,
 }
 
 /// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`): a run's
@@ -1013,7 +1013,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// the current width, `x` and `y` values of `ty`).
     fn select(&mut self, ty: Type, cond: ir::Value, x: ir::Value, y: ir::Value) -> ir::Value {
         match self.input.lanes {
-            Lanes::One if self.input.mask_selects && ty != Type::Bool => {
+            Lanes::One if self.masks_selects(ty) => {
                 self.masked_select(ty, cond, Side::Value(x), Side::Value(y))
             }
             Lanes::One => self.b.ins().select(cond, x, y),
@@ -1022,6 +1022,12 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 self.b.ins().bitselect(mask, x, y)
             }
         }
+    }
+
+    /// Whether a one-lane `select` of values of type `ty` is [`Self::masked_select`]: floats,
+    /// where [`LowerInput::mask_selects`] says so.
+    fn masks_selects(&self, ty: Type) -> bool {
+        self.input.mask_selects && ty != Type::Bool
     }
 
     /// One-lane `select` between floats without a branch: `x & mask | y & !mask` with the
@@ -1384,8 +1390,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             }
             InstData::Select { cond, args } => {
                 let c = self.use_value(cond)?;
-                let masked = self.input.lanes == Lanes::One && self.input.mask_selects;
-                if masked && ty != Type::Bool {
+                if self.input.lanes == Lanes::One && self.masks_selects(ty) {
                     // A literal +0.0 side is not materialised, unless it is a table's entry
                     // (a literal that is +0.0 in this iteration only).
                     let [a, d] = args.map(|o| match o {
