@@ -5,7 +5,7 @@ use adjit_ir::Type;
 use cranelift_codegen::ir::{types, Endianness, MemFlagsData};
 
 /// How many points one generated function evaluates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Lanes {
     /// One point: every value a scalar.
     One,

@@ -38,7 +38,7 @@ pub use compiled::{threads_for, CompiledFunction, RawEntry, PARALLEL_CODE_BYTES,
 pub use error::JitError;
 pub use jit::{asm_text, clif_text, compile, compile_verified};
 pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
-pub use options::{JitOptions, MathImpl, OptLevel, RegAlloc};
+pub use options::{JitOptions, MathImpl, OptLevel, Pairing, RegAlloc};
 pub use pipeline::{regions, rolled_program};
 pub use roll::Region;
 pub use schedule::schedule;

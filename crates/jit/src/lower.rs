@@ -47,9 +47,11 @@ use crate::constants::{ConstTable, SIGN_MASK};
 use crate::error::JitError;
 use crate::inline_math::ClifMath;
 use crate::lanes::{lane_bitcast, lane_type, Lanes};
-use crate::options::MathImpl;
+use crate::options::{MathImpl, Pairing};
 use crate::plan::{Fill, Home, Plan, NO_SLOT};
 use crate::roll::{Across, Outer, Run, Source};
+
+pub(crate) mod paired;
 
 /// Registers of a nest's current row, made in its outer loop's header before the row's inner
 /// loop (so they dominate it and the gap); empty outside nests.
@@ -115,6 +117,8 @@ pub(crate) struct LowerInput<'a> {
     /// Whether one-lane code selects between floats with bit masks instead of Cranelift's
     /// `select` (x86-64, where a float `select` is a branch; AArch64's is `fcsel`).
     pub mask_selects: bool,
+    /// Which one-lane loops run two iterations per trip in vector lanes (see [`paired`]).
+    pub pair_loops: Pairing,
 }
 
 /// Accesses to `outputs` and `work`: aligned, never trapping, ordered.
@@ -156,6 +160,10 @@ struct Lowerer<'a, 'm, M: Module> {
     imports: &'m mut Imports,
     func_refs: HashMap<MathCall, FuncRef>,
     input: &'m LowerInput<'m>,
+    /// The width of the values being computed: `input.lanes`, except inside a paired loop
+    /// (see [`paired`]), whose parallel part computes two iterations in the lanes of one-lane
+    /// code.
+    lanes: Lanes,
     chunk: u32,
     cache: &'m mut [Option<Cached>],
     inputs: ir::Value,
@@ -168,8 +176,8 @@ struct Lowerer<'a, 'm, M: Module> {
     /// of a run: operands resolved by their [`Source`]), consulted before the cache.
     overrides: Vec<(usize, ir::Value)>,
     /// Literals already materialised in the current loop body (one block: each is loaded
-    /// once per iteration, not once per use); `None` outside loops.
-    body_literals: Option<HashMap<(Type, u64), ir::Value>>,
+    /// once per iteration, not once per use), by width; `None` outside loops.
+    body_literals: Option<HashMap<(Lanes, Type, u64), ir::Value>>,
     /// The literal operands of the instruction being lowered that are read from a table
     /// (this iteration's entry), by literal slot in text order; consumed by [`Self::operand`]
     /// and `const`.
@@ -212,6 +220,7 @@ pub(crate) fn lower_chunk<M: Module>(
         imports,
         func_refs: HashMap::new(),
         input,
+        lanes: input.lanes,
         chunk: chunk as u32,
         cache,
         inputs: params[0],
@@ -364,6 +373,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
     fn lower_run(&mut self, run: &Run, homes: &[Home], tables: &[u32]) -> Result<(), JitError> {
         if let Some(outer) = &run.outer {
             return self.lower_nest(run, outer, homes, tables);
+        }
+        if self.input.lanes == Lanes::One {
+            let pairing = self.input.pair_loops;
+            let func = self.input.func;
+            if let Some(serial) = paired::serial_positions(func, run, pairing, self.input.math) {
+                return self.paired_loop(run, homes, tables, &serial);
+            }
         }
         // Loop-invariant operands and the carried values' first iteration, before the loop.
         for &src in run.sources.iter().flatten() {
@@ -955,7 +971,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// The register type of an IR type: scalar, or its vector in [`Lanes::Two`] code.
     fn reg_type(&self, ty: Type) -> types::Type {
-        match self.input.lanes {
+        match self.lanes {
             Lanes::One => clif_type(ty),
             Lanes::Two => lane_type(ty),
         }
@@ -971,7 +987,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// `x` (a scalar of `ty`) in every lane, in [`Lanes::Two`] code; `x` itself otherwise.
     fn splat(&mut self, ty: Type, x: ir::Value) -> ir::Value {
-        match self.input.lanes {
+        match self.lanes {
             Lanes::One => x,
             Lanes::Two => self.b.ins().splat(lane_type(ty), x),
         }
@@ -1012,7 +1028,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// `select` of the scalar code, lane-wise in [`Lanes::Two`] code (`cond` is a bool of
     /// the current width, `x` and `y` values of `ty`).
     fn select(&mut self, ty: Type, cond: ir::Value, x: ir::Value, y: ir::Value) -> ir::Value {
-        match self.input.lanes {
+        match self.lanes {
             Lanes::One if self.masks_selects(ty) => {
                 self.masked_select(ty, cond, Side::Value(x), Side::Value(y))
             }
@@ -1093,7 +1109,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// `fcmp` of the scalar code; in [`Lanes::Two`] code a canonical bool mask.
     fn fcmp(&mut self, cc: FloatCC, operand_ty: Type, a: ir::Value, b: ir::Value) -> ir::Value {
         let c = self.b.ins().fcmp(cc, a, b);
-        match self.input.lanes {
+        match self.lanes {
             Lanes::One => c,
             Lanes::Two => self.canonical_mask(c, operand_ty),
         }
@@ -1130,7 +1146,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// `f32` → `f64` (exact).
     fn promote(&mut self, x: ir::Value) -> ir::Value {
-        match self.input.lanes {
+        match self.lanes {
             Lanes::One => self.b.ins().fpromote(types::F64, x),
             Lanes::Two => self.b.ins().fvpromote_low(x),
         }
@@ -1138,7 +1154,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// `f64` → `f32`, rounded to nearest even (`cvtsd2ss` / `cvtpd2ps` alike).
     fn demote(&mut self, x: ir::Value) -> ir::Value {
-        match self.input.lanes {
+        match self.lanes {
             Lanes::One => self.b.ins().fdemote(types::F32, x),
             Lanes::Two => self.b.ins().fvdemote(x),
         }
@@ -1146,18 +1162,20 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// A literal of type `ty` (in every lane in [`Lanes::Two`] code).
     fn literal(&mut self, ty: Type, bits: u64) -> Result<ir::Value, JitError> {
-        if let Some(&x) = self.body_literals.as_ref().and_then(|m| m.get(&(ty, bits))) {
+        let key = (self.lanes, ty, bits);
+        if let Some(&x) = self.body_literals.as_ref().and_then(|m| m.get(&key)) {
             return Ok(x);
         }
         let x = self.materialise_literal(ty, bits)?;
         if let Some(memo) = self.body_literals.as_mut() {
-            memo.insert((ty, bits), x);
+            memo.insert(key, x);
         }
         Ok(x)
     }
 
     fn materialise_literal(&mut self, ty: Type, bits: u64) -> Result<ir::Value, JitError> {
-        if let (Lanes::Two, Some(base), Some(&index)) = (
+        if let (Lanes::Two, Lanes::Two, Some(base), Some(&index)) = (
+            self.lanes,
             self.input.lanes,
             self.const_base,
             self.input.consts.index.get(&(ty, bits)),
@@ -1170,7 +1188,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 pair_offset(index as usize)?,
             ));
         }
-        if self.input.lanes == Lanes::Two && ty.is_float() {
+        if self.lanes == Lanes::Two && ty.is_float() {
             // One vector constant from the pool: a single load, where a scalar constant
             // splatted into both lanes is three instructions at every use (the traced
             // Rosenbrock-100, with three literals a term, ran slower in two lanes than in one).
@@ -1184,7 +1202,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             return Ok(self.b.ins().vconst(lane_type(ty), handle));
         }
         let x = self.scalar_literal(ty, bits)?;
-        Ok(match (self.input.lanes, ty) {
+        Ok(match (self.lanes, ty) {
             (Lanes::One, _) => x,
             (Lanes::Two, Type::Bool) => {
                 // An all-ones or all-zeros lane mask.
@@ -1233,7 +1251,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// A math routine applied to `args`; in [`Lanes::Two`] code once per lane (lanes
     /// extracted, the scalar routine called on each, the vector rebuilt).
     fn call(&mut self, call: MathCall, args: &[ir::Value]) -> Result<ir::Value, JitError> {
-        if self.input.lanes == Lanes::One {
+        if self.lanes == Lanes::One {
             return self.call_scalar(call, args);
         }
         let mut lanes = [None; 2];
@@ -1260,7 +1278,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         };
         let mut emitter = ClifMath {
             b: &mut self.b,
-            lanes: self.input.lanes,
+            lanes: self.lanes,
             module: &mut *self.module,
             table_bases: &mut self.table_bases,
             error: None,
@@ -1289,7 +1307,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         };
         let mut emitter = ClifMath {
             b: &mut self.b,
-            lanes: self.input.lanes,
+            lanes: self.lanes,
             module: &mut *self.module,
             table_bases: &mut self.table_bases,
             error: None,
@@ -1390,7 +1408,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             }
             InstData::Select { cond, args } => {
                 let c = self.use_value(cond)?;
-                if self.input.lanes == Lanes::One && self.masks_selects(ty) {
+                if self.lanes == Lanes::One && self.masks_selects(ty) {
                     // A literal +0.0 side is not materialised, unless it is a table's entry
                     // (a literal that is +0.0 in this iteration only).
                     let [a, d] = args.map(|o| match o {
@@ -1422,7 +1440,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// In [`Lanes::Two`] code the selects are `bitselect`s on the compare masks (x86-64 turns
     /// `bitselect(b < a, b, a)` into `minpd b, a`, which has exactly this rule).
     fn min_max(&mut self, ty: Type, cc: FloatCC, a: ir::Value, b: ir::Value) -> ir::Value {
-        match self.input.lanes {
+        match self.lanes {
             Lanes::One => {
                 let ins = &mut self.b;
                 let b_wins = ins.ins().fcmp(cc, b, a);

@@ -180,6 +180,30 @@ pub struct JitOptions {
     /// same results either way. AArch64's float `select` is `fcsel`, without a jump, and
     /// two-lane code always uses masks; there this option changes nothing.
     pub mask_selects: bool,
+    /// Which rolled loops run two iterations per trip (see [`Pairing`]).
+    pub pair_loops: Pairing,
+}
+
+/// Whether one-lane code runs a rolled loop two iterations per trip. The part of the loop's
+/// body that depends on no value carried from the previous iteration (the elementwise work:
+/// inline `tanh`, `sqrt`, divisions, products) computes iterations `j` and `j + 1` in the two
+/// lanes of one vector; the carried part (running sums, recurrent state) runs for `j` and
+/// then `j + 1` in scalar registers, in order. Each lane computes exactly what the scalar code
+/// computes, so results are bitwise the same under every choice. Two-lane batches already
+/// fill the lanes with points and are never paired; neither are the inner loops of nests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Pairing {
+    /// Loops whose parallel part is estimated to save time: a cost model weighs the work a
+    /// vector does for two iterations against the lanes extracted for the carried part and
+    /// memory that is not contiguous, and leaves cheap or mostly carried bodies as they are.
+    /// The default (gradients with `tanh`, `sqrt` or divisions per term: 0.55–0.7× the time
+    /// of the unpaired loop, measured on this project's machine; see `docs/rolling.md`).
+    #[default]
+    Auto,
+    /// Every loop that can be paired, whatever the estimate (for tests and measurements).
+    Always,
+    /// No loop: one iteration per trip.
+    Off,
 }
 
 impl Default for JitOptions {
@@ -199,6 +223,7 @@ impl Default for JitOptions {
             roll: true,
             roll_above: 20_000,
             mask_selects: true,
+            pair_loops: Pairing::Auto,
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::abi::{kernel_signature, MathNames};
 use crate::constants::ConstTable;
 use crate::error::JitError;
 use crate::lanes::Lanes;
+use crate::lower::paired::serial_positions;
 use crate::lower::{lower_chunk, new_cache, Imports, LowerInput};
 use crate::options::{JitOptions, OptLevel, RegAlloc};
 use crate::plan::{plan, Plan};
@@ -145,6 +146,7 @@ pub(crate) fn lowered_insts(func: &Function, runs: &[Run]) -> usize {
 /// rolled). Region value indices refer to the returned program.
 pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Region>) {
     let prepared = prepare(func, opts);
+    let program = prepared.reordered.as_ref().unwrap_or(func);
     let regions = prepared
         .runs
         .iter()
@@ -160,6 +162,7 @@ pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Regi
                 row_period: r.outer.as_ref().map_or(r.row_len(), |o| o.period),
                 between,
                 literal_tables: r.tables.len() + r.outer.as_ref().map_or(0, |o| o.gap_tables.len()),
+                paired: serial_positions(program, r, opts.pair_loops, opts.math).is_some(),
             }
         })
         .collect();
@@ -235,6 +238,7 @@ pub(crate) fn lower_function<M: Module>(
         math: opts.math,
         mask_selects: opts.mask_selects
             && module.isa().triple().architecture == target_lexicon::Architecture::X86_64,
+        pair_loops: opts.pair_loops,
     };
     let mut imports = Imports::new(names);
     let mut cache = new_cache(func);

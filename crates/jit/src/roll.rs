@@ -247,6 +247,9 @@ pub struct Region {
     /// Literal operands of the template whose value changes per iteration, each read from a
     /// table of `trips` entries (data traced into the program as literals).
     pub literal_tables: usize,
+    /// Whether one-lane code runs the loop two iterations per trip, its parallel part in
+    /// vector lanes ([`crate::JitOptions::pair_loops`]).
+    pub paired: bool,
 }
 
 impl Region {
@@ -282,6 +285,9 @@ impl std::fmt::Display for Region {
             0 => {}
             1 => write!(f, ", 1 literal table")?,
             n => write!(f, ", {n} literal tables")?,
+        }
+        if self.paired {
+            write!(f, ", paired")?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use adjit_jit::{JitOptions, MathImpl};
+use adjit_jit::{JitOptions, MathImpl, Pairing};
 use common::aot::{run_suite, tools_present, Toolchain};
 
 const AARCH64: Toolchain = Toolchain {
@@ -34,7 +34,11 @@ fn aarch64_objects_match_interpreter_under_qemu() {
                 ..JitOptions::default()
             }
         } else {
-            JitOptions::default()
+            // Every loop of the repeated programs two iterations per trip.
+            JitOptions {
+                pair_loops: Pairing::Always,
+                ..JitOptions::default()
+            }
         }
     });
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use adjit_jit::{compile_object, JitOptions, MathImpl};
+use adjit_jit::{compile_object, JitOptions, MathImpl, Pairing};
 use common::aot::{run_suite, tools_present, Toolchain};
 
 const X86_64: Toolchain = Toolchain {
@@ -36,7 +36,11 @@ fn x86_64_objects_match_interpreter() {
                 ..JitOptions::default()
             }
         } else {
-            JitOptions::default()
+            // Every loop of the repeated programs two iterations per trip.
+            JitOptions {
+                pair_loops: Pairing::Always,
+                ..JitOptions::default()
+            }
         }
     });
 }

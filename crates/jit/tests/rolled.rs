@@ -7,7 +7,7 @@ mod common;
 
 use adjit_ir::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
 use adjit_ir::{interpret, verify, Function, Type};
-use adjit_jit::{compile, regions, JitOptions};
+use adjit_jit::{compile, regions, JitOptions, Pairing};
 use common::assert_same;
 
 fn rolled() -> JitOptions {
@@ -23,6 +23,14 @@ fn rolled_in_small_chunks() -> JitOptions {
     JitOptions {
         chunk_insts: 7,
         registers: 4,
+        ..rolled()
+    }
+}
+
+/// Rolled, every loop two iterations per trip (see [`Pairing`]).
+fn paired() -> JitOptions {
+    JitOptions {
+        pair_loops: Pairing::Always,
         ..rolled()
     }
 }
@@ -405,3 +413,102 @@ fn one_dimensional_programs_roll_as_before() {
 
 /// [`fingerprint_1d`] before nests (the rolling of 1-D programs is unchanged by them).
 const PINNED_1D: u64 = 9997467857226885405;
+
+#[test]
+fn paired_loops_match_the_interpreter() {
+    let (mut loops, mut paired_loops) = (0, 0);
+    let mut count = |func: &Function| {
+        let found = regions(func, &paired());
+        loops += found.iter().filter(|r| r.rows == 1).count();
+        paired_loops += found.iter().filter(|r| r.paired).count();
+    };
+    // Random templates: carried values, interruptions, f32 (every fifth seed), min/max and
+    // selects on bools (odd seeds), odd and even trip counts.
+    for seed in 0..cases() {
+        let func = repeated(seed);
+        count(&func);
+        check(&func, &paired(), &points(seed, func.n_params, 3));
+    }
+    // Literal tables, and loops between small chunks (values spilled around the loop).
+    for seed in 500..540 {
+        let func = repeated_program(seed, true);
+        count(&func);
+        let xs = points(seed, func.n_params, 2);
+        check(&func, &paired(), &xs);
+        let small = JitOptions {
+            pair_loops: Pairing::Always,
+            ..rolled_in_small_chunks()
+        };
+        check(&func, &small, &xs);
+    }
+    // Stages of a vectorised trace fused into one loop that reads earlier loops' arrays and
+    // stores an output per iteration; an odd and an even trip count.
+    for n in [300, 301] {
+        let func = vectorised(n);
+        let in_order = JitOptions {
+            schedule: false,
+            ..paired()
+        };
+        count(&func);
+        let xs = points(n as u64, func.n_params, 3);
+        check(&func, &paired(), &xs);
+        check(&func, &in_order, &xs);
+    }
+    // Every loop that is not a nest's is paired under `Always`.
+    assert_eq!(paired_loops, loops);
+    assert!(loops >= 100, "only {loops} loops");
+}
+
+/// `Σ tanh(xᵢ)·(xᵢ₊₁/3)` and the recurrence `s ← tanh(s·xᵢ)`, built in program order.
+fn parallel_and_serial(n: usize) -> (Function, Function) {
+    use adjit_ir::{Builder, UnaryOp};
+    let mut b = Builder::new("parallel");
+    let x: Vec<_> = (0..=n)
+        .map(|i| b.param(Type::F64, &format!("x{i}")))
+        .collect();
+    let mut acc = b.mul(x[0], 0.0);
+    for i in 0..n {
+        let t = b.unary(UnaryOp::Tanh, x[i]);
+        let d = b.div(x[i + 1], 3.0);
+        let p = b.mul(t, d);
+        acc = b.add(acc, p);
+    }
+    let parallel = b.finish(&[acc]);
+    let mut b = Builder::new("serial");
+    let x: Vec<_> = (0..n)
+        .map(|i| b.param(Type::F64, &format!("x{i}")))
+        .collect();
+    let mut s = x[0];
+    for &xi in &x[1..] {
+        let p = b.mul(s, xi);
+        s = b.unary(UnaryOp::Tanh, p);
+    }
+    let serial = b.finish(&[s]);
+    (parallel, serial)
+}
+
+#[test]
+fn pairing_is_chosen_where_the_work_is_parallel() {
+    let (parallel, serial) = parallel_and_serial(201);
+    let found = regions(&parallel, &rolled());
+    assert!(
+        !found.is_empty() && found.iter().all(|r| r.paired),
+        "{found:?}"
+    );
+    // A recurrence has nothing to run in lanes: it stays one iteration per trip.
+    let found = regions(&serial, &rolled());
+    assert!(
+        !found.is_empty() && found.iter().all(|r| !r.paired),
+        "{found:?}"
+    );
+    let off = JitOptions {
+        pair_loops: Pairing::Off,
+        ..rolled()
+    };
+    assert!(regions(&parallel, &off).iter().all(|r| !r.paired));
+    for func in [&parallel, &serial] {
+        let xs = points(5, func.n_params, 3);
+        check(func, &rolled(), &xs);
+        check(func, &off, &xs);
+    }
+}
