@@ -16,6 +16,9 @@
 //! - selects: points/s of `call_batch` on the gradients of four piecewise programs of 64
 //!   inputs (a `max` chain, ReLU, `abs`, a clamp that never binds) over 2,048 random points,
 //!   with float selects as branches and as bit masks (`JitOptions::mask_selects`);
+//! - pairs: one gradient call of four traced programs of 20,000 terms (rolled into loops),
+//!   with each loop one iteration per trip and with the loops the cost model pairs
+//!   (`JitOptions::pair_loops`: two iterations per trip, the parallel part in vector lanes);
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -26,7 +29,7 @@ use std::time::Instant;
 use adjit::diff::{jvp, vjp};
 use adjit::ir::random::{random_function, RandomOptions, Rng};
 use adjit::ir::{parse_function, BinaryOp, Builder, Function, Operand, Type, UnaryOp};
-use adjit::jit::{compile, JitOptions, MathImpl};
+use adjit::jit::{compile, JitOptions, MathImpl, Pairing};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn load(name: &str) -> Function {
@@ -314,6 +317,63 @@ fn selects(c: &mut Criterion) {
     g.finish();
 }
 
+/// Gradients of programs traced term by term, rolled into loops, one and two iterations per
+/// trip.
+fn pairs(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pairs");
+    const N: usize = 20_000;
+    let programs = [
+        (
+            "tanh-dot",
+            adjit::trace(N + 1, |x| {
+                sum((0..N).map(|i| x[i].tanh() * (x[i + 1] / 3.0)))
+            }),
+        ),
+        (
+            "total-variation",
+            adjit::trace(N + 1, |x| {
+                sum((0..N).map(|i| {
+                    let d = x[i + 1] - x[i];
+                    (d * d + 1e-6).sqrt()
+                }))
+            }),
+        ),
+        (
+            "rosenbrock",
+            adjit::trace(N, |x| {
+                sum((0..N - 1).map(|i| {
+                    let (a, d) = (1.0 - x[i], x[i + 1] - x[i] * x[i]);
+                    a * a + 100.0 * d * d
+                }))
+            }),
+        ),
+        (
+            "tanh-recurrence",
+            adjit::trace(N, |x| x[1..].iter().fold(x[0], |s, &v| (s * v).tanh())),
+        ),
+    ];
+    for (name, func) in &programs {
+        let gradient = vjp(func);
+        let mut outputs = Vec::new();
+        for (form, pairing) in [("one", Pairing::Off), ("auto", Pairing::Auto)] {
+            let opts = JitOptions {
+                pair_loops: pairing,
+                ..JitOptions::default()
+            };
+            let code = compile(&gradient, &opts).unwrap();
+            let x = Rng::new(5).vector(code.n_inputs(), -1.0, 1.0);
+            let mut out = vec![0.0; code.n_outputs()];
+            g.throughput(Throughput::Elements(N as u64));
+            g.bench_function(format!("{name}/{form}"), |b| {
+                b.iter(|| code.call(black_box(&x), &mut out).unwrap())
+            });
+            outputs.push(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
+        assert_eq!(outputs[0], outputs[1], "{name}: paired = unpaired");
+    }
+    g.finish();
+}
+
 /// `Σᵢ op(xᵢ mod 4 · (0.3 + 0.02 i) + 1.2)`, i < 32, over four inputs in [−1, 1]: 32 calls of
 /// `op` on arguments in [0.26, 2.14] and little else (`asin`, `acos`: all scaled by 0.45 and
 /// shifted by −0.5, into [−0.38, 0.46]).
@@ -446,6 +506,7 @@ criterion_group!(
     derivatives,
     batch,
     selects,
+    pairs,
     math,
     compile_time
 );

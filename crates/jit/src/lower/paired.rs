@@ -22,7 +22,7 @@ use adjit_ir::{BinaryOp, Function, InstData, Type, UnaryOp, Value, ValueDef};
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, MemFlagsData};
 use cranelift_module::Module;
 
-use super::{offset, Lowerer, FLAGS};
+use super::{offset, Lowerer, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
 use crate::lanes::{lane_type, Lanes};
@@ -152,14 +152,61 @@ fn slot_bytes(index: i64) -> Result<i32, JitError> {
         .and_then(offset)
 }
 
-/// The values of one trip or iteration, by template position.
+/// The loop being lowered: its run, where its values live, and its carried positions.
+struct Paired<'r> {
+    run: &'r Run,
+    homes: &'r [Home],
+    /// The first entry of each of the run's literal tables.
+    tables: &'r [u32],
+    /// The carried positions, each with its value before the run, by position.
+    carried: Vec<(u32, u32)>,
+}
+
+impl Paired<'_> {
+    /// The index of carried position `pos` in [`Paired::carried`].
+    fn carried_index(&self, pos: u32) -> usize {
+        self.carried.partition_point(|&(p, _)| p < pos)
+    }
+}
+
+/// Addresses within one block: the iteration counter (the trip's first iteration), buffers
+/// advanced by it, and the values loaded (by IR value, step and lane, [`BOTH`] for a vector).
+struct Cursor {
+    j: ir::Value,
+    advanced: HashMap<(ir::Value, i64), ir::Value>,
+    loaded: HashMap<(usize, i64, usize), ir::Value>,
+}
+
+/// The lane key of a two-lane value in [`Cursor::loaded`].
+const BOTH: usize = 2;
+
+impl Cursor {
+    fn new(j: ir::Value) -> Cursor {
+        Cursor {
+            j,
+            advanced: HashMap::new(),
+            loaded: HashMap::new(),
+        }
+    }
+}
+
+/// The values of one trip, by template position.
 struct Trip {
-    /// Parallel positions' two-lane values (this trip's).
+    /// Parallel positions' two-lane values.
     vector: Vec<Option<ir::Value>>,
     /// Serial positions' values of iterations `j` and `j + 1`.
     scalar: [Vec<Option<ir::Value>>; 2],
     /// Lanes extracted from `vector`, by (position, lane).
     lanes: HashMap<(usize, usize), ir::Value>,
+}
+
+/// One iteration's scalar code being lowered: iteration `j + lane` of the trip.
+struct Iteration {
+    lane: usize,
+    /// The positions lowered so far.
+    own: Vec<Option<ir::Value>>,
+    /// The carried positions' values in the iteration before.
+    prev: Vec<ir::Value>,
 }
 
 impl<M: Module> Lowerer<'_, '_, M> {
@@ -182,13 +229,12 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     let x = self.use_value(Value::new(base as usize))?;
                     if !serial[t] && !splats.contains_key(&(base as usize)) {
                         let ty = func.values[base as usize].ty;
-                        let v = self.pack(ty, x, x);
+                        let v = self.pack(ty, [x, x]);
                         splats.insert(base as usize, v);
                     }
                 }
             }
         }
-        // The carried positions, each with its value before the run.
         let mut carried: Vec<(u32, u32)> = run
             .sources
             .iter()
@@ -200,102 +246,75 @@ impl<M: Module> Lowerer<'_, '_, M> {
             .collect();
         carried.sort_unstable();
         carried.dedup_by_key(|&mut (pos, _)| pos);
+        let p = Paired {
+            run,
+            homes,
+            tables,
+            carried,
+        };
         let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
-        for &(_, init) in &carried {
-            inits.push(ir::BlockArg::Value(
-                self.use_value(Value::new(init as usize))?,
-            ));
+        for &(_, init) in &p.carried {
+            let x = self.use_value(Value::new(init as usize))?;
+            inits.push(ir::BlockArg::Value(x));
         }
         let header = self.b.create_block();
         let exit = self.b.create_block();
         self.b.append_block_param(header, ptr);
-        for &(pos, _) in &carried {
+        for &(pos, _) in &p.carried {
             let ty = func.values[run.value(pos as usize, 0)].ty;
             self.b.append_block_param(header, clif_type(ty));
         }
         self.b.ins().jump(header, &inits);
         self.b.switch_to_block(header);
         let params = self.b.block_params(header).to_vec();
-        let j = params[0];
+        let mut at = Cursor::new(params[0]);
         let mut trip = Trip {
             vector: vec![None; period],
             scalar: [vec![None; period], vec![None; period]],
             lanes: HashMap::new(),
         };
-        let mut advanced = HashMap::new();
         self.body_literals = Some(HashMap::new());
         // The parallel part, both iterations at once.
-        let mut loaded: HashMap<(usize, i64), ir::Value> = HashMap::new();
         for t in (0..period).filter(|&t| !serial[t]) {
-            let x = self.pair_position(
-                run,
-                tables,
-                t,
-                &trip,
-                &splats,
-                &mut loaded,
-                &mut advanced,
-                j,
-            )?;
+            let x = self.pair_position(&p, &mut at, &trip, &splats, t)?;
             trip.vector[t] = Some(x);
-            self.pair_stores(run, homes, t, x, &mut advanced, j)?;
+            self.pair_stores(&p, &mut at, t, x)?;
         }
         // The serial part: iteration j, then j + 1.
-        let mut loaded: HashMap<(usize, i64, usize), ir::Value> = HashMap::new();
-        for k in 0..2 {
-            let prev: Vec<ir::Value> = if k == 0 {
-                params[1..].to_vec()
-            } else {
-                let mut prev = Vec::with_capacity(carried.len());
-                for &(pos, _) in &carried {
-                    prev.push(self.value_in_lane(run, &mut trip, pos as usize, 0)?);
-                }
-                prev
+        for lane in 0..2 {
+            let prev = match lane {
+                0 => params[1..].to_vec(),
+                _ => self.carried_values(&p, &mut trip, 0)?,
             };
-            let mut own = std::mem::take(&mut trip.scalar[k]);
+            let own = std::mem::take(&mut trip.scalar[lane]);
+            let mut it = Iteration { lane, own, prev };
             for t in (0..period).filter(|&t| serial[t]) {
-                let x = self.scalar_position(
-                    run,
-                    tables,
-                    t,
-                    k,
-                    &mut own,
-                    &mut trip,
-                    &carried,
-                    &prev,
-                    &mut loaded,
-                    &mut advanced,
-                    j,
-                )?;
-                own[t] = Some(x);
-                self.scalar_stores(run, homes, t, k, x, &mut advanced, j)?;
+                let x = self.scalar_position(&p, &mut at, &mut trip, &mut it, t)?;
+                it.own[t] = Some(x);
+                self.scalar_stores(&p, &mut at, t, lane, x)?;
             }
-            trip.scalar[k] = own;
+            trip.scalar[lane] = it.own;
         }
         self.body_literals = None;
         let pairs = i64::try_from(run.trips / 2)
             .map_err(|_| JitError::TooLarge(format!("a loop of {} trips", run.trips)))?;
-        let next = self.b.ins().iadd_imm_s(j, 2);
+        let next = self.b.ins().iadd_imm_s(at.j, 2);
         let more = self
             .b
             .ins()
             .icmp_imm_s(IntCC::UnsignedLessThan, next, 2 * pairs);
+        let last = self.carried_values(&p, &mut trip, 1)?;
         let mut args = vec![ir::BlockArg::Value(next)];
-        let mut last = Vec::with_capacity(carried.len());
-        for &(pos, _) in &carried {
-            let x = self.value_in_lane(run, &mut trip, pos as usize, 1)?;
-            last.push(x);
-            args.push(ir::BlockArg::Value(x));
-        }
+        args.extend(last.iter().map(|&x| ir::BlockArg::Value(x)));
         self.b.ins().brif(more, header, &args, exit, &[]);
         self.b.seal_block(header);
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
         // The header, which defines the trip's values, is the exit's only predecessor.
-        if run.trips % 2 == 0 {
+        if run.trips.is_multiple_of(2) {
             for (t, &home) in homes.iter().enumerate().take(period) {
                 if let Home::Last(slot) = home {
-                    let x = self.value_in_lane(run, &mut trip, t, 1)?;
+                    let x = self.value_in_lane(&p, &mut trip, t, 1)?;
                     let off = self.slot_offset(slot)?;
                     self.b.ins().store(FLAGS, x, self.work, off);
                 }
@@ -303,27 +322,18 @@ impl<M: Module> Lowerer<'_, '_, M> {
         } else {
             // The odd last iteration, every position in scalar code.
             let j = self.b.ins().iconst(ptr, run.trips as i64 - 1);
-            let mut own = vec![None; period];
-            let mut advanced = HashMap::new();
-            let mut loaded = HashMap::new();
+            let mut at = Cursor::new(j);
+            let mut it = Iteration {
+                lane: 0,
+                own: vec![None; period],
+                prev: last,
+            };
             self.body_literals = Some(HashMap::new());
-            for t in 0..period {
-                let x = self.scalar_position(
-                    run,
-                    tables,
-                    t,
-                    0,
-                    &mut own,
-                    &mut trip,
-                    &carried,
-                    &last,
-                    &mut loaded,
-                    &mut advanced,
-                    j,
-                )?;
-                own[t] = Some(x);
-                self.scalar_stores(run, homes, t, 0, x, &mut advanced, j)?;
-                if let Home::Last(slot) = homes[t] {
+            for (t, &home) in homes.iter().enumerate().take(period) {
+                let x = self.scalar_position(&p, &mut at, &mut trip, &mut it, t)?;
+                it.own[t] = Some(x);
+                self.scalar_stores(&p, &mut at, t, 0, x)?;
+                if let Home::Last(slot) = home {
                     let off = self.slot_offset(slot)?;
                     self.b.ins().store(FLAGS, x, self.work, off);
                 }
@@ -334,28 +344,38 @@ impl<M: Module> Lowerer<'_, '_, M> {
         Ok(())
     }
 
+    /// The carried positions' values in iteration `j + lane` of the trip.
+    fn carried_values(
+        &mut self,
+        p: &Paired,
+        trip: &mut Trip,
+        lane: usize,
+    ) -> Result<Vec<ir::Value>, JitError> {
+        let positions: Vec<usize> = p.carried.iter().map(|&(pos, _)| pos as usize).collect();
+        positions
+            .into_iter()
+            .map(|pos| self.value_in_lane(p, trip, pos, lane))
+            .collect()
+    }
+
     /// Parallel position `t` of iterations `j` and `j + 1`, lowered on two-lane vectors.
-    #[allow(clippy::too_many_arguments)]
     fn pair_position(
         &mut self,
-        run: &Run,
-        tables: &[u32],
-        t: usize,
+        p: &Paired,
+        at: &mut Cursor,
         trip: &Trip,
         splats: &HashMap<usize, ir::Value>,
-        loaded: &mut HashMap<(usize, i64), ir::Value>,
-        advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
-        j: ir::Value,
+        t: usize,
     ) -> Result<ir::Value, JitError> {
         let func = self.input.func;
-        let v = run.value(t, 0);
+        let v = p.run.value(t, 0);
         let ValueDef::Inst(inst) = &func.values[v].def else {
             unreachable!("a run holds instructions only")
         };
         let mut operands = Vec::with_capacity(3);
         inst.for_each_value(|a| operands.push(a));
         let mut overrides = Vec::with_capacity(3);
-        for (a, &src) in operands.into_iter().zip(&run.sources[t]) {
+        for (a, &src) in operands.into_iter().zip(&p.run.sources[t]) {
             let ty = func.values[a.index()].ty;
             let x = match src {
                 Source::Same { pos } => trip.vector[pos as usize].expect("parallel operand"),
@@ -363,82 +383,37 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     unreachable!("a parallel position reads no carried value")
                 }
                 Source::Affine { base, step: 0 } => splats[&(base as usize)],
-                Source::Affine { base, step } => {
-                    if let Some(&x) = loaded.get(&(a.index(), step)) {
-                        x
-                    } else {
+                Source::Affine { base, step } => match at.loaded.get(&(a.index(), step, BOTH)) {
+                    Some(&x) => x,
+                    None => {
                         let x = if func.is_param(a) {
-                            let at = self.advance(advanced, self.inputs, j, 8 * step);
-                            let raw = if step == 1 {
-                                let off = slot_bytes(i64::from(base))?;
-                                self.b.ins().load(types::F64X2, PAIR_READONLY, at, off)
-                            } else {
-                                let mut xs = [None; 2];
-                                for (k, x) in xs.iter_mut().enumerate() {
-                                    let off = slot_bytes(i64::from(base) + k as i64 * step)?;
-                                    *x = Some(self.b.ins().load(
-                                        types::F64,
-                                        super::READONLY,
-                                        at,
-                                        off,
-                                    ));
-                                }
-                                let [Some(x0), Some(x1)] = xs else {
-                                    unreachable!()
-                                };
-                                self.pack(Type::F64, x0, x1)
-                            };
+                            let raw = self.load_pair(
+                                at,
+                                self.inputs,
+                                Type::F64,
+                                i64::from(base),
+                                step,
+                                PAIR_READONLY,
+                            )?;
                             self.lanes = Lanes::Two;
                             let x = self.boundary_to_value(raw, ty);
                             self.lanes = Lanes::One;
                             x
                         } else {
                             let (s0, stride) = self.array_of(base, step);
-                            let at = self.advance(advanced, self.work, j, 8 * stride);
-                            if stride == 1 && ty == Type::F64 {
-                                let off = self.slot_offset(s0)?;
-                                self.b.ins().load(types::F64X2, PAIR, at, off)
-                            } else {
-                                let mut xs = [None; 2];
-                                for (k, x) in xs.iter_mut().enumerate() {
-                                    let off = slot_bytes(i64::from(s0) + k as i64 * stride)?;
-                                    *x = Some(self.b.ins().load(clif_type(ty), FLAGS, at, off));
-                                }
-                                let [Some(x0), Some(x1)] = xs else {
-                                    unreachable!()
-                                };
-                                self.pack(ty, x0, x1)
-                            }
+                            self.load_pair(at, self.work, ty, i64::from(s0), stride, PAIR)?
                         };
-                        loaded.insert((a.index(), step), x);
+                        at.loaded.insert((a.index(), step, BOTH), x);
                         x
                     }
-                }
+                },
             };
             overrides.push((a.index(), x));
         }
-        for (table, &entry) in run.tables.iter().zip(tables) {
+        for (table, &entry) in p.run.tables.iter().zip(p.tables) {
             if table.pos as usize == t {
                 let base = self.table_base();
-                let at = self.advance(advanced, base, j, 8);
-                let x = if table.ty == Type::F64 {
-                    let off = slot_bytes(i64::from(entry))?;
-                    self.b.ins().load(types::F64X2, PAIR_READONLY, at, off)
-                } else {
-                    let mut xs = [None; 2];
-                    for (k, x) in xs.iter_mut().enumerate() {
-                        let off = slot_bytes(i64::from(entry) + k as i64)?;
-                        *x = Some(
-                            self.b
-                                .ins()
-                                .load(clif_type(table.ty), super::READONLY, at, off),
-                        );
-                    }
-                    let [Some(x0), Some(x1)] = xs else {
-                        unreachable!()
-                    };
-                    self.pack(table.ty, x0, x1)
-                };
+                let x = self.load_pair(at, base, table.ty, i64::from(entry), 1, PAIR_READONLY)?;
                 self.tabled[table.slot as usize] = Some(x);
             }
         }
@@ -451,73 +426,93 @@ impl<M: Module> Lowerer<'_, '_, M> {
         x
     }
 
-    /// Serial position `t` of iteration `j + k` in scalar code (`own`: the positions of that
-    /// iteration lowered so far; parallel ones not in it are read from `trip`'s lanes;
-    /// `prev`: the carried positions' values of the iteration before).
-    #[allow(clippy::too_many_arguments)]
+    /// Slots `first + stride·j` and `first + stride·(j + 1)` of `buffer` (8-byte slots
+    /// holding values of type `ty`) as a two-lane value: one vector load (with `flags`) where
+    /// they are adjacent `f64`s, else two loads and an insert.
+    fn load_pair(
+        &mut self,
+        at: &mut Cursor,
+        buffer: ir::Value,
+        ty: Type,
+        first: i64,
+        stride: i64,
+        flags: MemFlagsData,
+    ) -> Result<ir::Value, JitError> {
+        let base = self.advance(&mut at.advanced, buffer, at.j, 8 * stride);
+        if stride == 1 && ty == Type::F64 {
+            return Ok(self
+                .b
+                .ins()
+                .load(types::F64X2, flags, base, slot_bytes(first)?));
+        }
+        let mut lanes = [base; 2];
+        for (k, x) in lanes.iter_mut().enumerate() {
+            let off = slot_bytes(first + k as i64 * stride)?;
+            *x = self.b.ins().load(clif_type(ty), FLAGS, base, off);
+        }
+        Ok(self.pack(ty, lanes))
+    }
+
+    /// Serial position `t` of iteration `it` in scalar code (operands of parallel positions
+    /// read from `trip`'s lanes).
     fn scalar_position(
         &mut self,
-        run: &Run,
-        tables: &[u32],
-        t: usize,
-        k: usize,
-        own: &mut [Option<ir::Value>],
+        p: &Paired,
+        at: &mut Cursor,
         trip: &mut Trip,
-        carried: &[(u32, u32)],
-        prev: &[ir::Value],
-        loaded: &mut HashMap<(usize, i64, usize), ir::Value>,
-        advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
-        j: ir::Value,
+        it: &mut Iteration,
+        t: usize,
     ) -> Result<ir::Value, JitError> {
         let func = self.input.func;
-        let v = run.value(t, 0);
+        let v = p.run.value(t, 0);
         let ValueDef::Inst(inst) = &func.values[v].def else {
             unreachable!("a run holds instructions only")
         };
         let mut operands = Vec::with_capacity(3);
         inst.for_each_value(|a| operands.push(a));
         let mut overrides = Vec::with_capacity(3);
-        let lane = k as i64;
-        for (a, &src) in operands.into_iter().zip(&run.sources[t]) {
+        let lane = it.lane as i64;
+        for (a, &src) in operands.into_iter().zip(&p.run.sources[t]) {
             let ty = func.values[a.index()].ty;
             let x = match src {
-                Source::Same { pos } => match own[pos as usize] {
+                Source::Same { pos } => match it.own[pos as usize] {
                     Some(x) => x,
-                    None => self.value_in_lane(run, trip, pos as usize, k)?,
+                    None => self.value_in_lane(p, trip, pos as usize, it.lane)?,
                 },
-                Source::Carried { pos, .. } => prev[carried.partition_point(|&(p, _)| p < pos)],
+                Source::Carried { pos, .. } => it.prev[p.carried_index(pos)],
                 Source::Affine { step: 0, .. } => self.use_value(a)?,
-                Source::Affine { base, step } => {
-                    if let Some(&x) = loaded.get(&(a.index(), step, k)) {
-                        x
-                    } else {
+                Source::Affine { base, step } => match at.loaded.get(&(a.index(), step, it.lane)) {
+                    Some(&x) => x,
+                    None => {
                         let x = if func.is_param(a) {
-                            let at = self.advance(advanced, self.inputs, j, 8 * step);
+                            let base_at =
+                                self.advance(&mut at.advanced, self.inputs, at.j, 8 * step);
                             let off = slot_bytes(i64::from(base) + lane * step)?;
-                            let raw = self.b.ins().load(types::F64, super::READONLY, at, off);
+                            let raw = self.b.ins().load(types::F64, READONLY, base_at, off);
                             self.boundary_to_value(raw, ty)
                         } else {
                             let (s0, stride) = self.array_of(base, step);
-                            let at = self.advance(advanced, self.work, j, 8 * stride);
+                            let base_at =
+                                self.advance(&mut at.advanced, self.work, at.j, 8 * stride);
                             let off = slot_bytes(i64::from(s0) + lane * stride)?;
-                            self.b.ins().load(clif_type(ty), FLAGS, at, off)
+                            self.b.ins().load(clif_type(ty), FLAGS, base_at, off)
                         };
-                        loaded.insert((a.index(), step, k), x);
+                        at.loaded.insert((a.index(), step, it.lane), x);
                         x
                     }
-                }
+                },
             };
             overrides.push((a.index(), x));
         }
-        for (table, &entry) in run.tables.iter().zip(tables) {
+        for (table, &entry) in p.run.tables.iter().zip(p.tables) {
             if table.pos as usize == t {
                 let base = self.table_base();
-                let at = self.advance(advanced, base, j, 8);
+                let base_at = self.advance(&mut at.advanced, base, at.j, 8);
                 let off = slot_bytes(i64::from(entry) + lane)?;
                 let x = self
                     .b
                     .ins()
-                    .load(clif_type(table.ty), super::READONLY, at, off);
+                    .load(clif_type(table.ty), READONLY, base_at, off);
                 self.tabled[table.slot as usize] = Some(x);
             }
         }
@@ -545,119 +540,113 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// home and its outputs.
     fn pair_stores(
         &mut self,
-        run: &Run,
-        homes: &[Home],
+        p: &Paired,
+        at: &mut Cursor,
         t: usize,
         x: ir::Value,
-        advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
-        j: ir::Value,
     ) -> Result<(), JitError> {
-        let ty = self.input.func.values[run.value(t, 0)].ty;
-        if let Home::Array(first) = homes[t] {
-            let at = self.advance(advanced, self.work, j, 8);
+        let ty = self.input.func.values[p.run.value(t, 0)].ty;
+        if let Home::Array(first) = p.homes[t] {
+            let base = self.advance(&mut at.advanced, self.work, at.j, 8);
             let off = self.slot_offset(first)?;
             if ty == Type::F64 {
-                self.b.ins().store(PAIR, x, at, off);
+                self.b.ins().store(PAIR, x, base, off);
             } else {
                 for k in 0..2 {
                     let y = self.unpack(ty, x, k);
-                    self.b.ins().store(FLAGS, y, at, off + 8 * k as i32);
+                    self.b.ins().store(FLAGS, y, base, off + 8 * k as i32);
                 }
             }
         }
-        if run.outputs[t].is_empty() {
+        if p.run.outputs[t].is_empty() {
             return Ok(());
         }
         self.lanes = Lanes::Two;
         let y = self.value_to_boundary(x, ty);
         self.lanes = Lanes::One;
-        for store in &run.outputs[t] {
-            let at = self.advance(advanced, self.outputs, j, 8 * store.step);
+        for store in &p.run.outputs[t] {
+            let base = self.advance(&mut at.advanced, self.outputs, at.j, 8 * store.step);
             if store.step == 1 {
                 let off = slot_bytes(i64::from(store.first))?;
-                self.b.ins().store(PAIR, y, at, off);
+                self.b.ins().store(PAIR, y, base, off);
             } else {
                 for k in 0..2 {
                     let lane = self.unpack(Type::F64, y, k);
                     let off = slot_bytes(i64::from(store.first) + k as i64 * store.step)?;
-                    self.b.ins().store(FLAGS, lane, at, off);
+                    self.b.ins().store(FLAGS, lane, base, off);
                 }
             }
         }
         Ok(())
     }
 
-    /// Stores of serial position `t`'s value `x` of iteration `j + k`: its array home and
+    /// Stores of serial position `t`'s value `x` of iteration `j + lane`: its array home and
     /// its outputs.
-    #[allow(clippy::too_many_arguments)]
     fn scalar_stores(
         &mut self,
-        run: &Run,
-        homes: &[Home],
+        p: &Paired,
+        at: &mut Cursor,
         t: usize,
-        k: usize,
+        lane: usize,
         x: ir::Value,
-        advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
-        j: ir::Value,
     ) -> Result<(), JitError> {
-        let ty = self.input.func.values[run.value(t, 0)].ty;
-        if let Home::Array(first) = homes[t] {
-            let at = self.advance(advanced, self.work, j, 8);
-            let off = slot_bytes(i64::from(first) + k as i64)?;
-            self.b.ins().store(FLAGS, x, at, off);
+        let ty = self.input.func.values[p.run.value(t, 0)].ty;
+        if let Home::Array(first) = p.homes[t] {
+            let base = self.advance(&mut at.advanced, self.work, at.j, 8);
+            let off = slot_bytes(i64::from(first) + lane as i64)?;
+            self.b.ins().store(FLAGS, x, base, off);
         }
-        if run.outputs[t].is_empty() {
+        if p.run.outputs[t].is_empty() {
             return Ok(());
         }
         let y = self.value_to_boundary(x, ty);
-        for store in &run.outputs[t] {
-            let at = self.advance(advanced, self.outputs, j, 8 * store.step);
-            let off = slot_bytes(i64::from(store.first) + k as i64 * store.step)?;
-            self.b.ins().store(FLAGS, y, at, off);
+        for store in &p.run.outputs[t] {
+            let base = self.advance(&mut at.advanced, self.outputs, at.j, 8 * store.step);
+            let off = slot_bytes(i64::from(store.first) + lane as i64 * store.step)?;
+            self.b.ins().store(FLAGS, y, base, off);
         }
         Ok(())
     }
 
-    /// Position `t`'s value in iteration `j + k` of the current trip, as a scalar.
+    /// Position `t`'s value in iteration `j + lane` of the current trip, as a scalar.
     fn value_in_lane(
         &mut self,
-        run: &Run,
+        p: &Paired,
         trip: &mut Trip,
         t: usize,
-        k: usize,
+        lane: usize,
     ) -> Result<ir::Value, JitError> {
-        // (While lane `k`'s serial part is lowered, its values are the caller's.)
-        if let Some(x) = trip.scalar[k].get(t).copied().flatten() {
+        // (While a lane's serial part is lowered, its values are the caller's.)
+        if let Some(x) = trip.scalar[lane].get(t).copied().flatten() {
             return Ok(x);
         }
-        if let Some(&x) = trip.lanes.get(&(t, k)) {
+        if let Some(&x) = trip.lanes.get(&(t, lane)) {
             return Ok(x);
         }
         let v = trip.vector[t].expect("a position is serial or parallel");
-        let ty = self.input.func.values[run.value(t, 0)].ty;
-        let x = self.unpack(ty, v, k);
-        trip.lanes.insert((t, k), x);
+        let ty = self.input.func.values[p.run.value(t, 0)].ty;
+        let x = self.unpack(ty, v, lane);
+        trip.lanes.insert((t, lane), x);
         Ok(x)
     }
 
-    /// Scalars `x0` and `x1` of type `ty` (one-lane registers) as lanes 0 and 1 of a two-lane
-    /// value.
-    fn pack(&mut self, ty: Type, x0: ir::Value, x1: ir::Value) -> ir::Value {
+    /// Scalars of type `ty` (one-lane registers) as lanes 0 and 1 of a two-lane value.
+    fn pack(&mut self, ty: Type, lanes: [ir::Value; 2]) -> ir::Value {
         let [x0, x1] = match ty {
             // An `i8` 0/1 as a 64-bit mask of all ones or all zeros.
-            Type::Bool => [x0, x1].map(|x| {
+            Type::Bool => lanes.map(|x| {
                 let wide = self.b.ins().uextend(types::I64, x);
                 self.b.ins().ineg(wide)
             }),
-            _ => [x0, x1],
+            _ => lanes,
         };
         let v = self.b.ins().scalar_to_vector(lane_type(ty), x0);
         self.b.ins().insertlane(v, x1, 1)
     }
 
-    /// Lane `k` of the two-lane value `v` of type `ty`, as a one-lane register.
-    fn unpack(&mut self, ty: Type, v: ir::Value, k: usize) -> ir::Value {
-        let x = self.b.ins().extractlane(v, k as u8);
+    /// Lane `lane` of the two-lane value `v` of type `ty`, as a one-lane register.
+    fn unpack(&mut self, ty: Type, v: ir::Value, lane: usize) -> ir::Value {
+        let x = self.b.ins().extractlane(v, lane as u8);
         match ty {
             Type::Bool => self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0),
             _ => x,
