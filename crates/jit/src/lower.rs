@@ -374,22 +374,36 @@ impl<M: Module> Lowerer<'_, '_, M> {
         if let Some(outer) = &run.outer {
             return self.lower_nest(run, outer, homes, tables);
         }
-        if self.input.lanes == Lanes::One {
-            let pairing = self.input.pair_loops;
-            let func = self.input.func;
-            if let Some(serial) = paired::serial_positions(func, run, pairing, self.input.math) {
-                return self.paired_loop(run, homes, tables, &serial);
-            }
-        }
         // Loop-invariant operands and the carried values' first iteration, before the loop.
         for &src in run.sources.iter().flatten() {
             if let Source::Affine { base, step: 0 } = src {
                 self.use_value(Value::new(base as usize))?;
             }
         }
-        self.inner_loop(run, homes, &RowValues::default(), tables)?;
+        self.row_loop(run, homes, &RowValues::default(), tables)?;
         self.b.ins().return_(&[]);
         Ok(())
+    }
+
+    /// The loop of `run`'s iterations (a nest's row: `row` holds the row's registers): paired
+    /// where [`JitOptions::pair_loops`](crate::JitOptions::pair_loops) says so (see
+    /// [`paired`]), else [`Self::inner_loop`]. Ends with the builder after the loop; returns
+    /// the last iteration's values, by template position.
+    fn row_loop(
+        &mut self,
+        run: &Run,
+        homes: &[Home],
+        row: &RowValues,
+        tables: &[u32],
+    ) -> Result<Vec<ir::Value>, JitError> {
+        if self.input.lanes == Lanes::One {
+            let pairing = self.input.pair_loops;
+            let func = self.input.func;
+            if let Some(serial) = paired::serial_positions(func, run, pairing, self.input.math) {
+                return self.paired_loop(run, homes, row, tables, &serial);
+            }
+        }
+        self.inner_loop(run, homes, row, tables)
     }
 
     /// A nest (see [`Outer`]): an outer counted loop over the rows whose body is the inner
@@ -519,7 +533,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             base_of(self, base, run.trips as i64 * width);
         }
         row.operands = operands;
-        let body = self.inner_loop(run, homes, &row, inner_tables)?;
+        let body = self.row_loop(run, homes, &row, inner_tables)?;
 
         // After row k's inner loop: the gap to row k + 1, or the end.
         let next = self.b.ins().iadd_imm_s(k, 1);

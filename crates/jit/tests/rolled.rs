@@ -416,12 +416,14 @@ const PINNED_1D: u64 = 9997467857226885405;
 
 #[test]
 fn paired_loops_match_the_interpreter() {
-    let (mut loops, mut paired_loops) = (0, 0);
-    let mut count = |func: &Function| {
-        let found = regions(func, &paired());
-        loops += found.iter().filter(|r| r.rows == 1).count();
+    let (mut loops, mut paired_loops, mut nests) = (0, 0, 0);
+    let mut count_in = |func: &Function, opts: &JitOptions| {
+        let found = regions(func, opts);
+        loops += found.len();
         paired_loops += found.iter().filter(|r| r.paired).count();
+        nests += found.iter().filter(|r| r.rows > 1 && r.paired).count();
     };
+    let mut count = |func: &Function| count_in(func, &paired());
     // Random templates: carried values, interruptions, f32 (every fifth seed), min/max and
     // selects on bools (odd seeds), odd and even trip counts.
     for seed in 0..cases() {
@@ -454,9 +456,31 @@ fn paired_loops_match_the_interpreter() {
         check(&func, &paired(), &xs);
         check(&func, &in_order, &xs);
     }
-    // Every loop that is not a nest's is paired under `Always`.
+    // 2-D grids: the inner loop of every row paired, with rows reading the previous row,
+    // sums carried within and across rows, and (odd seeds) a source term in tables.
+    for seed in 0..30 {
+        let func = if seed % 2 == 0 {
+            grid(seed)
+        } else {
+            let rows = 5 + (seed as usize * 3) % 9;
+            let cols = 14 + (seed as usize * 5) % 27;
+            let ty = if seed % 4 == 3 { Type::F32 } else { Type::F64 };
+            common::grid_with_data(seed, rows, cols, ty)
+        };
+        let xs = points(seed, func.n_params, 2);
+        check(&func, &paired(), &xs);
+        let in_order = JitOptions {
+            schedule: false,
+            ..paired()
+        };
+        check(&func, &in_order, &xs);
+        count_in(&func, &paired());
+        count_in(&func, &in_order);
+    }
+    // Every loop is paired under `Always`.
     assert_eq!(paired_loops, loops);
     assert!(loops >= 100, "only {loops} loops");
+    assert!(nests >= 20, "only {nests} nests");
 }
 
 /// `Σ tanh(xᵢ)·(xᵢ₊₁/3)` and the recurrence `s ← tanh(s·xᵢ)`, built in program order.

@@ -22,13 +22,13 @@ use adjit_ir::{BinaryOp, Function, InstData, Type, UnaryOp, Value, ValueDef};
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, MemFlagsData};
 use cranelift_module::Module;
 
-use super::{offset, Lowerer, FLAGS, READONLY};
+use super::{offset, Lowerer, RowValues, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
 use crate::lanes::{lane_type, Lanes};
 use crate::options::{MathImpl, Pairing};
 use crate::plan::{Home, NO_SLOT};
-use crate::roll::{Run, Source};
+use crate::roll::{Across, Run, Source};
 
 /// Vector accesses to `outputs` and `work`: two 8-byte slots, 8-aligned only.
 const PAIR: MemFlagsData = MemFlagsData::new().with_notrap();
@@ -42,14 +42,15 @@ const PAIR_READONLY: MemFlagsData = MemFlagsData::new()
 const MIN_GAIN: i64 = 12;
 
 /// The serial positions of `run` (see the module docs) if `pairing` pairs it (under
-/// [`Pairing::Auto`], if that pays), else `None`. Nests are not paired.
+/// [`Pairing::Auto`], if that pays), else `None`. A nest's inner loop is paired in every row
+/// alike.
 pub(crate) fn serial_positions(
     func: &Function,
     run: &Run,
     pairing: Pairing,
     math: MathImpl,
 ) -> Option<Vec<bool>> {
-    if pairing == Pairing::Off || run.outer.is_some() {
+    if pairing == Pairing::Off {
         return None;
     }
     let period = run.period;
@@ -152,7 +153,8 @@ fn slot_bytes(index: i64) -> Result<i32, JitError> {
         .and_then(offset)
 }
 
-/// The loop being lowered: its run, where its values live, and its carried positions.
+/// The loop being lowered: its run, where its values live, its carried positions, and in a
+/// nest the current row's registers.
 struct Paired<'r> {
     run: &'r Run,
     homes: &'r [Home],
@@ -160,6 +162,7 @@ struct Paired<'r> {
     tables: &'r [u32],
     /// The carried positions, each with its value before the run, by position.
     carried: Vec<(u32, u32)>,
+    row: &'r RowValues,
 }
 
 impl Paired<'_> {
@@ -167,14 +170,37 @@ impl Paired<'_> {
     fn carried_index(&self, pos: u32) -> usize {
         self.carried.partition_point(|&(p, _)| p < pos)
     }
+
+    /// How far operand `c` of template position `t` moves per row (0 outside nests).
+    fn row_step(&self, t: usize, c: usize) -> i64 {
+        match self.run.outer.as_deref().and_then(|o| o.inner[t][c]) {
+            Some(Across::Affine { step, .. }) => step,
+            _ => 0,
+        }
+    }
+
+    /// `buffer` advanced to the current row, `bytes` per row.
+    fn row_base(&self, buffer: ir::Value, bytes: i64) -> ir::Value {
+        if bytes == 0 {
+            buffer
+        } else {
+            self.row.bases[&(buffer, bytes)]
+        }
+    }
+
+    /// Bytes per row of the run's arrays in `work` (0 outside nests).
+    fn array_rows(&self) -> i64 {
+        self.run.outer.as_ref().map_or(0, |_| 8 * self.run.trips as i64)
+    }
 }
 
 /// Addresses within one block: the iteration counter (the trip's first iteration), buffers
-/// advanced by it, and the values loaded (by IR value, step and lane, [`BOTH`] for a vector).
+/// advanced by it, and the values loaded (by IR value, row step, step and lane, [`BOTH`]
+/// for a vector).
 struct Cursor {
     j: ir::Value,
     advanced: HashMap<(ir::Value, i64), ir::Value>,
-    loaded: HashMap<(usize, i64, usize), ir::Value>,
+    loaded: HashMap<(usize, i64, i64, usize), ir::Value>,
 }
 
 /// The lane key of a two-lane value in [`Cursor::loaded`].
@@ -210,53 +236,80 @@ struct Iteration {
 }
 
 impl<M: Module> Lowerer<'_, '_, M> {
-    /// `run` as a paired loop (see the module docs); `serial` from [`serial_positions`].
+    /// `run` as a paired loop (see the module docs; in a nest, the current row's, with
+    /// `row` its registers); `serial` from [`serial_positions`]. Ends with the builder after
+    /// the loop and returns the last iteration's values, by template position.
     pub(super) fn paired_loop(
         &mut self,
         run: &Run,
         homes: &[Home],
+        row: &RowValues,
         tables: &[u32],
         serial: &[bool],
-    ) -> Result<(), JitError> {
+    ) -> Result<Vec<ir::Value>, JitError> {
         let func = self.input.func;
         let ptr = self.module.target_config().pointer_type();
         let period = run.period;
-        // Loop invariants before the loop: scalars for serial readers, splats for parallel ones.
-        let mut splats: HashMap<usize, ir::Value> = HashMap::new();
+        // Loop invariants before the loop (in a nest, the row's): scalars for serial readers,
+        // splats for parallel ones, by operand.
+        let mut invariants: HashMap<(usize, usize), ir::Value> = HashMap::new();
+        let mut splats: HashMap<(usize, usize), ir::Value> = HashMap::new();
+        let mut splatted: HashMap<ir::Value, ir::Value> = HashMap::new();
+        // `(position, value before the run, operand)` of every carried read.
+        let mut carried_from: Vec<(u32, u32, (usize, usize))> = Vec::new();
         for (t, srcs) in run.sources.iter().enumerate() {
-            for &src in srcs {
-                if let Source::Affine { base, step: 0 } = src {
-                    let x = self.use_value(Value::new(base as usize))?;
-                    if !serial[t] && !splats.contains_key(&(base as usize)) {
-                        let ty = func.values[base as usize].ty;
-                        let v = self.pack(ty, [x, x]);
-                        splats.insert(base as usize, v);
+            let v = run.value(t, 0);
+            let mut operands = Vec::with_capacity(3);
+            if let ValueDef::Inst(inst) = &func.values[v].def {
+                inst.for_each_value(|a| operands.push(a));
+            }
+            for (c, (&src, a)) in srcs.iter().zip(operands).enumerate() {
+                match src {
+                    Source::Affine { step: 0, .. } => {
+                        let x = match row.operands.get(&(t, c)) {
+                            Some(&x) => x,
+                            None => self.use_value(a)?,
+                        };
+                        invariants.insert((t, c), x);
+                        if !serial[t] {
+                            let ty = func.values[a.index()].ty;
+                            let v = match splatted.get(&x) {
+                                Some(&v) => v,
+                                None => {
+                                    let v = self.pack(ty, [x, x]);
+                                    splatted.insert(x, v);
+                                    v
+                                }
+                            };
+                            splats.insert((t, c), v);
+                        }
                     }
+                    Source::Carried { pos, init } => carried_from.push((pos, init, (t, c))),
+                    _ => {}
                 }
             }
         }
-        let mut carried: Vec<(u32, u32)> = run
-            .sources
-            .iter()
-            .flatten()
-            .filter_map(|&src| match src {
-                Source::Carried { pos, init } => Some((pos, init)),
-                _ => None,
-            })
-            .collect();
-        carried.sort_unstable();
-        carried.dedup_by_key(|&mut (pos, _)| pos);
+        carried_from.sort_unstable();
+        carried_from.dedup_by_key(|&mut (pos, _, _)| pos);
+        let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
+        for &(_, init, operand) in &carried_from {
+            // In a nest, the row's first value; else the value before the loop.
+            let x = match row.operands.get(&operand) {
+                Some(&x) => x,
+                None => self.use_value(Value::new(init as usize))?,
+            };
+            inits.push(ir::BlockArg::Value(x));
+        }
         let p = Paired {
             run,
             homes,
             tables,
-            carried,
+            carried: carried_from
+                .iter()
+                .map(|&(pos, init, _)| (pos, init))
+                .collect(),
+            row,
         };
-        let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
-        for &(_, init) in &p.carried {
-            let x = self.use_value(Value::new(init as usize))?;
-            inits.push(ir::BlockArg::Value(x));
-        }
         let header = self.b.create_block();
         let exit = self.b.create_block();
         self.b.append_block_param(header, ptr);
@@ -289,7 +342,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             let own = std::mem::take(&mut trip.scalar[lane]);
             let mut it = Iteration { lane, own, prev };
             for t in (0..period).filter(|&t| serial[t]) {
-                let x = self.scalar_position(&p, &mut at, &mut trip, &mut it, t)?;
+                let x = self.scalar_position(&p, &mut at, &mut trip, &mut it, &invariants, t)?;
                 it.own[t] = Some(x);
                 self.scalar_stores(&p, &mut at, t, lane, x)?;
             }
@@ -311,10 +364,12 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
         // The header, which defines the trip's values, is the exit's only predecessor.
+        let mut body = Vec::with_capacity(period);
         if run.trips.is_multiple_of(2) {
             for (t, &home) in homes.iter().enumerate().take(period) {
+                let x = self.value_in_lane(&p, &mut trip, t, 1)?;
+                body.push(x);
                 if let Home::Last(slot) = home {
-                    let x = self.value_in_lane(&p, &mut trip, t, 1)?;
                     let off = self.slot_offset(slot)?;
                     self.b.ins().store(FLAGS, x, self.work, off);
                 }
@@ -330,8 +385,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
             };
             self.body_literals = Some(HashMap::new());
             for (t, &home) in homes.iter().enumerate().take(period) {
-                let x = self.scalar_position(&p, &mut at, &mut trip, &mut it, t)?;
+                let x = self.scalar_position(&p, &mut at, &mut trip, &mut it, &invariants, t)?;
                 it.own[t] = Some(x);
+                body.push(x);
                 self.scalar_stores(&p, &mut at, t, 0, x)?;
                 if let Home::Last(slot) = home {
                     let off = self.slot_offset(slot)?;
@@ -340,8 +396,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             }
             self.body_literals = None;
         }
-        self.b.ins().return_(&[]);
-        Ok(())
+        Ok(body)
     }
 
     /// The carried positions' values in iteration `j + lane` of the trip.
@@ -364,7 +419,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         p: &Paired,
         at: &mut Cursor,
         trip: &Trip,
-        splats: &HashMap<usize, ir::Value>,
+        splats: &HashMap<(usize, usize), ir::Value>,
         t: usize,
     ) -> Result<ir::Value, JitError> {
         let func = self.input.func;
@@ -375,35 +430,34 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut operands = Vec::with_capacity(3);
         inst.for_each_value(|a| operands.push(a));
         let mut overrides = Vec::with_capacity(3);
-        for (a, &src) in operands.into_iter().zip(&p.run.sources[t]) {
+        for (c, (a, &src)) in operands.into_iter().zip(&p.run.sources[t]).enumerate() {
             let ty = func.values[a.index()].ty;
+            let row_step = p.row_step(t, c);
+            let key = (a.index(), row_step, 0, BOTH);
             let x = match src {
                 Source::Same { pos } => trip.vector[pos as usize].expect("parallel operand"),
                 Source::Carried { .. } => {
                     unreachable!("a parallel position reads no carried value")
                 }
-                Source::Affine { base, step: 0 } => splats[&(base as usize)],
-                Source::Affine { base, step } => match at.loaded.get(&(a.index(), step, BOTH)) {
+                Source::Affine { step: 0, .. } => splats[&(t, c)],
+                Source::Affine { base, step } => match at.loaded.get(&(key.0, key.1, step, BOTH)) {
                     Some(&x) => x,
                     None => {
                         let x = if func.is_param(a) {
-                            let raw = self.load_pair(
-                                at,
-                                self.inputs,
-                                Type::F64,
-                                i64::from(base),
-                                step,
-                                PAIR_READONLY,
-                            )?;
+                            let rows = p.row_base(self.inputs, 8 * row_step);
+                            let first = i64::from(base);
+                            let raw =
+                                self.load_pair(at, rows, Type::F64, first, step, PAIR_READONLY)?;
                             self.lanes = Lanes::Two;
                             let x = self.boundary_to_value(raw, ty);
                             self.lanes = Lanes::One;
                             x
                         } else {
                             let (s0, stride) = self.array_of(base, step);
-                            self.load_pair(at, self.work, ty, i64::from(s0), stride, PAIR)?
+                            let rows = p.row_base(self.work, self.row_stride(base, row_step, 8)?);
+                            self.load_pair(at, rows, ty, i64::from(s0), stride, PAIR)?
                         };
-                        at.loaded.insert((a.index(), step, BOTH), x);
+                        at.loaded.insert((key.0, key.1, step, BOTH), x);
                         x
                     }
                 },
@@ -412,7 +466,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         }
         for (table, &entry) in p.run.tables.iter().zip(p.tables) {
             if table.pos as usize == t {
-                let base = self.table_base();
+                let base = self.table_rows(p);
                 let x = self.load_pair(at, base, table.ty, i64::from(entry), 1, PAIR_READONLY)?;
                 self.tabled[table.slot as usize] = Some(x);
             }
@@ -461,6 +515,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         at: &mut Cursor,
         trip: &mut Trip,
         it: &mut Iteration,
+        invariants: &HashMap<(usize, usize), ir::Value>,
         t: usize,
     ) -> Result<ir::Value, JitError> {
         let func = self.input.func;
@@ -472,32 +527,35 @@ impl<M: Module> Lowerer<'_, '_, M> {
         inst.for_each_value(|a| operands.push(a));
         let mut overrides = Vec::with_capacity(3);
         let lane = it.lane as i64;
-        for (a, &src) in operands.into_iter().zip(&p.run.sources[t]) {
+        for (c, (a, &src)) in operands.into_iter().zip(&p.run.sources[t]).enumerate() {
             let ty = func.values[a.index()].ty;
+            let row_step = p.row_step(t, c);
+            let key = (a.index(), row_step, 0, it.lane);
             let x = match src {
                 Source::Same { pos } => match it.own[pos as usize] {
                     Some(x) => x,
                     None => self.value_in_lane(p, trip, pos as usize, it.lane)?,
                 },
                 Source::Carried { pos, .. } => it.prev[p.carried_index(pos)],
-                Source::Affine { step: 0, .. } => self.use_value(a)?,
-                Source::Affine { base, step } => match at.loaded.get(&(a.index(), step, it.lane)) {
+                Source::Affine { step: 0, .. } => invariants[&(t, c)],
+                Source::Affine { base, step } => match at.loaded.get(&(key.0, key.1, step, key.3))
+                {
                     Some(&x) => x,
                     None => {
                         let x = if func.is_param(a) {
-                            let base_at =
-                                self.advance(&mut at.advanced, self.inputs, at.j, 8 * step);
+                            let rows = p.row_base(self.inputs, 8 * row_step);
+                            let base_at = self.advance(&mut at.advanced, rows, at.j, 8 * step);
                             let off = slot_bytes(i64::from(base) + lane * step)?;
                             let raw = self.b.ins().load(types::F64, READONLY, base_at, off);
                             self.boundary_to_value(raw, ty)
                         } else {
                             let (s0, stride) = self.array_of(base, step);
-                            let base_at =
-                                self.advance(&mut at.advanced, self.work, at.j, 8 * stride);
+                            let rows = p.row_base(self.work, self.row_stride(base, row_step, 8)?);
+                            let base_at = self.advance(&mut at.advanced, rows, at.j, 8 * stride);
                             let off = slot_bytes(i64::from(s0) + lane * stride)?;
                             self.b.ins().load(clif_type(ty), FLAGS, base_at, off)
                         };
-                        at.loaded.insert((a.index(), step, it.lane), x);
+                        at.loaded.insert((key.0, key.1, step, key.3), x);
                         x
                     }
                 },
@@ -506,7 +564,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         }
         for (table, &entry) in p.run.tables.iter().zip(p.tables) {
             if table.pos as usize == t {
-                let base = self.table_base();
+                let base = self.table_rows(p);
                 let base_at = self.advance(&mut at.advanced, base, at.j, 8);
                 let off = slot_bytes(i64::from(entry) + lane)?;
                 let x = self
@@ -521,6 +579,15 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.overrides.clear();
         self.tabled = [None; 3];
         x
+    }
+
+    /// The constant table advanced to the current row's entries (row k's iterations start at
+    /// entry k·trips of each inner table).
+    fn table_rows(&self, p: &Paired) -> ir::Value {
+        let per_row = p.run.outer.as_ref().map_or(0, |_| {
+            p.run.trips as i64 * self.input.consts.entry_bytes as i64
+        });
+        p.row_base(self.table_base(), per_row)
     }
 
     /// The work slot of an earlier run's value `base` (iteration 0 of this run's read) and
@@ -547,7 +614,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
     ) -> Result<(), JitError> {
         let ty = self.input.func.values[p.run.value(t, 0)].ty;
         if let Home::Array(first) = p.homes[t] {
-            let base = self.advance(&mut at.advanced, self.work, at.j, 8);
+            let rows = p.row_base(self.work, p.array_rows());
+            let base = self.advance(&mut at.advanced, rows, at.j, 8);
             let off = self.slot_offset(first)?;
             if ty == Type::F64 {
                 self.b.ins().store(PAIR, x, base, off);
@@ -564,8 +632,10 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.lanes = Lanes::Two;
         let y = self.value_to_boundary(x, ty);
         self.lanes = Lanes::One;
-        for store in &p.run.outputs[t] {
-            let base = self.advance(&mut at.advanced, self.outputs, at.j, 8 * store.step);
+        for (s, store) in p.run.outputs[t].iter().enumerate() {
+            let per_row = p.run.outer.as_ref().map_or(0, |o| o.inner_outputs[t][s]);
+            let rows = p.row_base(self.outputs, 8 * per_row);
+            let base = self.advance(&mut at.advanced, rows, at.j, 8 * store.step);
             if store.step == 1 {
                 let off = slot_bytes(i64::from(store.first))?;
                 self.b.ins().store(PAIR, y, base, off);
@@ -592,7 +662,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
     ) -> Result<(), JitError> {
         let ty = self.input.func.values[p.run.value(t, 0)].ty;
         if let Home::Array(first) = p.homes[t] {
-            let base = self.advance(&mut at.advanced, self.work, at.j, 8);
+            let rows = p.row_base(self.work, p.array_rows());
+            let base = self.advance(&mut at.advanced, rows, at.j, 8);
             let off = slot_bytes(i64::from(first) + lane as i64)?;
             self.b.ins().store(FLAGS, x, base, off);
         }
@@ -600,8 +671,10 @@ impl<M: Module> Lowerer<'_, '_, M> {
             return Ok(());
         }
         let y = self.value_to_boundary(x, ty);
-        for store in &p.run.outputs[t] {
-            let base = self.advance(&mut at.advanced, self.outputs, at.j, 8 * store.step);
+        for (s, store) in p.run.outputs[t].iter().enumerate() {
+            let per_row = p.run.outer.as_ref().map_or(0, |o| o.inner_outputs[t][s]);
+            let rows = p.row_base(self.outputs, 8 * per_row);
+            let base = self.advance(&mut at.advanced, rows, at.j, 8 * store.step);
             let off = slot_bytes(i64::from(store.first) + lane as i64 * store.step)?;
             self.b.ins().store(FLAGS, y, base, off);
         }
