@@ -38,8 +38,13 @@ const PAIR_READONLY: MemFlagsData = MemFlagsData::new()
     .with_readonly()
     .with_can_move();
 
-/// Fewest estimated cycles per trip (two iterations) that pairing must save to be used.
-const MIN_GAIN: i64 = 12;
+/// Estimated cycles a trip spends on the loop itself: the counter's add, its compare and the
+/// branch. Pairing pays them once for two iterations.
+const LOOP_OVERHEAD: i64 = 3;
+/// Fewest estimated cycles per trip (two iterations) that pairing must save to be used…
+const MIN_GAIN: i64 = 4;
+/// …and the least share of the unpaired loop's estimated cost it must save: one fifth.
+const MIN_SHARE: i64 = 5;
 
 /// The serial positions of `run` (see the module docs) if `pairing` pairs it (under
 /// [`Pairing::Auto`], if that pays), else `None`. A nest's inner loop is paired in every row
@@ -65,39 +70,47 @@ pub(crate) fn serial_positions(
     if pairing == Pairing::Always {
         return Some(serial);
     }
-    // Cycles saved per trip: a parallel instruction is paid once for two iterations; memory
-    // is one vector access for two where it is contiguous, else an insert or extract more.
-    let mut gain = 0i64;
+    // Estimated cycles per iteration unpaired (`cost`), and saved per trip paired (`gain`):
+    // a parallel instruction is paid once for two iterations; memory is one vector access
+    // for two where it is contiguous, else an insert or an extract more.
+    let mut cost = LOOP_OVERHEAD;
+    let mut gain = LOOP_OVERHEAD;
     let mut crossing = vec![false; period];
-    for t in (0..period).filter(|&t| !serial[t]) {
+    for t in 0..period {
         let v = run.value(t, 0);
         let ValueDef::Inst(inst) = &func.values[v].def else {
             return None;
         };
-        gain += scalar_cost(inst, math);
-        let ty = func.values[v].ty;
-        for &src in &run.sources[t] {
-            gain += match src {
-                Source::Affine { step: 0, .. } | Source::Same { .. } | Source::Carried { .. } => 0,
-                // One vector load for two scalar loads, or two loads and an insert.
-                Source::Affine { base, step } => {
-                    let contiguous = if func.is_param(Value::new(base as usize)) {
-                        step == 1
-                    } else {
-                        step == 1 && ty == Type::F64
-                    };
-                    if contiguous {
-                        1
-                    } else {
-                        -2
-                    }
-                }
-            };
-        }
-        gain += run
-            .tables
+        let (cycles, paired) = inst_cost(inst, math);
+        let tables = run.tables.iter().filter(|table| table.pos as usize == t);
+        let moving = run.sources[t]
             .iter()
-            .filter(|table| table.pos as usize == t)
+            .filter(|src| matches!(src, Source::Affine { step, .. } if *step != 0))
+            .count();
+        cost += cycles + moving as i64 + tables.clone().count() as i64;
+        cost += run.outputs[t].len() as i64;
+        if serial[t] {
+            // Each parallel value a serial position reads is extracted from its lanes.
+            for &src in &run.sources[t] {
+                if let Source::Same { pos } = src {
+                    crossing[pos as usize] |= !serial[pos as usize];
+                }
+            }
+            continue;
+        }
+        gain += paired;
+        let mut operands = Vec::with_capacity(3);
+        inst.for_each_value(|a| operands.push(a));
+        for (&src, a) in run.sources[t].iter().zip(operands) {
+            if let Source::Affine { step, .. } = src {
+                if step != 0 {
+                    let contiguous = step == 1
+                        && (func.is_param(a) || func.values[a.index()].ty == Type::F64);
+                    gain += if contiguous { 1 } else { -2 };
+                }
+            }
+        }
+        gain += tables
             .map(|table| if table.ty == Type::F64 { 1 } else { -2 })
             .sum::<i64>();
         gain += run.outputs[t]
@@ -105,45 +118,37 @@ pub(crate) fn serial_positions(
             .map(|store| if store.step == 1 { 1 } else { -1 })
             .sum::<i64>();
     }
-    // Each parallel value a serial position reads is extracted from its lanes.
-    for t in (0..period).filter(|&t| serial[t]) {
-        for &src in &run.sources[t] {
-            if let Source::Same { pos } = src {
-                if !serial[pos as usize] {
-                    crossing[pos as usize] = true;
-                }
-            }
-        }
-    }
     gain -= 2 * crossing.iter().filter(|&&c| c).count() as i64;
-    (gain >= MIN_GAIN).then_some(serial)
+    (gain >= MIN_GAIN && gain * MIN_SHARE >= 2 * cost).then_some(serial)
 }
 
-/// Estimated cycles of one instruction in scalar code, which a vector pays once for two
-/// iterations; negative where the vector form costs more (a called routine runs once per
-/// lane, with its lanes extracted and rebuilt).
-fn scalar_cost(inst: &InstData, math: MathImpl) -> i64 {
-    match *inst {
+/// Estimated cycles of one instruction in scalar code, and what a vector saves by paying
+/// them once for two iterations: the same, except for a routine called from the C library,
+/// which runs once per lane with its lanes extracted and rebuilt (a loss).
+fn inst_cost(inst: &InstData, math: MathImpl) -> (i64, i64) {
+    const CALLED: (i64, i64) = (20, -3);
+    let cycles = match *inst {
         InstData::Const { .. } => 0,
         InstData::Unary { op, .. } => match op {
             UnaryOp::Neg | UnaryOp::Abs => 1,
             UnaryOp::Floor | UnaryOp::Ceil => 2,
             UnaryOp::Sqrt => 12,
             _ if math.inlines_unary(op) => 40,
-            _ => -3,
+            _ => return CALLED,
         },
         InstData::Binary { op, .. } => match op {
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul => 1,
             BinaryOp::Div => 10,
             BinaryOp::Min | BinaryOp::Max => 4,
             BinaryOp::Pow | BinaryOp::Atan2 if math.inlines_binary(op) => 60,
-            BinaryOp::Pow | BinaryOp::Atan2 => -3,
+            BinaryOp::Pow | BinaryOp::Atan2 => return CALLED,
         },
         InstData::Fma { .. } | InstData::Fcmp { .. } => 1,
         InstData::Fpromote { .. } | InstData::Fdemote { .. } => 1,
         InstData::Powi { exp, .. } => i64::from(exp.unsigned_abs().max(1).ilog2()) + 1,
         InstData::Select { .. } => 2,
-    }
+    };
+    (cycles, cycles)
 }
 
 /// Byte offset of 8-byte slot `index` (which may be computed from a negative stride).
