@@ -190,12 +190,14 @@ pub struct JitOptions {
 /// lanes of one vector; the carried part (running sums, recurrent state) runs for `j` and
 /// then `j + 1` in scalar registers, in order. Each lane computes exactly what the scalar code
 /// computes, so results are bitwise the same under every choice. Two-lane batches already
-/// fill the lanes with points and are never paired; neither are the inner loops of nests.
+/// fill the lanes with points and are never paired. A nest's inner loop is paired alike in
+/// every row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Pairing {
     /// Loops whose parallel part is estimated to save time: a cost model weighs the work a
-    /// vector does for two iterations against the lanes extracted for the carried part and
-    /// memory that is not contiguous, and leaves cheap or mostly carried bodies as they are.
+    /// vector does for two iterations (and the loop's counter and branch, paid once for two)
+    /// against the lanes extracted for the carried part, memory that is not contiguous and
+    /// routines called from the C library, and leaves mostly carried bodies as they are.
     /// The default (gradients with `tanh`, `sqrt` or divisions per term: 0.55–0.7× the time
     /// of the unpaired loop, measured on this project's machine; see `docs/rolling.md`).
     #[default]

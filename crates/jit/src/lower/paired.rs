@@ -104,8 +104,8 @@ pub(crate) fn serial_positions(
         for (&src, a) in run.sources[t].iter().zip(operands) {
             if let Source::Affine { step, .. } = src {
                 if step != 0 {
-                    let contiguous = step == 1
-                        && (func.is_param(a) || func.values[a.index()].ty == Type::F64);
+                    let contiguous =
+                        step == 1 && (func.is_param(a) || func.values[a.index()].ty == Type::F64);
                     gain += if contiguous { 1 } else { -2 };
                 }
             }
@@ -195,7 +195,10 @@ impl Paired<'_> {
 
     /// Bytes per row of the run's arrays in `work` (0 outside nests).
     fn array_rows(&self) -> i64 {
-        self.run.outer.as_ref().map_or(0, |_| 8 * self.run.trips as i64)
+        self.run
+            .outer
+            .as_ref()
+            .map_or(0, |_| 8 * self.run.trips as i64)
     }
 }
 
@@ -543,27 +546,30 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 },
                 Source::Carried { pos, .. } => it.prev[p.carried_index(pos)],
                 Source::Affine { step: 0, .. } => invariants[&(t, c)],
-                Source::Affine { base, step } => match at.loaded.get(&(key.0, key.1, step, key.3))
-                {
-                    Some(&x) => x,
-                    None => {
-                        let x = if func.is_param(a) {
-                            let rows = p.row_base(self.inputs, 8 * row_step);
-                            let base_at = self.advance(&mut at.advanced, rows, at.j, 8 * step);
-                            let off = slot_bytes(i64::from(base) + lane * step)?;
-                            let raw = self.b.ins().load(types::F64, READONLY, base_at, off);
-                            self.boundary_to_value(raw, ty)
-                        } else {
-                            let (s0, stride) = self.array_of(base, step);
-                            let rows = p.row_base(self.work, self.row_stride(base, row_step, 8)?);
-                            let base_at = self.advance(&mut at.advanced, rows, at.j, 8 * stride);
-                            let off = slot_bytes(i64::from(s0) + lane * stride)?;
-                            self.b.ins().load(clif_type(ty), FLAGS, base_at, off)
-                        };
-                        at.loaded.insert((key.0, key.1, step, key.3), x);
-                        x
+                Source::Affine { base, step } => {
+                    match at.loaded.get(&(key.0, key.1, step, key.3)) {
+                        Some(&x) => x,
+                        None => {
+                            let x = if func.is_param(a) {
+                                let rows = p.row_base(self.inputs, 8 * row_step);
+                                let base_at = self.advance(&mut at.advanced, rows, at.j, 8 * step);
+                                let off = slot_bytes(i64::from(base) + lane * step)?;
+                                let raw = self.b.ins().load(types::F64, READONLY, base_at, off);
+                                self.boundary_to_value(raw, ty)
+                            } else {
+                                let (s0, stride) = self.array_of(base, step);
+                                let rows =
+                                    p.row_base(self.work, self.row_stride(base, row_step, 8)?);
+                                let base_at =
+                                    self.advance(&mut at.advanced, rows, at.j, 8 * stride);
+                                let off = slot_bytes(i64::from(s0) + lane * stride)?;
+                                self.b.ins().load(clif_type(ty), FLAGS, base_at, off)
+                            };
+                            at.loaded.insert((key.0, key.1, step, key.3), x);
+                            x
+                        }
                     }
-                },
+                }
             };
             overrides.push((a.index(), x));
         }
