@@ -150,6 +150,10 @@ enum Side {
     Zero,
 }
 
+/// [`Lowerer::carried_positions`]: each carried position with its value before the run,
+/// and the values of each in the loop's first iteration.
+type CarriedFirsts = (Vec<(u32, u32)>, Vec<ir::Value>);
+
 /// [`Lowerer::select_mask`]'s memory: (block, condition, float type) and the masks of the
 /// condition's false and true.
 type LastMasks = ((Option<ir::Block>, ir::Value, Type), [Option<ir::Value>; 2]);
@@ -701,28 +705,10 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 row.bases[&(buffer, bytes)]
             }
         };
-        // `(position, initial value, operand)` of every carried position (one initial value
-        // each: the value `period` before the position's first iteration).
-        let mut carried_from: Vec<(u32, u32, (usize, usize))> = Vec::new();
-        for (t, srcs) in run.sources.iter().enumerate() {
-            for (c, &src) in srcs.iter().enumerate() {
-                if let Source::Carried { pos, init } = src {
-                    carried_from.push((pos, init, (t, c)));
-                }
-            }
-        }
-        carried_from.sort_unstable();
-        carried_from.dedup_by_key(|&mut (pos, _, _)| pos);
-        let carried: Vec<u32> = carried_from.iter().map(|&(pos, _, _)| pos).collect();
+        let (carried, firsts) = self.carried_positions(run, row)?;
+        let carried: Vec<u32> = carried.iter().map(|&(pos, _)| pos).collect();
         let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
-        for &(_, init, operand) in &carried_from {
-            // In a nest, the row's first value; else the value before the loop.
-            let x = match row.operands.get(&operand) {
-                Some(&x) => x,
-                None => self.use_value(Value::new(init as usize))?,
-            };
-            inits.push(ir::BlockArg::Value(x));
-        }
+        inits.extend(firsts.into_iter().map(ir::BlockArg::Value));
         let header = self.b.create_block();
         let exit = self.b.create_block();
         self.b.append_block_param(header, ptr);
@@ -867,6 +853,34 @@ impl<M: Module> Lowerer<'_, '_, M> {
             self.b.ins().store(FLAGS, x, self.work, off);
         }
         Ok(body)
+    }
+
+    /// The carried positions of `run`, each with the value before the run (the value
+    /// `period` before the position's first iteration), in position order, and their values
+    /// in the loop's first iteration: in a nest, the row's first values; else those values.
+    fn carried_positions(&mut self, run: &Run, row: &RowValues) -> Result<CarriedFirsts, JitError> {
+        let mut carried_from: Vec<(u32, u32, (usize, usize))> = Vec::new();
+        for (t, srcs) in run.sources.iter().enumerate() {
+            for (c, &src) in srcs.iter().enumerate() {
+                if let Source::Carried { pos, init } = src {
+                    carried_from.push((pos, init, (t, c)));
+                }
+            }
+        }
+        carried_from.sort_unstable();
+        carried_from.dedup_by_key(|&mut (pos, _, _)| pos);
+        let mut firsts = Vec::with_capacity(carried_from.len());
+        for &(_, init, operand) in &carried_from {
+            firsts.push(match row.operands.get(&operand) {
+                Some(&x) => x,
+                None => self.use_value(Value::new(init as usize))?,
+            });
+        }
+        let carried = carried_from
+            .into_iter()
+            .map(|(pos, init, _)| (pos, init))
+            .collect();
+        Ok((carried, firsts))
     }
 
     /// The constant table's address (a loop with literal tables always has one).

@@ -77,10 +77,7 @@ pub(crate) fn serial_positions(
     let mut gain = LOOP_OVERHEAD;
     let mut crossing = vec![false; period];
     for t in 0..period {
-        let v = run.value(t, 0);
-        let ValueDef::Inst(inst) = &func.values[v].def else {
-            return None;
-        };
+        let (_, inst, operands) = template(func, run, t);
         let (cycles, paired) = inst_cost(inst, math);
         let tables = run.tables.iter().filter(|table| table.pos as usize == t);
         let moving = run.sources[t]
@@ -99,8 +96,6 @@ pub(crate) fn serial_positions(
             continue;
         }
         gain += paired;
-        let mut operands = Vec::with_capacity(3);
-        inst.for_each_value(|a| operands.push(a));
         for (&src, a) in run.sources[t].iter().zip(operands) {
             if let Source::Affine { step, .. } = src {
                 if step != 0 {
@@ -149,6 +144,18 @@ fn inst_cost(inst: &InstData, math: MathImpl) -> (i64, i64) {
         InstData::Select { .. } => 2,
     };
     (cycles, cycles)
+}
+
+/// Template position `t` of `run`: its value (in iteration 0), instruction and value
+/// operands (in text order).
+fn template<'f>(func: &'f Function, run: &Run, t: usize) -> (usize, &'f InstData, Vec<Value>) {
+    let v = run.value(t, 0);
+    let ValueDef::Inst(inst) = &func.values[v].def else {
+        unreachable!("a run holds instructions only")
+    };
+    let mut operands = Vec::with_capacity(3);
+    inst.for_each_value(|a| operands.push(a));
+    (v, inst, operands)
 }
 
 /// Byte offset of 8-byte slot `index` (which may be computed from a negative stride).
@@ -263,59 +270,38 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut invariants: HashMap<(usize, usize), ir::Value> = HashMap::new();
         let mut splats: HashMap<(usize, usize), ir::Value> = HashMap::new();
         let mut splatted: HashMap<ir::Value, ir::Value> = HashMap::new();
-        // `(position, value before the run, operand)` of every carried read.
-        let mut carried_from: Vec<(u32, u32, (usize, usize))> = Vec::new();
         for (t, srcs) in run.sources.iter().enumerate() {
-            let v = run.value(t, 0);
-            let mut operands = Vec::with_capacity(3);
-            if let ValueDef::Inst(inst) = &func.values[v].def {
-                inst.for_each_value(|a| operands.push(a));
-            }
+            let (_, _, operands) = template(func, run, t);
             for (c, (&src, a)) in srcs.iter().zip(operands).enumerate() {
-                match src {
-                    Source::Affine { step: 0, .. } => {
-                        let x = match row.operands.get(&(t, c)) {
-                            Some(&x) => x,
-                            None => self.use_value(a)?,
+                if let Source::Affine { step: 0, .. } = src {
+                    let x = match row.operands.get(&(t, c)) {
+                        Some(&x) => x,
+                        None => self.use_value(a)?,
+                    };
+                    invariants.insert((t, c), x);
+                    if !serial[t] {
+                        let ty = func.values[a.index()].ty;
+                        let v = match splatted.get(&x) {
+                            Some(&v) => v,
+                            None => {
+                                let v = self.pack(ty, [x, x]);
+                                splatted.insert(x, v);
+                                v
+                            }
                         };
-                        invariants.insert((t, c), x);
-                        if !serial[t] {
-                            let ty = func.values[a.index()].ty;
-                            let v = match splatted.get(&x) {
-                                Some(&v) => v,
-                                None => {
-                                    let v = self.pack(ty, [x, x]);
-                                    splatted.insert(x, v);
-                                    v
-                                }
-                            };
-                            splats.insert((t, c), v);
-                        }
+                        splats.insert((t, c), v);
                     }
-                    Source::Carried { pos, init } => carried_from.push((pos, init, (t, c))),
-                    _ => {}
                 }
             }
         }
-        carried_from.sort_unstable();
-        carried_from.dedup_by_key(|&mut (pos, _, _)| pos);
+        let (carried, firsts) = self.carried_positions(run, row)?;
         let mut inits = vec![ir::BlockArg::Value(self.b.ins().iconst(ptr, 0))];
-        for &(_, init, operand) in &carried_from {
-            // In a nest, the row's first value; else the value before the loop.
-            let x = match row.operands.get(&operand) {
-                Some(&x) => x,
-                None => self.use_value(Value::new(init as usize))?,
-            };
-            inits.push(ir::BlockArg::Value(x));
-        }
+        inits.extend(firsts.into_iter().map(ir::BlockArg::Value));
         let p = Paired {
             run,
             homes,
             tables,
-            carried: carried_from
-                .iter()
-                .map(|&(pos, init, _)| (pos, init))
-                .collect(),
+            carried,
             row,
         };
         let header = self.b.create_block();
@@ -431,12 +417,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         t: usize,
     ) -> Result<ir::Value, JitError> {
         let func = self.input.func;
-        let v = p.run.value(t, 0);
-        let ValueDef::Inst(inst) = &func.values[v].def else {
-            unreachable!("a run holds instructions only")
-        };
-        let mut operands = Vec::with_capacity(3);
-        inst.for_each_value(|a| operands.push(a));
+        let (v, inst, operands) = template(func, p.run, t);
         let mut overrides = Vec::with_capacity(3);
         for (c, (a, &src)) in operands.into_iter().zip(&p.run.sources[t]).enumerate() {
             let ty = func.values[a.index()].ty;
@@ -527,12 +508,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         t: usize,
     ) -> Result<ir::Value, JitError> {
         let func = self.input.func;
-        let v = p.run.value(t, 0);
-        let ValueDef::Inst(inst) = &func.values[v].def else {
-            unreachable!("a run holds instructions only")
-        };
-        let mut operands = Vec::with_capacity(3);
-        inst.for_each_value(|a| operands.push(a));
+        let (v, inst, operands) = template(func, p.run, t);
         let mut overrides = Vec::with_capacity(3);
         let lane = it.lane as i64;
         for (c, (a, &src)) in operands.into_iter().zip(&p.run.sources[t]).enumerate() {
@@ -625,8 +601,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     ) -> Result<(), JitError> {
         let ty = self.input.func.values[p.run.value(t, 0)].ty;
         if let Home::Array(first) = p.homes[t] {
-            let rows = p.row_base(self.work, p.array_rows());
-            let base = self.advance(&mut at.advanced, rows, at.j, 8);
+            let base = self.array_base(p, at);
             let off = self.slot_offset(first)?;
             if ty == Type::F64 {
                 self.b.ins().store(PAIR, x, base, off);
@@ -644,9 +619,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let y = self.value_to_boundary(x, ty);
         self.lanes = Lanes::One;
         for (s, store) in p.run.outputs[t].iter().enumerate() {
-            let per_row = p.run.outer.as_ref().map_or(0, |o| o.inner_outputs[t][s]);
-            let rows = p.row_base(self.outputs, 8 * per_row);
-            let base = self.advance(&mut at.advanced, rows, at.j, 8 * store.step);
+            let base = self.output_base(p, at, t, s);
             if store.step == 1 {
                 let off = slot_bytes(i64::from(store.first))?;
                 self.b.ins().store(PAIR, y, base, off);
@@ -673,8 +646,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     ) -> Result<(), JitError> {
         let ty = self.input.func.values[p.run.value(t, 0)].ty;
         if let Home::Array(first) = p.homes[t] {
-            let rows = p.row_base(self.work, p.array_rows());
-            let base = self.advance(&mut at.advanced, rows, at.j, 8);
+            let base = self.array_base(p, at);
             let off = slot_bytes(i64::from(first) + lane as i64)?;
             self.b.ins().store(FLAGS, x, base, off);
         }
@@ -683,13 +655,26 @@ impl<M: Module> Lowerer<'_, '_, M> {
         }
         let y = self.value_to_boundary(x, ty);
         for (s, store) in p.run.outputs[t].iter().enumerate() {
-            let per_row = p.run.outer.as_ref().map_or(0, |o| o.inner_outputs[t][s]);
-            let rows = p.row_base(self.outputs, 8 * per_row);
-            let base = self.advance(&mut at.advanced, rows, at.j, 8 * store.step);
+            let base = self.output_base(p, at, t, s);
             let off = slot_bytes(i64::from(store.first) + lane as i64 * store.step)?;
             self.b.ins().store(FLAGS, y, base, off);
         }
         Ok(())
+    }
+
+    /// `work` advanced to iteration `j`'s slot of the run's arrays (in the current row).
+    fn array_base(&mut self, p: &Paired, at: &mut Cursor) -> ir::Value {
+        let rows = p.row_base(self.work, p.array_rows());
+        self.advance(&mut at.advanced, rows, at.j, 8)
+    }
+
+    /// `outputs` advanced to iteration `j`'s output of store `s` of position `t` (in the
+    /// current row).
+    fn output_base(&mut self, p: &Paired, at: &mut Cursor, t: usize, s: usize) -> ir::Value {
+        let per_row = p.run.outer.as_ref().map_or(0, |o| o.inner_outputs[t][s]);
+        let rows = p.row_base(self.outputs, 8 * per_row);
+        let step = p.run.outputs[t][s].step;
+        self.advance(&mut at.advanced, rows, at.j, 8 * step)
     }
 
     /// Position `t`'s value in iteration `j + lane` of the current trip, as a scalar.
