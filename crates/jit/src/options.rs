@@ -198,7 +198,7 @@ pub enum Pairing {
     /// vector does for two iterations (and the loop's counter and branch, paid once for two)
     /// against the lanes extracted for the carried part, memory that is not contiguous and
     /// routines called from the C library, and leaves mostly carried bodies as they are.
-    /// The default (gradients with `tanh`, `sqrt` or divisions per term: 0.55–0.7× the time
+    /// The default (gradients with `tanh`, `sqrt` or divisions per term: 0.54–0.70× the time
     /// of the unpaired loop, measured on this project's machine; see `docs/rolling.md`).
     #[default]
     Auto,
