@@ -19,13 +19,15 @@
 use std::collections::HashMap;
 
 use adjit_ir::{BinaryOp, Function, InstData, Type, UnaryOp, Value, ValueDef};
-use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, MemFlagsData};
+use cranelift_codegen::ir::{
+    self, condcodes::IntCC, types, ConstantData, InstBuilder, MemFlagsData,
+};
 use cranelift_module::Module;
 
 use super::{offset, Lowerer, RowValues, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
-use crate::lanes::{lane_type, Lanes};
+use crate::lanes::{lane_bitcast, lane_type, Lanes};
 use crate::options::{MathImpl, Pairing};
 use crate::plan::{Home, NO_SLOT};
 use crate::roll::{Across, Run, Source};
@@ -99,9 +101,13 @@ pub(crate) fn serial_positions(
         for (&src, a) in run.sources[t].iter().zip(operands) {
             if let Source::Affine { step, .. } = src {
                 if step != 0 {
-                    let contiguous =
-                        step == 1 && (func.is_param(a) || func.values[a.index()].ty == Type::F64);
-                    gain += if contiguous { 1 } else { -2 };
+                    let adjacent = func.is_param(a) || func.values[a.index()].ty == Type::F64;
+                    // Backwards, the one load's lanes are swapped.
+                    gain += match step {
+                        1 if adjacent => 1,
+                        -1 if adjacent => 0,
+                        _ => -2,
+                    };
                 }
             }
         }
@@ -110,7 +116,11 @@ pub(crate) fn serial_positions(
             .sum::<i64>();
         gain += run.outputs[t]
             .iter()
-            .map(|store| if store.step == 1 { 1 } else { -1 })
+            .map(|store| match store.step {
+                1 => 1,
+                -1 => 0,
+                _ => -1,
+            })
             .sum::<i64>();
     }
     gain -= 2 * crossing.iter().filter(|&&c| c).count() as i64;
@@ -471,7 +481,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// Slots `first + stride·j` and `first + stride·(j + 1)` of `buffer` (8-byte slots
     /// holding values of type `ty`) as a two-lane value: one vector load (with `flags`) where
-    /// they are adjacent `f64`s, else two loads and an insert.
+    /// they are adjacent `f64`s (its lanes swapped where the stride is −1), else two loads
+    /// and an insert.
     fn load_pair(
         &mut self,
         at: &mut Cursor,
@@ -482,11 +493,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
         flags: MemFlagsData,
     ) -> Result<ir::Value, JitError> {
         let base = self.advance(&mut at.advanced, buffer, at.j, 8 * stride);
-        if stride == 1 && ty == Type::F64 {
-            return Ok(self
+        if stride.abs() == 1 && ty == Type::F64 {
+            let low = first.min(first + stride);
+            let x = self
                 .b
                 .ins()
-                .load(types::F64X2, flags, base, slot_bytes(first)?));
+                .load(types::F64X2, flags, base, slot_bytes(low)?);
+            return Ok(if stride == 1 { x } else { self.swap_lanes(x) });
         }
         let mut lanes = [base; 2];
         for (k, x) in lanes.iter_mut().enumerate() {
@@ -620,8 +633,12 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.lanes = Lanes::One;
         for (s, store) in p.run.outputs[t].iter().enumerate() {
             let base = self.output_base(p, at, t, s);
-            if store.step == 1 {
-                let off = slot_bytes(i64::from(store.first))?;
+            if store.step.abs() == 1 {
+                let first = i64::from(store.first);
+                let (y, off) = match store.step {
+                    1 => (y, slot_bytes(first)?),
+                    _ => (self.swap_lanes(y), slot_bytes(first - 1)?),
+                };
                 self.b.ins().store(PAIR, y, base, off);
             } else {
                 for k in 0..2 {
@@ -711,6 +728,21 @@ impl<M: Module> Lowerer<'_, '_, M> {
         };
         let v = self.b.ins().scalar_to_vector(lane_type(ty), x0);
         self.b.ins().insertlane(v, x1, 1)
+    }
+
+    /// The `F64X2` `x` with its lanes swapped (iterations `j`, `j + 1` read or written
+    /// backwards).
+    fn swap_lanes(&mut self, x: ir::Value) -> ir::Value {
+        let bytes = self.b.ins().bitcast(types::I8X16, lane_bitcast(), x);
+        let order: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
+        let imm = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(ConstantData::from(&order[..]));
+        let swapped = self.b.ins().shuffle(bytes, bytes, imm);
+        self.b.ins().bitcast(types::F64X2, lane_bitcast(), swapped)
     }
 
     /// Lane `lane` of the two-lane value `v` of type `ty`, as a one-lane register.
