@@ -26,7 +26,8 @@
 //! are correctly rounded in both forms; `select`/`min`/`max` become `bitselect` on compare
 //! masks (same rule: NaN picks the other operand, ties the first); `powi` multiplies in the
 //! same order; inline math routines are the same definition emitted on vectors; called math
-//! routines are called once per lane with the same scalar routine.
+//! routines are called once per lane with the same scalar routine. The same lane-wise forms
+//! run two iterations of a one-lane loop at once in a paired loop ([`paired`]).
 //!
 //! Values are cached in registers exactly as [`crate::plan`] simulated: a register copy is
 //! dropped at each planned eviction, and a use of a value without one reloads it from its
@@ -411,7 +412,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     }
 
     /// A nest (see [`Outer`]): an outer counted loop over the rows whose body is the inner
-    /// loop of row `k` ([`Self::inner_loop`], with addresses advanced by `k` rows) and then,
+    /// loop of row `k` ([`Self::row_loop`], with addresses advanced by `k` rows) and then,
     /// unless `k` is the last row, the gap's instructions, which lead to row `k + 1`. Values
     /// carried from row to row are block parameters of the outer loop's header; every row
     /// runs exactly the instructions of its row of the straight-line program, in order.
