@@ -1031,18 +1031,24 @@ impl<M: Module> Lowerer<'_, '_, M> {
             Type::Bool => mask,
             Type::F64 => self.b.ins().bitcast(types::F64X2, lane_bitcast(), mask),
             Type::F32 => {
-                let bytes = self.b.ins().bitcast(types::I8X16, lane_bitcast(), mask);
-                let order: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11];
-                let imm = self
-                    .b
-                    .func
-                    .dfg
-                    .immediates
-                    .push(ConstantData::from(&order[..]));
-                let narrowed = self.b.ins().shuffle(bytes, bytes, imm);
-                self.b.ins().bitcast(types::F32X4, lane_bitcast(), narrowed)
+                let order = [0, 1, 2, 3, 8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11];
+                self.shuffle_bytes(mask, order, types::F32X4)
             }
         }
+    }
+
+    /// The 128-bit `x` with byte `i` of the result taken from byte `order[i]` of `x`,
+    /// reinterpreted as `ty`.
+    fn shuffle_bytes(&mut self, x: ir::Value, order: [u8; 16], ty: types::Type) -> ir::Value {
+        let bytes = self.b.ins().bitcast(types::I8X16, lane_bitcast(), x);
+        let imm = self
+            .b
+            .func
+            .dfg
+            .immediates
+            .push(ConstantData::from(&order[..]));
+        let shuffled = self.b.ins().shuffle(bytes, bytes, imm);
+        self.b.ins().bitcast(ty, lane_bitcast(), shuffled)
     }
 
     /// The lane mask of a vector `fcmp` on values of type `operand_ty`, as the canonical

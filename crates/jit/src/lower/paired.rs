@@ -19,15 +19,13 @@
 use std::collections::HashMap;
 
 use adjit_ir::{BinaryOp, Function, InstData, Type, UnaryOp, Value, ValueDef};
-use cranelift_codegen::ir::{
-    self, condcodes::IntCC, types, ConstantData, InstBuilder, MemFlagsData,
-};
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder, MemFlagsData};
 use cranelift_module::Module;
 
 use super::{offset, Lowerer, RowValues, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
-use crate::lanes::{lane_bitcast, lane_type, Lanes};
+use crate::lanes::{lane_type, Lanes};
 use crate::options::{MathImpl, Pairing};
 use crate::plan::{Home, NO_SLOT};
 use crate::roll::{Across, Run, Source};
@@ -733,16 +731,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// The `F64X2` `x` with its lanes swapped (iterations `j`, `j + 1` read or written
     /// backwards).
     fn swap_lanes(&mut self, x: ir::Value) -> ir::Value {
-        let bytes = self.b.ins().bitcast(types::I8X16, lane_bitcast(), x);
-        let order: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
-        let imm = self
-            .b
-            .func
-            .dfg
-            .immediates
-            .push(ConstantData::from(&order[..]));
-        let swapped = self.b.ins().shuffle(bytes, bytes, imm);
-        self.b.ins().bitcast(types::F64X2, lane_bitcast(), swapped)
+        let order = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
+        self.shuffle_bytes(x, order, types::F64X2)
     }
 
     /// Lane `lane` of the two-lane value `v` of type `ty`, as a one-lane register.
