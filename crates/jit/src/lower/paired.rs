@@ -261,7 +261,8 @@ struct Iteration {
 impl<M: Module> Lowerer<'_, '_, M> {
     /// `run` as a paired loop (see the module docs; in a nest, the current row's, with
     /// `row` its registers); `serial` from [`serial_positions`]. Ends with the builder after
-    /// the loop and returns the last iteration's values, by template position.
+    /// the loop and returns the last iteration's values by template position, which a
+    /// nest's gap reads (empty for a single loop: nothing reads them).
     pub(super) fn paired_loop(
         &mut self,
         run: &Run,
@@ -366,16 +367,23 @@ impl<M: Module> Lowerer<'_, '_, M> {
         self.b.switch_to_block(exit);
         self.b.seal_block(exit);
         // The header, which defines the trip's values, is the exit's only predecessor.
-        let mut body = Vec::with_capacity(period);
+        let nested = run.outer.is_some();
         if run.trips.is_multiple_of(2) {
+            let mut body = Vec::with_capacity(if nested { period } else { 0 });
             for (t, &home) in homes.iter().enumerate().take(period) {
+                if !nested && !matches!(home, Home::Last(_)) {
+                    continue;
+                }
                 let x = self.value_in_lane(&p, &mut trip, t, 1)?;
-                body.push(x);
+                if nested {
+                    body.push(x);
+                }
                 if let Home::Last(slot) = home {
                     let off = self.slot_offset(slot)?;
                     self.b.ins().store(FLAGS, x, self.work, off);
                 }
             }
+            Ok(body)
         } else {
             // The odd last iteration, every position in scalar code.
             let j = self.b.ins().iconst(ptr, run.trips as i64 - 1);
@@ -389,7 +397,6 @@ impl<M: Module> Lowerer<'_, '_, M> {
             for (t, &home) in homes.iter().enumerate().take(period) {
                 let x = self.scalar_position(&p, &mut at, &mut trip, &mut it, &invariants, t)?;
                 it.own[t] = Some(x);
-                body.push(x);
                 self.scalar_stores(&p, &mut at, t, 0, x)?;
                 if let Home::Last(slot) = home {
                     let off = self.slot_offset(slot)?;
@@ -397,8 +404,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 }
             }
             self.body_literals = None;
+            Ok(it.own.into_iter().flatten().collect())
         }
-        Ok(body)
     }
 
     /// The carried positions' values in iteration `j + lane` of the trip.
