@@ -19,6 +19,9 @@
 //! - pairs: one gradient call of four traced programs of 20,000 terms (rolled into loops),
 //!   with each loop one iteration per trip and with the loops the cost model pairs
 //!   (`JitOptions::pair_loops`: two iterations per trip, the parallel part in vector lanes);
+//! - fused: gradients of models fitted to data and a primal of three sums, traced term by
+//!   term, with each rolled loop on its own and with loops of nearly equal trips run side by
+//!   side (`JitOptions::fuse_loops`: one loop advancing every per-weight sum);
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -374,6 +377,73 @@ fn pairs(c: &mut Criterion) {
     g.finish();
 }
 
+/// Programs whose loops run side by side: the gradients of a least-squares fit and of a
+/// 3→8→1 MLP over data rows (one sum over the rows per weight), and a primal of three sums
+/// over one array traced one after the other, each with its rolled loops apart and fused.
+fn fused(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fused");
+    const ROWS: usize = 5_000;
+    let mut rng = Rng::new(17);
+    let data: Vec<[f64; 3]> = (0..ROWS)
+        .map(|_| {
+            [
+                rng.uniform(-1.0, 1.0),
+                rng.uniform(-1.0, 1.0),
+                rng.uniform(-1.0, 1.0),
+            ]
+        })
+        .collect();
+    let targets: Vec<f64> = (0..ROWS).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    let (d, t) = (&data, &targets);
+    let least_squares = adjit::trace(4, |w| {
+        sum((0..ROWS).map(|j| {
+            let r = w[0] * d[j][0] + w[1] * d[j][1] + w[2] * d[j][2] + w[3] - t[j];
+            r * r
+        }))
+    });
+    let mlp = adjit::trace(40, |w| {
+        sum((0..ROWS).map(|j| {
+            let out = (0..8).fold(w[32] * 0.0, |acc, h| {
+                let z = w[h] * d[j][0] + w[8 + h] * d[j][1] + w[16 + h] * d[j][2] + w[24 + h];
+                acc + z.tanh() * w[32 + h]
+            });
+            let r = out - t[j];
+            r * r
+        }))
+    });
+    const N: usize = 20_000;
+    let sums = adjit::trace(N, |u| {
+        let diffs = sum((0..N - 1).map(|i| (u[i + 1] - u[i]) * (u[i + 1] - u[i])));
+        let quartic = sum((0..N).map(|i| u[i] * u[i] * u[i] * u[i]));
+        let source = sum((0..N).map(|i| u[i] * (i as f64 / N as f64)));
+        diffs + quartic - source
+    });
+    let programs = [
+        ("least-squares-gradient", vjp(&least_squares), ROWS),
+        ("mlp-gradient", vjp(&mlp), ROWS),
+        ("three-sums", sums, N),
+    ];
+    for (name, func, n) in &programs {
+        let mut outputs = Vec::new();
+        for (form, fuse_loops) in [("apart", false), ("fused", true)] {
+            let opts = JitOptions {
+                fuse_loops,
+                ..JitOptions::default()
+            };
+            let code = compile(func, &opts).unwrap();
+            let x = Rng::new(5).vector(code.n_inputs(), -1.0, 1.0);
+            let mut out = vec![0.0; code.n_outputs()];
+            g.throughput(Throughput::Elements(*n as u64));
+            g.bench_function(format!("{name}/{form}"), |b| {
+                b.iter(|| code.call(black_box(&x), &mut out).unwrap())
+            });
+            outputs.push(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
+        assert_eq!(outputs[0], outputs[1], "{name}: fused = apart");
+    }
+    g.finish();
+}
+
 /// `Σᵢ op(xᵢ mod 4 · (0.3 + 0.02 i) + 1.2)`, i < 32, over four inputs in [−1, 1]: 32 calls of
 /// `op` on arguments in [0.26, 2.14] and little else (`asin`, `acos`: all scaled by 0.45 and
 /// shifted by −0.5, into [−0.38, 0.46]).
@@ -507,6 +577,7 @@ criterion_group!(
     batch,
     selects,
     pairs,
+    fused,
     math,
     compile_time
 );

@@ -15,7 +15,7 @@
 //!
 //! Code map: `schedule` reorders instructions to lower register pressure, `plan` decides chunks and workspace slots, `constants` the constant
 //! table, `lower` turns one chunk into Cranelift IR, `inline_math` emits adjit's math routines into it, `abi` holds signatures and math symbols,
-//! `roll` finds repeated instruction groups that `lower` emits as loops, `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
+//! `roll` finds repeated instruction groups that `lower` emits as loops, `regroup` moves runs apart next to each other so they fuse, `pipeline` drives lowering for both back ends, `jit`/`compiled` are the in-process back end
 //! and its safe handle, `object` the AOT back end.
 
 mod abi;
@@ -30,6 +30,7 @@ mod object;
 mod options;
 mod pipeline;
 mod plan;
+mod regroup;
 mod roll;
 mod schedule;
 mod symbols;

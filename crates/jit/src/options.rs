@@ -182,6 +182,13 @@ pub struct JitOptions {
     pub mask_selects: bool,
     /// Which rolled loops run two iterations per trip (see [`Pairing`]).
     pub pair_loops: Pairing,
+    /// With [`JitOptions::roll`], move runs of nearly equal trips that lie a few straight
+    /// instructions apart next to each other, so that one loop runs them all (a gradient's
+    /// per-weight sums over data rows: one loop advancing every sum instead of one loop per
+    /// sum, each waiting on its own additions). Each sum keeps its order, so results are
+    /// bitwise the same either way. Taken only when it leaves fewer loops and rolls at least
+    /// as many instructions.
+    pub fuse_loops: bool,
 }
 
 /// Whether one-lane code runs a rolled loop two iterations per trip. The part of the loop's
@@ -226,6 +233,7 @@ impl Default for JitOptions {
             roll_above: 20_000,
             mask_selects: true,
             pair_loops: Pairing::Auto,
+            fuse_loops: true,
         }
     }
 }

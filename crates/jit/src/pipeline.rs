@@ -16,7 +16,8 @@ use crate::lower::paired::serial_positions;
 use crate::lower::{lower_chunk, new_cache, Imports, LowerInput};
 use crate::options::{JitOptions, OptLevel, RegAlloc};
 use crate::plan::{plan, Plan};
-use crate::roll::{find_runs, Region, Run};
+use crate::regroup::regroup;
+use crate::roll::{find_runs, find_runs_with, Region, Run};
 use crate::schedule::schedule;
 
 /// Cranelift shared flags for compiling `func` under `opts`.
@@ -102,6 +103,30 @@ impl Prepared {
 /// a reverse loop that reads it). When the schedule leaves some but too little repetition, the
 /// runs of the program order are taken instead, and the program is lowered in that order.
 pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
+    let prepared = prepare_unfused(func, opts);
+    if !opts.fuse_loops || prepared.runs.len() < 2 {
+        return prepared;
+    }
+    let program = prepared.program(func);
+    let Some((regrouped, loops)) = regroup(program, &prepared.runs) else {
+        return prepared;
+    };
+    let runs = find_runs_with(&regrouped, &loops);
+    // Fewer loops, and not much more straight code (a group's peeled and extra iterations).
+    let straight = |runs: &[Run]| func.n_insts() - runs.iter().map(Run::insts).sum::<usize>();
+    let allowance = (func.n_insts() / 64).max(1024);
+    if runs.len() < prepared.runs.len() && straight(&runs) <= straight(&prepared.runs) + allowance {
+        Prepared {
+            reordered: Some(regrouped),
+            runs,
+        }
+    } else {
+        prepared
+    }
+}
+
+/// [`prepare`] before regrouping.
+fn prepare_unfused(func: &Function, opts: &JitOptions) -> Prepared {
     if !opts.schedule {
         return Prepared {
             reordered: None,

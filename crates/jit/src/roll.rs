@@ -204,6 +204,14 @@ impl Run {
         seg.start + (t - seg.first_pos) + j * seg.period
     }
 
+    /// The iteration holding value `v` (of row 0), if the run holds it, and the period of
+    /// its segment: an operand that moves with the iteration reads `v + period·j` in
+    /// iteration `j`.
+    pub fn iteration_of(&self, v: usize) -> Option<(usize, usize)> {
+        let (seg, _) = self.locate(v)?;
+        Some(((v - seg.start) / seg.period, seg.period))
+    }
+
     /// The segment holding value `v` (inside the run) and its template position.
     fn locate(&self, v: usize) -> Option<(Segment, usize)> {
         let k = self
@@ -417,6 +425,12 @@ struct Finder<'a> {
     runs: Vec<Run>,
     /// Per instruction, the next instruction starting the same window of shapes.
     next_same: Vec<u32>,
+    /// The value ranges (sorted) where a run's carried values may start from any value
+    /// before it; elsewhere, from the value a period before their template position, as in a
+    /// program written or traced term by term (the first term, peeled, just before the
+    /// loop). A regrouped program ([`crate::regroup`]) keeps the first terms of several sums
+    /// in front of all their runs.
+    any_first_value: &'a [Range<usize>],
 }
 
 impl Finder<'_> {
@@ -453,6 +467,12 @@ impl Finder<'_> {
             }
         }
         best
+    }
+
+    /// Whether a run starting at `s` may start its carried values from any earlier value.
+    fn any_first_value_at(&self, s: usize) -> bool {
+        let k = self.any_first_value.partition_point(|r| r.start <= s);
+        k > 0 && self.any_first_value[k - 1].contains(&s)
     }
 
     /// The earlier run holding value `v`.
@@ -507,7 +527,9 @@ impl Finder<'_> {
                     Source::Same {
                         pos: (a0 as usize - s) as u32,
                     }
-                } else if step == p as i64 && a1 as usize >= s {
+                } else if a1 as usize >= s
+                    && (step == p as i64 || (a1 as usize) < s + p && self.any_first_value_at(s))
+                {
                     Source::Carried {
                         pos: (a1 as usize - s) as u32,
                         init: a0,
@@ -623,6 +645,12 @@ impl Finder<'_> {
 
 /// The runs of `func` (verified) worth rolling, in program order, not overlapping.
 pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
+    find_runs_with(func, &[])
+}
+
+/// [`find_runs`], where runs starting in `any_first_value` (sorted ranges) may start their
+/// carried values from any value before them.
+pub(crate) fn find_runs_with(func: &Function, any_first_value: &[Range<usize>]) -> Vec<Run> {
     let first = func.n_params;
     let n = func.n_values();
     if n - first < MIN_INSTS {
@@ -649,6 +677,7 @@ pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
         outs: Outputs::new(func),
         runs: Vec::new(),
         next_same,
+        any_first_value,
     };
     let mut k = 0usize; // instruction index (value `first + k`)
     while k < n_windows {

@@ -320,37 +320,43 @@ impl<'a> Scheduler<'a> {
 
     /// The function in the new order.
     fn build(self) -> Function {
-        let func = self.func;
-        let n_params = func.n_params;
-        let mut new_index = vec![0u32; func.n_values()];
-        for (v, slot) in new_index.iter_mut().enumerate().take(n_params) {
-            *slot = v as u32;
-        }
-        for (k, &v) in self.order.iter().enumerate() {
-            new_index[v as usize] = (n_params + k) as u32;
-        }
-        let remap = |v: adjit_ir::Value| adjit_ir::Value::new(new_index[v.index()] as usize);
-        // Parameters keep their places, names and kinds (data or differentiated).
-        let mut out = Function::new(func.name.clone());
-        for p in func.params() {
-            let q = out.add_param(func.ty(p), func.name(p).cloned());
-            out.set_param_kind(q, func.param_kind(p));
-        }
-        out.values.reserve(func.n_values() - n_params);
-        for &v in &self.order {
-            let data = &func.values[v as usize];
-            let def = match &data.def {
-                ValueDef::Inst(inst) => ValueDef::Inst(inst.map_values(remap)),
-                ValueDef::Param => ValueDef::Param,
-            };
-            out.values.push(ValueData {
-                ty: data.ty,
-                def,
-                name: data.name.clone(),
-            });
-        }
-        out.rets = func.rets.iter().map(|&r| remap(r)).collect();
-        out.ret_types = func.ret_types.clone();
-        out
+        reordered(self.func, &self.order)
     }
+}
+
+/// `func` (verified) with its instructions in `order` (every instruction index once, each
+/// after its operands): parameters keep their places, names and kinds; every value keeps its
+/// `ValueData` (operands renumbered); returned values keep their order.
+pub(crate) fn reordered(func: &Function, order: &[u32]) -> Function {
+    let n_params = func.n_params;
+    debug_assert_eq!(order.len(), func.n_insts());
+    let mut new_index = vec![0u32; func.n_values()];
+    for (v, slot) in new_index.iter_mut().enumerate().take(n_params) {
+        *slot = v as u32;
+    }
+    for (k, &v) in order.iter().enumerate() {
+        new_index[v as usize] = (n_params + k) as u32;
+    }
+    let remap = |v: adjit_ir::Value| adjit_ir::Value::new(new_index[v.index()] as usize);
+    let mut out = Function::new(func.name.clone());
+    for p in func.params() {
+        let q = out.add_param(func.ty(p), func.name(p).cloned());
+        out.set_param_kind(q, func.param_kind(p));
+    }
+    out.values.reserve(func.n_values() - n_params);
+    for &v in order {
+        let data = &func.values[v as usize];
+        let def = match &data.def {
+            ValueDef::Inst(inst) => ValueDef::Inst(inst.map_values(remap)),
+            ValueDef::Param => ValueDef::Param,
+        };
+        out.values.push(ValueData {
+            ty: data.ty,
+            def,
+            name: data.name.clone(),
+        });
+    }
+    out.rets = func.rets.iter().map(|&r| remap(r)).collect();
+    out.ret_types = func.ret_types.clone();
+    out
 }

@@ -245,14 +245,24 @@ fn vectorised_traces_fuse_into_one_loop_and_match_the_interpreter() {
     let found = regions(&func, &rolled());
     assert_eq!(found.len(), 1, "{found:?}");
     // In program order, the seven elementwise stages (runs of period 1) fuse into one loop;
-    // the serial sum is a second one.
+    // the serial sum, its first term peeled in front of it, is a second one, until
+    // regrouping moves that term in front of the stages: then one loop computes both.
     let in_order = JitOptions {
         schedule: false,
         ..rolled()
     };
+    let apart = regions(
+        &func,
+        &JitOptions {
+            fuse_loops: false,
+            ..in_order.clone()
+        },
+    );
+    assert_eq!(apart.len(), 2, "{apart:?}");
+    assert_eq!(apart[0].period, 7);
     let found = regions(&func, &in_order);
-    assert_eq!(found.len(), 2, "{found:?}");
-    assert_eq!(found[0].period, 7);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].period, 8);
     let xs = points(11, func.n_params, 3);
     check(&func, &rolled(), &xs);
     check(&func, &in_order, &xs);
@@ -324,7 +334,11 @@ fn a_differing_row_splits_the_nest() {
         assert_eq!(nests(&whole).len(), 1, "seed {seed}: {:?}", nests(&whole));
         let split = nests(&func);
         assert_eq!(split.len(), 2, "seed {seed}: {split:?}");
-        assert!(split.iter().sum::<usize>() < nests(&whole)[0]);
+        assert!(
+            split.iter().sum::<usize>() < nests(&whole)[0],
+            "seed {seed}: {split:?} {:?}",
+            nests(&whole)
+        );
         let xs = points(seed, func.n_params, 3);
         check(&func, &in_order, &xs);
         check(&func, &rolled(), &xs);
@@ -388,13 +402,18 @@ fn fingerprint_1d() -> u64 {
         h ^= x as u64;
         h = h.wrapping_mul(0x100_0000_01b3);
     };
+    // Pinned before regrouping existed: without it.
+    let unfused = JitOptions {
+        fuse_loops: false,
+        ..rolled()
+    };
     let in_order = JitOptions {
         schedule: false,
-        ..rolled()
+        ..unfused.clone()
     };
     for seed in 0..120 {
         let func = repeated(seed);
-        for opts in [rolled(), in_order.clone()] {
+        for opts in [unfused.clone(), in_order.clone()] {
             for r in regions(&func, &opts) {
                 for x in [r.start, r.period, r.trips, r.template.len()] {
                     mix(x);
@@ -535,4 +554,126 @@ fn pairing_is_chosen_where_the_work_is_parallel() {
         check(func, &rolled(), &xs);
         check(func, &off, &xs);
     }
+}
+
+/// Without regrouping (see [`JitOptions::fuse_loops`]).
+fn unfused() -> JitOptions {
+    JitOptions {
+        fuse_loops: false,
+        ..rolled()
+    }
+}
+
+/// A gradient's reductions as a reverse sweep over data rows leaves them: a stage computing
+/// one value per row, then sums over the rows one after another. Each sum starts with one to
+/// three terms of another shape (peeled in front of its loop: the loops' trips differ), runs
+/// forwards or backwards, reads a row constant or a literal per row (data), and is finished by
+/// a term after its loop. A second stage between the sums is read by the later ones. With
+/// `blocked`, one sum starts from the previous sum's total, which no loop may run beside.
+fn reductions(seed: u64, blocked: bool) -> Function {
+    use adjit_ir::{Builder, UnaryOp};
+    let mut rng = Rng::new(seed);
+    let ty = if seed % 4 == 3 { Type::F32 } else { Type::F64 };
+    let rows = 24 + rng.below(40);
+    let mut b = Builder::new("reductions");
+    let x: Vec<_> = (0..rows + 1)
+        .map(|i| b.param(ty, &format!("x{i}")))
+        .collect();
+    let t: Vec<_> = (0..rows)
+        .map(|j| {
+            let th = b.unary(UnaryOp::Tanh, x[j]);
+            b.mul(th, x[j + 1])
+        })
+        .collect();
+    let sums = 2 + rng.below(5);
+    let mut stage = t.clone();
+    let mut rets = Vec::new();
+    let mut last = None;
+    for c in 0..sums {
+        if c == sums / 2 {
+            // A second stage, read by the sums after it.
+            stage = (0..rows).map(|j| b.fma(t[j], x[j], 0.25)).collect();
+        }
+        let peeled = 1 + rng.below(3);
+        let backwards = rng.chance(0.5);
+        let data = rng.chance(0.5);
+        let rows_in_order: Vec<usize> = if backwards {
+            (0..rows).rev().collect()
+        } else {
+            (0..rows).collect()
+        };
+        let weight = 0.5 + c as f64 * 0.37;
+        let mut s = b.mul(stage[rows_in_order[0]], weight);
+        if blocked && c == sums - 1 {
+            if let Some(total) = last {
+                s = b.add(s, total);
+            }
+        }
+        for (k, &j) in rows_in_order.iter().enumerate().skip(1) {
+            let w = if data {
+                weight + (j * 7 % 11) as f64 / 8.0
+            } else {
+                weight
+            };
+            s = if k < peeled {
+                let term = b.mul(stage[j], w);
+                b.add(s, term)
+            } else {
+                b.fma(stage[j], w, s)
+            };
+        }
+        let total = b.mul(s, 0.5);
+        last = Some(total);
+        rets.push(total);
+    }
+    let func = b.finish(&rets);
+    verify(&func).expect("generated programs verify");
+    func
+}
+
+#[test]
+fn reductions_run_in_one_loop_and_match_the_interpreter() {
+    let in_order = |opts: JitOptions| JitOptions {
+        schedule: false,
+        ..opts
+    };
+    let (mut fused, mut two, mut blocked_fused) = (0u64, 0u64, 0u64);
+    let cases = 40;
+    for seed in 0..cases {
+        for blocked in [false, true] {
+            let func = reductions(seed, blocked);
+            for opts in [rolled(), in_order(rolled())] {
+                let (program, _) = adjit_jit::rolled_program(&func, &opts);
+                verify(&program).expect("the regrouped program verifies");
+            }
+            let before = regions(&func, &in_order(unfused()));
+            let after = regions(&func, &in_order(rolled()));
+            assert!(after.len() <= before.len(), "seed {seed}: {after:?}");
+            if after.len() < before.len() {
+                fused += 1;
+                blocked_fused += u64::from(blocked);
+            }
+            two += u64::from(after.len() <= 2);
+            let xs = points(seed, func.n_params, 2);
+            check(&func, &rolled(), &xs);
+            for opts in [rolled(), unfused(), paired()] {
+                check(&func, &in_order(opts), &xs);
+            }
+            if seed % 4 == 0 {
+                check(&func, &in_order(rolled_in_small_chunks()), &xs);
+                check_two_lanes(&func, &in_order(rolled()), &xs);
+            }
+        }
+    }
+    // In program order every sum is a loop of its own; most fuse, some with the stage too.
+    assert!(
+        fused * 3 >= cases * 2 * 2,
+        "only {fused} of {} fused",
+        cases * 2
+    );
+    assert!(
+        blocked_fused * 3 >= cases * 2,
+        "only {blocked_fused} blocked programs fused"
+    );
+    assert!(two * 4 >= cases * 2, "only {two} in at most two loops");
 }
