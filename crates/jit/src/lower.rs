@@ -404,7 +404,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
         if self.input.lanes == Lanes::One {
             let pairing = self.input.pair_loops;
             let func = self.input.func;
-            if let Some(serial) = paired::serial_positions(func, run, pairing, self.input.math) {
+            if let Some(serial) =
+                paired::serial_positions(func, self.input.runs, run, pairing, self.input.math)
+            {
                 return self.paired_loop(run, homes, row, tables, &serial);
             }
         }

@@ -187,7 +187,8 @@ pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Regi
                 row_period: r.outer.as_ref().map_or(r.row_len(), |o| o.period),
                 between,
                 literal_tables: r.tables.len() + r.outer.as_ref().map_or(0, |o| o.gap_tables.len()),
-                paired: serial_positions(program, r, opts.pair_loops, opts.math).is_some(),
+                paired: serial_positions(program, &prepared.runs, r, opts.pair_loops, opts.math)
+                    .is_some(),
             }
         })
         .collect();

@@ -51,6 +51,7 @@ const MIN_SHARE: i64 = 5;
 /// alike.
 pub(crate) fn serial_positions(
     func: &Function,
+    runs: &[Run],
     run: &Run,
     pairing: Pairing,
     math: MathImpl,
@@ -101,9 +102,9 @@ pub(crate) fn serial_positions(
                 if step != 0 {
                     let adjacent = func.is_param(a) || func.values[a.index()].ty == Type::F64;
                     // Backwards, the one load's lanes are swapped.
-                    gain += match step {
-                        1 if adjacent => 1,
-                        -1 if adjacent => 0,
+                    gain += match memory_stride(func, runs, a, step) {
+                        Some(1) if adjacent => 1,
+                        Some(-1) if adjacent => 0,
                         _ => -2,
                     };
                 }
@@ -121,8 +122,23 @@ pub(crate) fn serial_positions(
             })
             .sum::<i64>();
     }
-    gain -= 2 * crossing.iter().filter(|&&c| c).count() as i64;
+    gain -= crossing.iter().filter(|&&c| c).count() as i64;
     (gain >= MIN_GAIN && gain * MIN_SHARE >= 2 * cost).then_some(serial)
+}
+
+/// The distance in memory (in slots) from iteration `j`'s read of operand `a` (iteration 0's)
+/// to iteration `j + 1`'s, which lie `step` values apart: a parameter's inputs lie in value
+/// order; an earlier run's array holds one slot per iteration of its template position, so
+/// reading it at a multiple of its period is a unit stride (a reverse sweep reads the forward
+/// sweep's arrays backwards: −1). `None` when unknown.
+fn memory_stride(func: &Function, runs: &[Run], a: Value, step: i64) -> Option<i64> {
+    if func.is_param(a) {
+        return Some(step);
+    }
+    let v = a.index();
+    let k = runs.partition_point(|r| r.start <= v).checked_sub(1)?;
+    let (_, period) = runs[k].iteration_of(v)?;
+    (step % period as i64 == 0).then(|| step / period as i64)
 }
 
 /// Estimated cycles of one instruction in scalar code, and what a vector saves by paying
