@@ -103,27 +103,40 @@ impl Prepared {
 /// a reverse loop that reads it). When the schedule leaves some but too little repetition, the
 /// runs of the program order are taken instead, and the program is lowered in that order.
 pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
-    let prepared = prepare_unfused(func, opts);
-    if !opts.fuse_loops || prepared.runs.len() < 2 {
+    let mut prepared = prepare_unfused(func, opts);
+    if !opts.fuse_loops {
         return prepared;
     }
-    let program = prepared.program(func);
-    let Some((regrouped, loops)) = regroup(program, &prepared.runs) else {
-        return prepared;
-    };
-    let runs = find_runs_with(&regrouped, &loops);
-    // Fewer loops, and not much more straight code (a group's peeled and extra iterations).
+    // Regroup while it leaves fewer loops and not much more straight code (a group's peeled
+    // and extra iterations); a second round fuses what the first left a few values apart.
     let straight = |runs: &[Run]| func.n_insts() - runs.iter().map(Run::insts).sum::<usize>();
     let allowance = (func.n_insts() / 64).max(1024);
-    if runs.len() < prepared.runs.len() && straight(&runs) <= straight(&prepared.runs) + allowance {
-        Prepared {
+    let mut loose = Vec::new();
+    for _ in 0..REGROUP_ROUNDS {
+        if prepared.runs.len() < 2 {
+            break;
+        }
+        let program = prepared.program(func);
+        let Some((regrouped, now_loose)) = regroup(program, &prepared.runs, &loose) else {
+            break;
+        };
+        let runs = find_runs_with(&regrouped, &now_loose);
+        if runs.len() >= prepared.runs.len()
+            || straight(&runs) > straight(&prepared.runs) + allowance
+        {
+            break;
+        }
+        prepared = Prepared {
             reordered: Some(regrouped),
             runs,
-        }
-    } else {
-        prepared
+        };
+        loose = now_loose;
     }
+    prepared
 }
+
+/// Most rounds of regrouping [`prepare`] runs.
+const REGROUP_ROUNDS: usize = 3;
 
 /// [`prepare`] before regrouping.
 fn prepare_unfused(func: &Function, opts: &JitOptions) -> Prepared {

@@ -283,9 +283,15 @@ impl Group {
 }
 
 /// `func` reordered so that each group of `runs` (the runs of `func`, in order) lies together
-/// (see the module docs), with the value ranges of the reordered program where each group's
-/// loop lies; or `None` when no two runs form a group.
-pub(crate) fn regroup(func: &Function, runs: &[Run]) -> Option<(Function, Vec<Range<usize>>)> {
+/// (see the module docs), or `None` when no two runs form a group. With it, the value ranges
+/// where carried values may start anywhere before their run (sorted): each group's loop, and
+/// the ranges of `loose` (such ranges of `func`, from an earlier regrouping) that lie outside
+/// every group, where nothing moved.
+pub(crate) fn regroup(
+    func: &Function,
+    runs: &[Run],
+    loose: &[Range<usize>],
+) -> Option<(Function, Vec<Range<usize>>)> {
     let mut groups: Vec<Group> = Vec::new();
     let mut i = 0;
     while i < runs.len() {
@@ -321,6 +327,13 @@ pub(crate) fn regroup(func: &Function, runs: &[Run]) -> Option<(Function, Vec<Ra
         cursor = group.ranges[group.ranges.len() - 1].end;
     }
     order.extend((cursor..func.n_values()).map(|v| v as u32));
+    let spans: Vec<Range<usize>> = groups
+        .iter()
+        .map(|g| g.start()..g.ranges[g.ranges.len() - 1].end)
+        .collect();
+    let apart = |r: &Range<usize>| spans.iter().all(|s| r.end <= s.start || s.end <= r.start);
+    loops.extend(loose.iter().filter(|r| apart(r)).cloned());
+    loops.sort_unstable_by_key(|r| r.start);
     operands_first(func, &order).then(|| (reordered(func, &order), loops))
 }
 
