@@ -564,73 +564,6 @@ fn unfused() -> JitOptions {
     }
 }
 
-/// A gradient's reductions as a reverse sweep over data rows leaves them: a stage computing
-/// one value per row, then sums over the rows one after another. Each sum starts with one to
-/// three terms of another shape (peeled in front of its loop: the loops' trips differ), runs
-/// forwards or backwards, reads a row constant or a literal per row (data), and is finished by
-/// a term after its loop. A second stage between the sums is read by the later ones. With
-/// `blocked`, one sum starts from the previous sum's total, which no loop may run beside.
-fn reductions(seed: u64, blocked: bool) -> Function {
-    use adjit_ir::{Builder, UnaryOp};
-    let mut rng = Rng::new(seed);
-    let ty = if seed % 4 == 3 { Type::F32 } else { Type::F64 };
-    let rows = 24 + rng.below(40);
-    let mut b = Builder::new("reductions");
-    let x: Vec<_> = (0..rows + 1)
-        .map(|i| b.param(ty, &format!("x{i}")))
-        .collect();
-    let t: Vec<_> = (0..rows)
-        .map(|j| {
-            let th = b.unary(UnaryOp::Tanh, x[j]);
-            b.mul(th, x[j + 1])
-        })
-        .collect();
-    let sums = 2 + rng.below(5);
-    let mut stage = t.clone();
-    let mut rets = Vec::new();
-    let mut last = None;
-    for c in 0..sums {
-        if c == sums / 2 {
-            // A second stage, read by the sums after it.
-            stage = (0..rows).map(|j| b.fma(t[j], x[j], 0.25)).collect();
-        }
-        let peeled = 1 + rng.below(3);
-        let backwards = rng.chance(0.5);
-        let data = rng.chance(0.5);
-        let rows_in_order: Vec<usize> = if backwards {
-            (0..rows).rev().collect()
-        } else {
-            (0..rows).collect()
-        };
-        let weight = 0.5 + c as f64 * 0.37;
-        let mut s = b.mul(stage[rows_in_order[0]], weight);
-        if blocked && c == sums - 1 {
-            if let Some(total) = last {
-                s = b.add(s, total);
-            }
-        }
-        for (k, &j) in rows_in_order.iter().enumerate().skip(1) {
-            let w = if data {
-                weight + (j * 7 % 11) as f64 / 8.0
-            } else {
-                weight
-            };
-            s = if k < peeled {
-                let term = b.mul(stage[j], w);
-                b.add(s, term)
-            } else {
-                b.fma(stage[j], w, s)
-            };
-        }
-        let total = b.mul(s, 0.5);
-        last = Some(total);
-        rets.push(total);
-    }
-    let func = b.finish(&rets);
-    verify(&func).expect("generated programs verify");
-    func
-}
-
 #[test]
 fn reductions_run_in_one_loop_and_match_the_interpreter() {
     let in_order = |opts: JitOptions| JitOptions {
@@ -641,7 +574,7 @@ fn reductions_run_in_one_loop_and_match_the_interpreter() {
     let cases = 40;
     for seed in 0..cases {
         for blocked in [false, true] {
-            let func = reductions(seed, blocked);
+            let func = common::reductions(seed, blocked);
             for opts in [rolled(), in_order(rolled())] {
                 let (program, _) = adjit_jit::rolled_program(&func, &opts);
                 verify(&program).expect("the regrouped program verifies");

@@ -166,6 +166,15 @@ pub fn suite_programs() -> Vec<(Function, Vec<Vec<f64>>)> {
         let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
         programs.push((f, points));
     }
+    // A gradient's sums over data rows, run side by side in one loop (regroup.rs; scheduled,
+    // 6 loops become 2, and 4 become 3); seed 7 is f32, and its last sum starts from the one
+    // before (it must not join).
+    for (seed, blocked) in [(0u64, false), (7, true)] {
+        let f = super::reductions(seed, blocked);
+        let mut rng = Rng::new(seed);
+        let points = (0..2).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
+        programs.push((f, points));
+    }
     // Constants returned many times: filled by a loop over their span (plan.rs, `Fill`).
     for seed in 0..2u64 {
         let f = super::constant_outputs(seed);
