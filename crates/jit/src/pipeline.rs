@@ -102,6 +102,8 @@ impl Prepared {
 /// (Rosenbrock: one loop of 14 instructions instead of a forward loop that stores a tape and
 /// a reverse loop that reads it). When the schedule leaves some but too little repetition, the
 /// runs of the program order are taken instead, and the program is lowered in that order.
+/// Then, with [`JitOptions::fuse_loops`], runs of nearly equal trips a few instructions apart
+/// are moved side by side ([`regroup`]) and found again, fused into one loop.
 pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
     let mut prepared = prepare_unfused(func, opts);
     if !opts.fuse_loops {
