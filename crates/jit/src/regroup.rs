@@ -101,7 +101,11 @@ impl Group {
             return None;
         }
         if let Some(m) = self.member_of(v) {
-            let (j, _) = runs[self.members[m]].iteration_of(v)?;
+            // A member covers its range with its segments; were one not to, nothing could
+            // be placed before that value.
+            let Some((j, _)) = runs[self.members[m]].iteration_of(v) else {
+                return Some(Part::Epilogue);
+            };
             let first = layout.firsts[m];
             return Some(if j < first {
                 Part::Prologue
