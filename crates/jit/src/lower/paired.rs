@@ -88,7 +88,8 @@ pub(crate) fn serial_positions(
         cost += cycles + moving as i64 + tables.clone().count() as i64;
         cost += run.outputs[t].len() as i64;
         if serial[t] {
-            // Each parallel value a serial position reads is extracted from its lanes.
+            // Each parallel value a serial position reads is extracted from its lanes: lane 1
+            // by a shuffle (lane 0 is the register itself), 1 per trip.
             for &src in &run.sources[t] {
                 if let Source::Same { pos } = src {
                     crossing[pos as usize] |= !serial[pos as usize];
