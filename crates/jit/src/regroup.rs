@@ -199,9 +199,9 @@ impl Group {
         ok.then_some((layout, parts))
     }
 
-    /// Whether operand rule `src` of `b` reads values placed before it: the members only at `b`'s own trip (fixed by
-    /// [`Group::layout_with`]), gap instructions only in the prologue and one value for every
-    /// iteration, anything before the group.
+    /// Whether operand rule `src` of `b` reads values placed before it: the members only at
+    /// `b`'s own trip (fixed by [`Group::layout_with`]), gap instructions only in the prologue
+    /// and one value for every iteration, anything before the group.
     fn source_ok(
         &self,
         runs: &[Run],

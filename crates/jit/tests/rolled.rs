@@ -403,17 +403,13 @@ fn fingerprint_1d() -> u64 {
         h = h.wrapping_mul(0x100_0000_01b3);
     };
     // Pinned before regrouping existed: without it.
-    let unfused = JitOptions {
-        fuse_loops: false,
-        ..rolled()
-    };
     let in_order = JitOptions {
         schedule: false,
-        ..unfused.clone()
+        ..unfused()
     };
     for seed in 0..120 {
         let func = repeated(seed);
-        for opts in [unfused.clone(), in_order.clone()] {
+        for opts in [unfused(), in_order.clone()] {
             for r in regions(&func, &opts) {
                 for x in [r.start, r.period, r.trips, r.template.len()] {
                     mix(x);
