@@ -75,7 +75,7 @@ pub unsafe fn compile_verified(
         verify(func)?;
     }
     let prepared = prepare(func, opts);
-    let (program, runs) = (prepared.program(func), &prepared.runs);
+    let (program, runs) = (prepared.program(func), prepared.runs());
     let scalar = compile_kernels(program, opts, runs, Lanes::One)?;
     // The two-point kernels live in a module of their own, so that a function the host
     // cannot lower in vector lanes keeps its scalar code (and scalar batches).
@@ -159,7 +159,7 @@ fn dump_lanes(opts: &JitOptions) -> Lanes {
 pub fn clif_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
     let prepared = prepare(func, opts);
-    let (func, runs) = (prepared.program(func), &prepared.runs);
+    let (func, runs) = (prepared.program(func), prepared.runs());
     let mut owned = new_module(lowered_insts(func, runs), opts)?;
     let mut text = String::new();
     lower_function(
@@ -220,7 +220,7 @@ fn symbol<M: Module>(module: &M, user: &cranelift_codegen::ir::UserExternalName)
 pub fn asm_text(func: &Function, opts: &JitOptions) -> Result<String, JitError> {
     verify(func)?;
     let prepared = prepare(func, opts);
-    let (func, runs) = (prepared.program(func), &prepared.runs);
+    let (func, runs) = (prepared.program(func), prepared.runs());
     let mut owned = new_module(lowered_insts(func, runs), opts)?;
     let mut text = String::new();
     lower_function(

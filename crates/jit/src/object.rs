@@ -177,7 +177,7 @@ pub fn compile_object_as(
         }
     }
     let prepared = prepare(func, opts);
-    let (program, runs) = (prepared.program(func), &prepared.runs);
+    let (program, runs) = (prepared.program(func), prepared.runs());
     let isa = target_isa(lowered_insts(program, runs), triple, opts)?;
     let symbol = symbol.to_string();
     let builder = ObjectBuilder::new(isa, symbol.clone(), default_libcall_names())

@@ -17,8 +17,8 @@ use crate::lower::{lower_chunk, new_cache, Imports, LowerInput};
 use crate::options::{JitOptions, OptLevel, RegAlloc};
 use crate::plan::{plan, Plan};
 use crate::regroup::regroup;
-use crate::roll::{find_runs, find_runs_with, Region, Run};
-use crate::schedule::schedule;
+use crate::roll::{find_runs, find_runs_after, Found, Region, Run};
+use crate::schedule::{reorder_tail, schedule};
 
 /// Cranelift shared flags for compiling `func` under `opts`.
 /// `lowered` is the number of IR instructions the lowering emits ([`lowered_insts`]).
@@ -64,35 +64,42 @@ pub(crate) fn shared_flags(
 /// The runs of `func` when rolling is on and the program has at least
 /// [`JitOptions::roll_above`] instructions, and whether they cover at least half of it (the
 /// condition to roll).
-fn search(func: &Function, opts: &JitOptions) -> (Vec<Run>, bool) {
+fn search(func: &Function, opts: &JitOptions) -> (Found, bool) {
     if !opts.roll || func.n_insts() < opts.roll_above {
-        return (Vec::new(), false);
+        return (Found::default(), false);
     }
-    let runs = find_runs(func);
-    let covered: usize = runs.iter().map(Run::insts).sum();
+    let found = find_runs(func);
+    let covered: usize = found.runs.iter().map(Run::insts).sum();
     let enough = 2 * covered >= func.n_insts();
-    (runs, enough)
+    (found, enough)
 }
 
 /// The runs to lower: those of `func` if they cover enough, else none.
-fn rolled_runs(func: &Function, opts: &JitOptions) -> Vec<Run> {
+fn rolled_runs(func: &Function, opts: &JitOptions) -> Found {
     match search(func, opts) {
-        (runs, true) => runs,
-        _ => Vec::new(),
+        (found, true) => found,
+        _ => Found::default(),
     }
 }
 
 /// The program the back ends lower and the runs of it they emit as loops.
 pub(crate) struct Prepared {
-    /// `func` reordered by [`schedule`], or `None` when it is lowered in its own order.
+    /// `func` reordered by [`schedule`] (and [`regroup`]), or `None` when it is lowered in its
+    /// own order.
     reordered: Option<Function>,
-    pub runs: Vec<Run>,
+    /// The runs to lower (`found.runs`), and as first found.
+    found: Found,
 }
 
 impl Prepared {
     /// The program to lower: the reordered one, or `func` itself.
     pub fn program<'a>(&'a self, func: &'a Function) -> &'a Function {
         self.reordered.as_ref().unwrap_or(func)
+    }
+
+    /// The runs to lower as loops, in order.
+    pub fn runs(&self) -> &[Run] {
+        &self.found.runs
     }
 }
 
@@ -115,24 +122,32 @@ pub(crate) fn prepare(func: &Function, opts: &JitOptions) -> Prepared {
     let allowance = (func.n_insts() / 64).max(1024);
     let mut loose = Vec::new();
     for _ in 0..REGROUP_ROUNDS {
-        if prepared.runs.len() < 2 {
+        if prepared.runs().len() < 2 {
             break;
         }
-        let program = prepared.program(func);
-        let Some((regrouped, now_loose)) = regroup(program, &prepared.runs, &loose) else {
+        let Some(plan) = regroup(prepared.program(func), prepared.runs(), &loose) else {
             break;
         };
-        let runs = find_runs_with(&regrouped, &now_loose);
-        if runs.len() >= prepared.runs.len()
-            || straight(&runs) > straight(&prepared.runs) + allowance
+        // Reorder in place, and search again only from the first value that moved: the
+        // runs before it hold as they are.
+        let own = prepared.reordered.is_some();
+        let mut program = prepared.reordered.take().unwrap_or_else(|| func.clone());
+        let undo = reorder_tail(&mut program, plan.from, &plan.order);
+        let found = find_runs_after(&program, &plan.loose, plan.from, &prepared.found);
+        if found.runs.len() >= prepared.runs().len()
+            || straight(&found.runs) > straight(prepared.runs()) + allowance
         {
+            if own {
+                reorder_tail(&mut program, plan.from, &undo);
+                prepared.reordered = Some(program);
+            }
             break;
         }
         prepared = Prepared {
-            reordered: Some(regrouped),
-            runs,
+            reordered: Some(program),
+            found,
         };
-        loose = now_loose;
+        loose = plan.loose;
     }
     prepared
 }
@@ -145,31 +160,31 @@ fn prepare_unfused(func: &Function, opts: &JitOptions) -> Prepared {
     if !opts.schedule {
         return Prepared {
             reordered: None,
-            runs: rolled_runs(func, opts),
+            found: rolled_runs(func, opts),
         };
     }
     let scheduled = schedule(func);
-    let (runs, enough) = search(&scheduled, opts);
+    let (found, enough) = search(&scheduled, opts);
     if enough {
         return Prepared {
             reordered: Some(scheduled),
-            runs,
+            found,
         };
     }
     // Some repetition, but the schedule interleaved too much of it: the program order may
     // keep it. A program without any run (irregular code) is not searched twice.
-    if !runs.is_empty() {
+    if !found.runs.is_empty() {
         let in_order = rolled_runs(func, opts);
-        if !in_order.is_empty() {
+        if !in_order.runs.is_empty() {
             return Prepared {
                 reordered: None,
-                runs: in_order,
+                found: in_order,
             };
         }
     }
     Prepared {
         reordered: Some(scheduled),
-        runs: Vec::new(),
+        found: Found::default(),
     }
 }
 
@@ -188,7 +203,7 @@ pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Regi
     let prepared = prepare(func, opts);
     let program = prepared.reordered.as_ref().unwrap_or(func);
     let regions = prepared
-        .runs
+        .runs()
         .iter()
         .map(|r| {
             let mut template = r.lowered_values();
@@ -202,7 +217,7 @@ pub fn rolled_program(func: &Function, opts: &JitOptions) -> (Function, Vec<Regi
                 row_period: r.outer.as_ref().map_or(r.row_len(), |o| o.period),
                 between,
                 literal_tables: r.tables.len() + r.outer.as_ref().map_or(0, |o| o.gap_tables.len()),
-                paired: serial_positions(program, &prepared.runs, r, opts.pair_loops, opts.math)
+                paired: serial_positions(program, prepared.runs(), r, opts.pair_loops, opts.math)
                     .is_some(),
             }
         })

@@ -36,7 +36,6 @@ use adjit_ir::{Function, Value};
 use rustc_hash::FxHashMap;
 
 use crate::roll::{Run, Source};
-use crate::schedule::reordered;
 
 /// Most iterations of a run of a group outside the group's loop, before it (peeled, or to
 /// align the run with the others) or after it (beyond the shortest run).
@@ -286,16 +285,21 @@ impl Group {
     }
 }
 
-/// `func` reordered so that each group of `runs` (the runs of `func`, in order) lies together
-/// (see the module docs), or `None` when no two runs form a group. With it, the value ranges
-/// where carried values may start anywhere before their run (sorted): each group's loop, and
-/// the ranges of `loose` (such ranges of `func`, from an earlier regrouping) that lie outside
-/// every group, where nothing moved.
-pub(crate) fn regroup(
-    func: &Function,
-    runs: &[Run],
-    loose: &[Range<usize>],
-) -> Option<(Function, Vec<Range<usize>>)> {
+/// How [`regroup`] reorders a program: the values from `from` on (the first group's first)
+/// go in `order`, each named by its index in the old program; the values before stay.
+pub(crate) struct Regrouping {
+    pub from: usize,
+    pub order: Vec<u32>,
+    /// The value ranges of the new program where carried values may start anywhere before
+    /// their run (sorted): each group's loop, and the earlier such ranges that lie outside
+    /// every group, where nothing moved.
+    pub loose: Vec<Range<usize>>,
+}
+
+/// The order that puts each group of `runs` (the runs of `func`, in order) together (see the
+/// module docs), or `None` when no two runs form a group. `loose` are the ranges of `func`
+/// where carried values may start anywhere, from an earlier regrouping.
+pub(crate) fn regroup(func: &Function, runs: &[Run], loose: &[Range<usize>]) -> Option<Regrouping> {
     let mut groups: Vec<Group> = Vec::new();
     let mut i = 0;
     while i < runs.len() {
@@ -318,16 +322,14 @@ pub(crate) fn regroup(
             groups.push(group);
         }
     }
-    if groups.is_empty() {
-        return None;
-    }
-    let mut order: Vec<u32> = Vec::with_capacity(func.n_insts());
+    let from = groups.first()?.start();
+    let mut order: Vec<u32> = Vec::with_capacity(func.n_values() - from);
     let mut loops = Vec::with_capacity(groups.len());
-    let mut cursor = func.n_params;
+    let mut cursor = from;
     for group in &groups {
         order.extend((cursor..group.start()).map(|v| v as u32));
         let at = group.order(runs, &mut order);
-        loops.push(func.n_params + at.start..func.n_params + at.end);
+        loops.push(from + at.start..from + at.end);
         cursor = group.ranges[group.ranges.len() - 1].end;
     }
     order.extend((cursor..func.n_values()).map(|v| v as u32));
@@ -338,25 +340,36 @@ pub(crate) fn regroup(
     let apart = |r: &Range<usize>| spans.iter().all(|s| r.end <= s.start || s.end <= r.start);
     loops.extend(loose.iter().filter(|r| apart(r)).cloned());
     loops.sort_unstable_by_key(|r| r.start);
-    operands_first(func, &order).then(|| (reordered(func, &order), loops))
+    operands_first(func, from, &order).then_some(Regrouping {
+        from,
+        order,
+        loose: loops,
+    })
 }
 
-/// Whether `order` puts every instruction of `func` after the instructions it reads (what
-/// the rules above guarantee; checked, so that a mistake costs fusion, never a result).
-fn operands_first(func: &Function, order: &[u32]) -> bool {
-    if order.len() != func.n_insts() {
+/// Whether `order` holds the values of `func` from `from` on, each once, and puts every instruction
+/// after the instructions it reads (what the rules above guarantee; checked, so that a
+/// mistake costs fusion, never a result).
+fn operands_first(func: &Function, from: usize, order: &[u32]) -> bool {
+    if order.len() != func.n_values() - from {
         return false;
     }
-    let mut place = vec![u32::MAX; func.n_values()];
+    let mut place = vec![u32::MAX; order.len()];
     for (k, &v) in order.iter().enumerate() {
-        place[v as usize] = k as u32;
+        match (v as usize)
+            .checked_sub(from)
+            .and_then(|i| place.get_mut(i))
+        {
+            Some(slot) if *slot == u32::MAX => *slot = k as u32,
+            _ => return false, // not in the tail, or twice
+        }
     }
     order.iter().enumerate().all(|(k, &v)| {
         let mut before = true;
         if let Some(inst) = func.inst(Value::new(v as usize)) {
             inst.for_each_value(|a| {
                 let a = a.index();
-                before &= a < func.n_params || (place[a] as usize) < k;
+                before &= a < from || (place[a - from] as usize) < k;
             });
         }
         before
@@ -376,8 +389,37 @@ mod tests {
         let z = b.add(y, 1.0);
         let func = b.finish(&[z]);
         let (y, z) = (y.index() as u32, z.index() as u32);
-        assert!(operands_first(&func, &[y, z]));
-        assert!(!operands_first(&func, &[z, y]));
-        assert!(!operands_first(&func, &[y]));
+        let from = func.n_params;
+        assert!(operands_first(&func, from, &[y, z]));
+        assert!(!operands_first(&func, from, &[z, y]));
+        assert!(!operands_first(&func, from, &[y]));
+        assert!(!operands_first(&func, from, &[y, y]));
+    }
+
+    #[test]
+    fn a_tail_reordered_in_place_computes_the_same_and_its_undo_restores_the_program() {
+        // Two independent chains after a shared head; the tail swaps them.
+        let mut b = Builder::new("two");
+        let x = b.param(Type::F64, "x");
+        let h = b.mul(x, 3.0);
+        let a1 = b.add(h, 1.0);
+        let a2 = b.mul(a1, a1);
+        let b1 = b.sub(h, 2.0);
+        let b2 = b.mul(b1, x);
+        let func = b.finish(&[a2, b2, h]);
+        let from = a1.index();
+        let order: Vec<u32> = [b1, b2, a1, a2].iter().map(|v| v.index() as u32).collect();
+        assert!(operands_first(&func, from, &order));
+        let mut moved = func.clone();
+        let undo = crate::schedule::reorder_tail(&mut moved, from, &order);
+        adjit_ir::verify(&moved).expect("the reordered program verifies");
+        assert_ne!(moved.to_string(), func.to_string());
+        let at = [0.7];
+        assert_eq!(
+            adjit_ir::interpret(&moved, &at).unwrap(),
+            adjit_ir::interpret(&func, &at).unwrap()
+        );
+        crate::schedule::reorder_tail(&mut moved, from, &undo);
+        assert_eq!(moved.to_string(), func.to_string());
     }
 }

@@ -347,10 +347,11 @@ fn literal_table_type(func: &Function, v: usize) -> Type {
         .map_or(ty, |inst| func.literal_type(inst, ty))
 }
 
-/// A number per instruction, equal for two instructions exactly when their shapes are.
-fn shape_ids(func: &Function) -> Vec<u32> {
+/// A number per instruction from value `from` on, equal for two instructions exactly when
+/// their shapes are.
+fn shape_ids(func: &Function, from: usize) -> Vec<u32> {
     let mut ids: FxHashMap<(InstData, Type), u32> = FxHashMap::default();
-    (func.n_params..func.n_values())
+    (from..func.n_values())
         .map(|v| {
             let key = shape(func, v).expect("values after the parameters are instructions");
             let next = ids.len() as u32;
@@ -366,22 +367,24 @@ struct Operands {
 }
 
 impl Operands {
-    fn new(func: &Function) -> Operands {
-        let ops = func
-            .insts()
-            .map(|(_, inst)| {
+    /// Those of the instructions from value `from` on.
+    fn new(func: &Function, from: usize) -> Operands {
+        let ops = (from..func.n_values())
+            .map(|v| {
                 let mut ops = [u32::MAX; 3];
                 let mut k = 0;
-                inst.for_each_value(|v| {
-                    ops[k] = v.index() as u32;
-                    k += 1;
-                });
+                if let Some(inst) = func.inst(Value::new(v)) {
+                    inst.for_each_value(|a| {
+                        ops[k] = a.index() as u32;
+                        k += 1;
+                    });
+                }
                 ops
             })
             .collect();
         Operands {
             ops,
-            first_inst: func.n_params,
+            first_inst: from,
         }
     }
 
@@ -418,7 +421,10 @@ impl Outputs {
 
 struct Finder<'a> {
     func: &'a Function,
-    /// Shape ids by instruction index (value − first instruction).
+    /// The first value searched: the first instruction, or where a search that keeps the
+    /// runs before it starts ([`find_runs_after`]). `ids`, `ops` and `next_same` start there.
+    base: usize,
+    /// Shape ids by instruction index (value − `base`).
     ids: Vec<u32>,
     ops: Operands,
     outs: Outputs,
@@ -438,7 +444,7 @@ impl Finder<'_> {
     /// instructions and ends by value `end` (it is grown no further), among the candidate
     /// periods (see the module docs).
     fn best_at(&self, k: usize, end: usize) -> Option<Run> {
-        let first = self.func.n_params;
+        let first = self.base;
         let mut best: Option<Run> = None;
         let mut cand = k;
         for _ in 0..CANDIDATES {
@@ -509,7 +515,7 @@ impl Finder<'_> {
             return None;
         }
         // Shapes first: most candidates fail here, before anything is allocated.
-        let first = func.n_params;
+        let first = self.base;
         if (s..s + p).any(|a| self.ids[a - first] != self.ids[a + p - first]) {
             return None;
         }
@@ -588,7 +594,7 @@ impl Finder<'_> {
             let j = trips;
             for t in 0..p {
                 let v = s + j * p + t;
-                if self.ids[s + t - func.n_params] != self.ids[v - func.n_params] {
+                if self.ids[s + t - self.base] != self.ids[v - self.base] {
                     break 'iterations;
                 }
                 for (src, a) in sources[t].iter().zip(self.ops.of(v)) {
@@ -644,19 +650,44 @@ impl Finder<'_> {
 }
 
 /// The runs of `func` (verified) worth rolling, in program order, not overlapping.
-pub(crate) fn find_runs(func: &Function) -> Vec<Run> {
-    find_runs_with(func, &[])
+pub(crate) fn find_runs(func: &Function) -> Found {
+    find_runs_after(func, &[], func.n_params, &Found::default())
 }
 
-/// [`find_runs`], where runs starting in `any_first_value` (sorted ranges) may start their
-/// carried values from any value before them.
-pub(crate) fn find_runs_with(func: &Function, any_first_value: &[Range<usize>]) -> Vec<Run> {
-    let first = func.n_params;
+/// The runs a search found: those to roll, and the runs as first found (before [`fuse`] and
+/// the nests), which a later search that keeps them needs ([`find_runs_after`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Found {
+    pub runs: Vec<Run>,
+    pub raw: Vec<Run>,
+}
+
+/// [`find_runs`] from value `from` on, keeping `before`: the runs of an earlier search that
+/// end by `from`, in a program whose values before `from` have not changed since (they read
+/// nothing after them, so the runs hold as they were). Searching from the first value a pass
+/// changed costs what it changed, not the whole program. Runs starting in `any_first_value`
+/// (sorted ranges) may start their carried values from any value before them.
+pub(crate) fn find_runs_after(
+    func: &Function,
+    any_first_value: &[Range<usize>],
+    from: usize,
+    before: &Found,
+) -> Found {
+    let kept = |runs: &[Run]| -> Vec<Run> {
+        runs.iter()
+            .take_while(|r| r.range().end <= from)
+            .cloned()
+            .collect()
+    };
+    let (kept_runs, kept_raw) = (kept(&before.runs), kept(&before.raw));
     let n = func.n_values();
-    if n - first < MIN_INSTS {
-        return Vec::new();
+    if n.saturating_sub(from) < MIN_INSTS {
+        return Found {
+            runs: kept_runs,
+            raw: kept_raw,
+        };
     }
-    let ids = shape_ids(func);
+    let ids = shape_ids(func, from);
     // Per instruction, the next instruction starting the same window of shapes.
     let n_windows = ids.len().saturating_sub(WINDOW - 1);
     let mut next_same = vec![u32::MAX; n_windows];
@@ -670,27 +701,33 @@ pub(crate) fn find_runs_with(func: &Function, any_first_value: &[Range<usize>]) 
         last.insert(w, k as u32);
     }
     drop(last);
+    let n_kept = kept_raw.len();
     let mut finder = Finder {
         func,
+        base: from,
         ids,
-        ops: Operands::new(func),
+        ops: Operands::new(func, from),
         outs: Outputs::new(func),
-        runs: Vec::new(),
+        runs: kept_raw,
         next_same,
         any_first_value,
     };
-    let mut k = 0usize; // instruction index (value `first + k`)
+    let mut k = 0usize; // instruction index (value `from + k`)
     while k < n_windows {
         match finder.best_at(k, n) {
             Some(run) => {
-                k = run.range().end - first;
+                k = run.range().end - from;
                 finder.runs.push(run);
             }
             None => k += 1,
         }
     }
-    let runs = fuse(finder.runs.clone());
-    finder.nest(runs)
+    let runs = fuse(finder.runs[n_kept..].to_vec());
+    let runs = finder.nest(kept_runs, runs);
+    Found {
+        runs,
+        raw: finder.runs,
+    }
 }
 
 /// Fuse each run with the next when they are adjacent, have equal trips, and the later reads
@@ -907,9 +944,11 @@ impl Finder<'_> {
     }
 
     /// Runs of equal form one row apart, with the straight instructions between them
-    /// repeating too, grouped into nests (see [`Outer`]); every other run as it is.
-    fn nest(&self, runs: Vec<Run>) -> Vec<Run> {
-        let mut out: Vec<Run> = Vec::with_capacity(runs.len());
+    /// repeating too, grouped into nests (see [`Outer`]); every other run as it is. `before`
+    /// are the runs kept in front of them, as an earlier call returned them.
+    fn nest(&self, before: Vec<Run>, runs: Vec<Run>) -> Vec<Run> {
+        let mut out: Vec<Run> = before;
+        out.reserve(runs.len());
         let mut i = 0;
         while i < runs.len() {
             match self.nest_at(&runs, i, &out) {
@@ -948,7 +987,7 @@ impl Finder<'_> {
     /// gap are lowered instead of the whole row. The part of the first row before its inner
     /// run and of the last row after it become straight code.
     fn nest_inside(&self, run: &Run, done: &[Run]) -> Option<Run> {
-        let first = self.func.n_params;
+        let first = self.base;
         let (start, period, rows) = (run.start, run.period, run.trips);
         if !could_hold_rows(run) {
             return None;
@@ -992,7 +1031,7 @@ impl Finder<'_> {
     /// The nest whose first row is `runs[i]`, if at least [`MIN_ROWS`] rows hold (`done`:
     /// the runs before it, as returned).
     fn nest_at(&self, runs: &[Run], i: usize, done: &[Run]) -> Option<Run> {
-        let first = self.func.n_params;
+        let first = self.base;
         let r0 = &runs[i];
         let (r1, r2) = (runs.get(i + 1)?, runs.get(i + 2)?);
         if r0.trips < MIN_INNER_TRIPS {
@@ -1259,7 +1298,7 @@ mod tests {
     #[test]
     fn rosenbrock_rolls_after_its_first_term() {
         let f = rosenbrock(100);
-        let runs = find_runs(&f);
+        let runs = find_runs(&f).runs;
         assert_eq!(runs.len(), 1, "{runs:?}");
         let run = &runs[0];
         assert_eq!(run.period, 6);
@@ -1322,7 +1361,7 @@ mod tests {
     #[test]
     fn data_literals_roll_through_tables() {
         let f = least_squares(40);
-        let runs = find_runs(&f);
+        let runs = find_runs(&f).runs;
         assert_eq!(runs.len(), 1, "{runs:?}");
         let run = &runs[0];
         // The first term starts the sum from the literal 0 and the last one is returned:
@@ -1447,7 +1486,7 @@ mod tests {
             acc = b.add(acc, z);
         }
         let f = b.finish(&[acc]);
-        let runs = find_runs(&f);
+        let runs = find_runs(&f).runs;
         let shape: Vec<_> = runs.iter().map(|r| (r.start, r.period, r.trips)).collect();
         assert_eq!(runs.len(), 1, "{shape:?}");
         assert_eq!(runs[0].period, 42);
@@ -1560,6 +1599,6 @@ mod tests {
     #[test]
     fn irregular_programs_have_no_runs() {
         let f = adjit_ir::random::random_function(3, &Default::default());
-        assert!(find_runs(&f).is_empty());
+        assert!(find_runs(&f).runs.is_empty());
     }
 }

@@ -324,6 +324,36 @@ impl<'a> Scheduler<'a> {
     }
 }
 
+/// `func` with its values from `from` on (instructions) put in `order` (each of them once,
+/// by its index before, after its operands), in place: the values before `from` stay as they
+/// are, every value keeps its `ValueData` (operands renumbered), returned values keep their
+/// order. Returns the order that puts them back.
+pub(crate) fn reorder_tail(func: &mut Function, from: usize, order: &[u32]) -> Vec<u32> {
+    debug_assert_eq!(order.len(), func.n_values() - from);
+    let mut new_index = vec![0u32; order.len()];
+    for (k, &v) in order.iter().enumerate() {
+        new_index[v as usize - from] = (from + k) as u32;
+    }
+    let remap = |v: adjit_ir::Value| match v.index().checked_sub(from) {
+        Some(i) => adjit_ir::Value::new(new_index[i] as usize),
+        None => v,
+    };
+    let mut tail: Vec<Option<ValueData>> = func.values.drain(from..).map(Some).collect();
+    for &v in order {
+        let Some(mut data) = tail[v as usize - from].take() else {
+            unreachable!("value {v} is twice in the order");
+        };
+        if let ValueDef::Inst(inst) = &data.def {
+            data.def = ValueDef::Inst(inst.map_values(remap));
+        }
+        func.values.push(data);
+    }
+    for r in &mut func.rets {
+        *r = remap(*r);
+    }
+    new_index
+}
+
 /// `func` (verified) with its instructions in `order` (every instruction index once, each
 /// after its operands): parameters keep their places, names and kinds; every value keeps its
 /// `ValueData` (operands renumbered); returned values keep their order.
