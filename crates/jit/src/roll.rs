@@ -396,26 +396,39 @@ impl Operands {
     }
 }
 
-/// The output indices of every returned value, sorted by value.
-struct Outputs(Vec<(u32, u32)>);
+/// The output indices of every returned value from value `from` on, sorted by value, and
+/// where each value's start in that list (one lookup per instruction: the run search asks for
+/// every instruction it compares, and a binary search over 10⁵ outputs was most of its time).
+struct Outputs {
+    outs: Vec<(u32, u32)>,
+    /// Per value from `from` on, and one past the last: its first entry in `outs`.
+    starts: Vec<u32>,
+    from: usize,
+}
 
 impl Outputs {
-    fn new(func: &Function) -> Outputs {
+    fn new(func: &Function, from: usize) -> Outputs {
         let mut outs: Vec<(u32, u32)> = func
             .rets
             .iter()
             .enumerate()
+            .filter(|(_, r)| r.index() >= from)
             .map(|(o, r)| (r.index() as u32, o as u32))
             .collect();
         outs.sort_unstable();
-        Outputs(outs)
+        let mut starts = vec![0u32; func.n_values() - from + 1];
+        for &(v, _) in &outs {
+            starts[v as usize - from + 1] += 1;
+        }
+        for k in 1..starts.len() {
+            starts[k] += starts[k - 1];
+        }
+        Outputs { outs, starts, from }
     }
 
     fn of(&self, v: usize) -> &[(u32, u32)] {
-        let v = v as u32;
-        let lo = self.0.partition_point(|&(w, _)| w < v);
-        let hi = self.0.partition_point(|&(w, _)| w <= v);
-        &self.0[lo..hi]
+        let k = v - self.from;
+        &self.outs[self.starts[k] as usize..self.starts[k + 1] as usize]
     }
 }
 
@@ -707,7 +720,7 @@ pub(crate) fn find_runs_after(
         base: from,
         ids,
         ops: Operands::new(func, from),
-        outs: Outputs::new(func),
+        outs: Outputs::new(func, from),
         runs: kept_raw,
         next_same,
         any_first_value,
