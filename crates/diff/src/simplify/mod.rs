@@ -270,7 +270,7 @@ fn long_periods(codes: &[u32]) -> Vec<usize> {
                 count[d] += 1;
             }
         }
-        seen.rotate_right(1);
+        seen.copy_within(..PERIOD_VOTES - 1, 1);
         seen[0] = at;
     }
     // A period stands above its neighbours; the distances of an irregular program form a
@@ -353,7 +353,22 @@ pub(super) fn data_blocks(func: &Function) -> Vec<bool> {
             }
         })
         .collect();
-    let periods = (1..=DATA_PERIOD.min(codes.len())).chain(long_periods(&codes));
+    // A block is data only where a literal differs from the one a period before, so only
+    // the periods with such a pair somewhere are scanned (a gradient whose literals are the
+    // same in every term has none, and skips every scan).
+    let with_literal: Vec<u32> = (0..codes.len())
+        .filter(|&i| literals[i] != 0)
+        .map(|i| i as u32)
+        .collect();
+    let differs_at = |p: usize| {
+        with_literal.iter().any(|&i| {
+            let i = i as usize;
+            i >= p && codes[i] == codes[i - p] && literals[i] != literals[i - p]
+        })
+    };
+    let periods = (1..=DATA_PERIOD.min(codes.len()))
+        .chain(long_periods(&codes))
+        .filter(|&p| differs_at(p));
     for p in periods {
         // Maximal ranges `start..end` (instruction indices) whose every instruction has the
         // shape of the one p before.
