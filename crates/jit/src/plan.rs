@@ -124,15 +124,35 @@ pub(crate) fn is_call(inst: &InstData) -> bool {
     }
 }
 
-/// The distinct value operands of an instruction, in text order.
-fn distinct_operands(inst: &InstData, out: &mut Vec<u32>) {
-    out.clear();
+/// The distinct value operands of an instruction, in text order (at most three, without
+/// allocating: the plan reads them three times per instruction).
+fn distinct_operands(inst: &InstData) -> DistinctOperands {
+    let mut out = DistinctOperands {
+        ops: [0; 3],
+        len: 0,
+    };
     inst.for_each_value(|v| {
         let v = v.index() as u32;
-        if !out.contains(&v) {
-            out.push(v);
+        if !out.ops[..out.len].contains(&v) {
+            out.ops[out.len] = v;
+            out.len += 1;
         }
     });
+    out
+}
+
+/// What [`distinct_operands`] returns.
+struct DistinctOperands {
+    ops: [u32; 3],
+    len: usize,
+}
+
+impl std::ops::Deref for DistinctOperands {
+    type Target = [u32];
+
+    fn deref(&self) -> &[u32] {
+        &self.ops[..self.len]
+    }
 }
 
 /// The register file of the Belady simulation.
@@ -334,12 +354,11 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
     }
 
     // Uses of every value (each using instruction once), in program order.
-    let mut ops = Vec::with_capacity(3);
     let mut use_start = vec![0u32; n_values + 1];
     for (v, inst) in func.insts().filter(|(v, _)| live[v.index()]) {
         let _ = v;
-        distinct_operands(inst, &mut ops);
-        for &a in &ops {
+        let ops = distinct_operands(inst);
+        for &a in ops.iter() {
             use_start[a as usize + 1] += 1;
         }
     }
@@ -349,8 +368,8 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
     let mut uses = vec![0u32; use_start[n_values] as usize];
     let mut fill_at: Vec<u32> = use_start[..n_values].to_vec();
     for (v, inst) in func.insts().filter(|(v, _)| live[v.index()]) {
-        distinct_operands(inst, &mut ops);
-        for &a in &ops {
+        let ops = distinct_operands(inst);
+        for &a in ops.iter() {
             uses[fill_at[a as usize] as usize] = v.index() as u32;
             fill_at[a as usize] += 1;
         }
@@ -382,8 +401,8 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
                 let Some(inst) = func.inst(Value::new(v)) else {
                     continue;
                 };
-                distinct_operands(inst, &mut ops);
-                for &a in &ops {
+                let ops = distinct_operands(inst);
+                for &a in ops.iter() {
                     if (a as usize) < range.start {
                         sim.needs_home(a as usize);
                     }
@@ -398,8 +417,8 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
             let Some(inst) = func.inst(Value::new(v)) else {
                 continue;
             };
-            distinct_operands(inst, &mut ops);
-            for &a in &ops {
+            let ops = distinct_operands(inst);
+            for &a in ops.iter() {
                 if !sim.in_reg[a as usize] {
                     // Reloaded: evicted earlier, or defined in an earlier chunk.
                     sim.make_room(v, v);
@@ -407,7 +426,7 @@ pub(crate) fn plan(func: &Function, opts: &JitOptions, runs: &[Run]) -> Plan {
                     sim.insert(a as usize);
                 }
             }
-            for &a in &ops {
+            for &a in ops.iter() {
                 let a = a as usize;
                 sim.next[a] += 1;
                 match sim.next_use(a) {
@@ -669,7 +688,6 @@ mod tests {
         let mut in_regs: Vec<usize> = Vec::new();
         let mut ev = 0usize;
         let mut max_live = 0usize;
-        let mut ops = Vec::new();
         for (c, range) in plan.chunks.iter().enumerate() {
             for v in range.clone().filter(|&v| plan.live[v]) {
                 while ev < plan.evictions.len() && plan.evictions[ev].0 as usize <= v {
@@ -679,8 +697,8 @@ mod tests {
                 let Some(inst) = func.inst(Value::new(v)) else {
                     continue;
                 };
-                distinct_operands(inst, &mut ops);
-                for &a in &ops {
+                let ops = distinct_operands(inst);
+                for &a in ops.iter() {
                     let a = a as usize;
                     if cached[a] != c {
                         if a >= func.n_params {
