@@ -75,8 +75,7 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> Cse {
     let mut held_back = false;
     for v in out.first_inst()..out.n_values() {
         let in_data = data.get(v).copied().unwrap_or(false);
-        let (inst, ty) = out.input(v);
-        let inst = inst.map_values(|u| out.map(u));
+        let (inst, ty) = out.mapped_input(v);
         let key = (ty, canonical(&inst));
         let anchor = anchor(&key.1);
         let earlier = match anchor {

@@ -29,8 +29,7 @@ pub(super) fn dce_in_place(func: &mut Function) -> bool {
     let first = out.first_inst();
     for (v, &live) in live.iter().enumerate().skip(first) {
         if live {
-            let (inst, _) = out.input(v);
-            let inst = inst.map_values(|u| out.map(u));
+            let (inst, _) = out.mapped_input(v);
             out.push(v, inst);
         } else {
             // Never read: the value is dead (its image is never asked for).

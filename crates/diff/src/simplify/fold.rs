@@ -20,8 +20,7 @@ pub(super) fn fold_in_place(func: &mut Function) -> bool {
     known.resize(func.n_params, None);
     let mut out = InPlace::new(func);
     for v in out.first_inst()..out.n_values() {
-        let (inst, ty) = out.input(v);
-        let inst = inst.map_values(|u| out.map(u));
+        let (inst, ty) = out.mapped_input(v);
         let value_of = |o: Operand| match o {
             Operand::Const(c) => Some(c),
             Operand::Value(u) => known[u.index()],

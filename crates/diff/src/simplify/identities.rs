@@ -49,8 +49,7 @@ pub(super) fn identities_with(func: &mut Function, data: &[bool]) -> (bool, Vec<
         let in_data = data.get(v).copied().unwrap_or(false);
         // A data block's literals are not special values (see the module docs).
         let is_lit = |o: Operand, x: f64| !in_data && is_lit(o, x);
-        let (inst, _) = out.input(v);
-        let inst = inst.map_values(|u| out.map(u));
+        let (inst, _) = out.mapped_input(v);
         let def_of = |o: Operand| o.as_value().and_then(|u| out.inst(u));
         // `x` is `neg y`: y.
         let negated = |x: Operand| match def_of(x) {
