@@ -149,7 +149,7 @@ impl<'a> InPlace<'a> {
     /// The input instruction `v` with its operands replaced by their images, and its type.
     /// While every instruction before `v` kept its place (`len == v`), every image is the value
     /// itself: most of a large program's instructions are read that way when a pass changes
-    /// little, and building the copy was a fifth of each pass.
+    /// little, and building the copy was about a sixth of each pass.
     fn mapped_input(&self, v: usize) -> (InstData, Type) {
         let (inst, ty) = self.input(v);
         if self.len == v {
