@@ -97,12 +97,12 @@ pub(super) fn cse_with(func: &mut Function, data: &[bool]) -> Cse {
                 // An instruction of a data block is kept (see `super`), but not registered:
                 // the earlier one answers for both, and a table of many equal keys (a
                 // label's few values times one adjoint) would probe past all of them.
-                out.push(v, inst);
+                out.keep(v, inst);
                 held_back = true;
             }
             continue;
         }
-        let w = out.push(v, inst).index() as u32;
+        let w = out.keep(v, inst).index() as u32;
         match anchor {
             None => insert(&mut table, &out, w),
             Some(a) => {

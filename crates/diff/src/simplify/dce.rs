@@ -30,7 +30,7 @@ pub(super) fn dce_in_place(func: &mut Function) -> bool {
     for (v, &live) in live.iter().enumerate().skip(first) {
         if live {
             let (inst, _) = out.mapped_input(v);
-            out.push(v, inst);
+            out.keep(v, inst);
         } else {
             // Never read: the value is dead (its image is never asked for).
             out.alias(Value::new(v));

@@ -157,7 +157,7 @@ pub(super) fn identities_with(func: &mut Function, data: &[bool]) -> (bool, Vec<
                 continue;
             }
             Some(Rewrite::Inst(new)) => out.push(v, new),
-            None => out.push(v, inst),
+            None => out.keep(v, inst),
         };
         data_out[w.index()] = in_data;
     }

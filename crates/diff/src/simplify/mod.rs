@@ -201,6 +201,18 @@ impl<'a> InPlace<'a> {
         new
     }
 
+    /// Emit `inst`, input `v` exactly as [`InPlace::mapped_input`] gave it, as its image: what
+    /// [`InPlace::push`] does, without comparing it with itself where it already stands.
+    fn keep(&mut self, v: usize, inst: InstData) -> Value {
+        if self.len != v {
+            return self.push(v, inst);
+        }
+        self.len += 1;
+        let same = Value::new(v);
+        self.map.push(same);
+        same
+    }
+
     /// Make `u` (a value of the output) the image of input `v`, which gets no place.
     fn alias(&mut self, u: Value) {
         self.map.push(u);
