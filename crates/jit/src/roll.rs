@@ -399,10 +399,11 @@ fn shape_ids(func: &Function, from: usize) -> Vec<u32> {
         .collect()
 }
 
-/// The value operands of every instruction, in text order (`u32::MAX` pads).
+/// The value operands of every instruction from value `from` on, in text order (`u32::MAX`
+/// pads).
 struct Operands {
     ops: Vec<[u32; 3]>,
-    first_inst: usize,
+    from: usize,
 }
 
 impl Operands {
@@ -421,14 +422,11 @@ impl Operands {
                 ops
             })
             .collect();
-        Operands {
-            ops,
-            first_inst: from,
-        }
+        Operands { ops, from }
     }
 
     fn of(&self, v: usize) -> impl Iterator<Item = u32> + '_ {
-        self.ops[v - self.first_inst]
+        self.ops[v - self.from]
             .iter()
             .copied()
             .take_while(|&a| a != u32::MAX)
