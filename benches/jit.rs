@@ -22,6 +22,8 @@
 //! - fused: gradients of models fitted to data and a primal of three sums, traced term by
 //!   term, with each rolled loop on its own and with loops of nearly equal trips run side by
 //!   side (`JitOptions::fuse_loops`: one loop advancing every per-weight sum);
+//! - sparse: the 2-D Bratu residual (100 × 100, 300 × 300) against its sparse Jacobian: every
+//!   nonzero, only the varying ones (compact), and those in place (`SparseJacobian::refresh`);
 //! - compile: random programs of 10k and 100k instructions (criterion), and one timed compile
 //!   of a 1M-instruction program (printed, not sampled: it takes seconds).
 
@@ -570,6 +572,36 @@ fn compile_time(c: &mut Criterion) {
     );
 }
 
+/// The 2-D Bratu residual on an n × n grid against its sparse Jacobian three ways: every
+/// nonzero (`eval`), only the nonzeros that depend on the point, compact (`eval_varying`), and
+/// those written in place over an earlier call's values (`refresh`, what a Newton step that
+/// hands the whole matrix to a sparse LU needs).
+fn sparse(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sparse");
+    for n in [100, 300] {
+        let f = adjit_testkit::bratu(n, 6.0);
+        let x = Rng::new(5).vector(n * n, 0.0, 0.5);
+        let residual = adjit::Compiled::new(&f, adjit::Mode::Primal).unwrap();
+        let jac = adjit::SparseJacobian::new(&f).unwrap();
+        let (mut r, mut values) = (vec![0.0; n * n], vec![0.0; jac.nnz()]);
+        let mut varying = vec![0.0; jac.varying().len()];
+        jac.eval(&x, &mut values).unwrap();
+        g.bench_function(format!("bratu{n}/residual"), |b| {
+            b.iter(|| residual.call(black_box(&x), &mut r).unwrap())
+        });
+        g.bench_function(format!("bratu{n}/eval"), |b| {
+            b.iter(|| jac.eval(black_box(&x), &mut values).unwrap())
+        });
+        g.bench_function(format!("bratu{n}/eval_varying"), |b| {
+            b.iter(|| jac.eval_varying(black_box(&x), &mut varying).unwrap())
+        });
+        g.bench_function(format!("bratu{n}/refresh"), |b| {
+            b.iter(|| jac.refresh(black_box(&x), &mut values).unwrap())
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     primal,
@@ -579,6 +611,7 @@ criterion_group!(
     pairs,
     fused,
     math,
+    sparse,
     compile_time
 );
 criterion_main!(benches);

@@ -272,3 +272,137 @@ fn a_grid_jacobian_holds_each_constant_once() {
         );
     }
 }
+
+/// `eval_varying` writes exactly `eval`'s bits at `varying()`'s positions, on both engines,
+/// and every other entry is the same at every point: a varying entry taken for a constant
+/// (or a position off by one) fails the second check, a constant taken for a varying one
+/// fails Bratu's pinned list (its diagonal alone moves).
+#[test]
+fn varying_entries_are_the_ones_that_move_and_eval_varying_writes_them() {
+    fn check(jit: &SparseJacobianOrHessian, interp: &SparseJacobianOrHessian, points: &[Vec<f64>]) {
+        let nnz = jit.nnz();
+        assert_eq!(jit.varying(), interp.varying());
+        let mut first: Option<Vec<f64>> = None;
+        for x in points {
+            let mut all = vec![0.0; nnz];
+            jit.eval(x, &mut all);
+            let (mut a, mut b) = (
+                vec![0.0; jit.varying().len()],
+                vec![0.0; jit.varying().len()],
+            );
+            jit.eval_varying(x, &mut a);
+            interp.eval_varying(x, &mut b);
+            let want: Vec<u64> = jit.varying().iter().map(|&k| all[k].to_bits()).collect();
+            assert_eq!(a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
+            assert_eq!(b.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
+            if let Some(first) = &first {
+                // In place over another point's values: every entry is now `eval(x)`'s.
+                let mut refreshed = first.clone();
+                jit.refresh(x, &mut refreshed);
+                assert_eq!(
+                    refreshed.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    all.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                );
+                for k in (0..nnz).filter(|k| !jit.varying().contains(k)) {
+                    assert_eq!(all[k].to_bits(), first[k].to_bits(), "entry {k} moved");
+                }
+            }
+            first.get_or_insert(all);
+        }
+    }
+    let mut rng = Rng::new(7);
+    let f = bratu(8);
+    let jit = SparseJacobianOrHessian::Jacobian(SparseJacobian::new(&f).unwrap());
+    let interp = SparseJacobianOrHessian::Jacobian(
+        SparseJacobian::with_options(&f, &Options::on(Engine::Interp)).unwrap(),
+    );
+    // Row r's diagonal is its entry at column r: after the row's entries left of it.
+    let SparseJacobianOrHessian::Jacobian(j) = &jit else {
+        unreachable!()
+    };
+    let diagonal: Vec<usize> = (0..64)
+        .map(|r| {
+            j.pattern().indptr()[r]
+                + j.pattern()
+                    .row(r)
+                    .iter()
+                    .take_while(|&&c| (c as usize) < r)
+                    .count()
+        })
+        .collect();
+    assert_eq!(j.varying(), diagonal);
+    let points: Vec<_> = (0..3).map(|_| rng.vector(64, -0.5, 0.5)).collect();
+    check(&jit, &interp, &points);
+    // Lengths are checked against the varying entries, and named.
+    let n = j.varying().len();
+    let err = j
+        .eval_varying(&[0.0; 3], &mut vec![0.0; n + 1])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&format!("expected {n}")), "{err}");
+    // Chained Rosenbrock's Hessian: constant entries (the 200 of 100·d²) beside moving ones.
+    let f = rosenbrock(6);
+    let jit = SparseJacobianOrHessian::Hessian(SparseHessian::new(&f).unwrap());
+    let interp = SparseJacobianOrHessian::Hessian(
+        SparseHessian::with_options(&f, &Options::on(Engine::Interp)).unwrap(),
+    );
+    assert!(!jit.varying().is_empty() && jit.varying().len() < jit.nnz());
+    let points: Vec<_> = (0..3).map(|_| rng.vector(6, -2.0, 2.0)).collect();
+    check(&jit, &interp, &points);
+    // Random programs: mostly varying, some constant (`x·c` gives a constant entry).
+    for seed in 0..20 {
+        let opts = adjit::ir::random::RandomOptions {
+            n_outputs: 4,
+            ..Default::default()
+        };
+        let f = adjit::ir::random::random_function(seed, &opts);
+        let jit = SparseJacobianOrHessian::Jacobian(SparseJacobian::new(&f).unwrap());
+        let interp = SparseJacobianOrHessian::Jacobian(
+            SparseJacobian::with_options(&f, &Options::on(Engine::Interp)).unwrap(),
+        );
+        let points: Vec<_> = (0..3).map(|_| rng.vector(f.n_params, -2.0, 2.0)).collect();
+        check(&jit, &interp, &points);
+    }
+}
+
+/// The two sparse objects behind one test.
+enum SparseJacobianOrHessian {
+    Jacobian(SparseJacobian),
+    Hessian(SparseHessian),
+}
+
+impl SparseJacobianOrHessian {
+    fn nnz(&self) -> usize {
+        match self {
+            Self::Jacobian(j) => j.nnz(),
+            Self::Hessian(h) => h.nnz(),
+        }
+    }
+    fn varying(&self) -> &[usize] {
+        match self {
+            Self::Jacobian(j) => j.varying(),
+            Self::Hessian(h) => h.varying(),
+        }
+    }
+    fn eval(&self, x: &[f64], out: &mut [f64]) {
+        match self {
+            Self::Jacobian(j) => j.eval(x, out),
+            Self::Hessian(h) => h.eval(x, out),
+        }
+        .unwrap()
+    }
+    fn refresh(&self, x: &[f64], out: &mut [f64]) {
+        match self {
+            Self::Jacobian(j) => j.refresh(x, out),
+            Self::Hessian(h) => h.refresh(x, out),
+        }
+        .unwrap()
+    }
+    fn eval_varying(&self, x: &[f64], out: &mut [f64]) {
+        match self {
+            Self::Jacobian(j) => j.eval_varying(x, out),
+            Self::Hessian(h) => h.eval_varying(x, out),
+        }
+        .unwrap()
+    }
+}
