@@ -6,8 +6,9 @@
 //!   of one size within one run.
 //! - `compose/kmeans_hvp`: GradBench kmeans' Hessian-vector product (1,000 points, d = 8) as
 //!   a composition (`ComposedKernel::hvp`, the nearest centroid's HVP only) against the HVP of
-//!   the kernel unrolled over the k centroids (`MappedKernel::hvp_sum`); compare the two of
-//!   one k within one run.
+//!   the kernel unrolled over the k centroids (`MappedKernel::hvp_sum`) and against plain
+//!   Rust loops computing what GradBench's `manual` tool computes (`rust`); compare the three
+//!   of one k within one run.
 //!
 //! `cargo bench --bench map -- --warm-up-time 1 --measurement-time 2`
 
@@ -48,6 +49,28 @@ fn nearest<'t>(y: &[Var<'t>]) -> Var<'t> {
     y[1..].iter().fold(y[0], |m, &v| m.min(v))
 }
 
+/// What GradBench's hand-written `manual` tool computes for kmeans `dir`, in plain Rust: per
+/// point the nearest centroid (first of equals), then its gradient 2(c − a) and its Hessian
+/// diagonal 2 (H·1, the HVP's second output). The reference the composed HVP is timed against.
+fn manual_gradient_and_diagonal(c: &[f64], a: &[f64], d: usize, g: &mut [f64], h: &mut [f64]) {
+    g.fill(0.0);
+    h.fill(0.0);
+    for a in a.chunks_exact(d) {
+        let mut best = (f64::INFINITY, 0);
+        for (j, c) in c.chunks_exact(d).enumerate() {
+            let dist: f64 = c.iter().zip(a).map(|(c, a)| (a - c) * (a - c)).sum();
+            if dist < best.0 {
+                best = (dist, j);
+            }
+        }
+        let j = best.1;
+        for l in 0..d {
+            g[j * d + l] += 2.0 * (c[j * d + l] - a[l]);
+            h[j * d + l] += 2.0;
+        }
+    }
+}
+
 fn kmeans_hvp(c: &mut Criterion) {
     let (d, n) = (8, 1000);
     let mut group = c.benchmark_group("compose/kmeans_hvp");
@@ -86,6 +109,9 @@ fn kmeans_hvp(c: &mut Criterion) {
                     .hvp(&theta, &data, &ones, &mut g, &mut h)
                     .expect("runs")
             })
+        });
+        group.bench_with_input(BenchmarkId::new("rust", k), &k, |b, _| {
+            b.iter(|| manual_gradient_and_diagonal(&theta, &data, d, &mut g, &mut h))
         });
         let unrolled = adjit::ir::trace::trace_with_data(k * d, d, |c, a| {
             let y: Vec<Var<'_>> = (0..k)

@@ -340,6 +340,16 @@ fn varying_entries_are_the_ones_that_move_and_eval_varying_writes_them() {
         .unwrap_err()
         .to_string();
     assert!(err.contains(&format!("expected {n}")), "{err}");
+    // A quadratic: every Hessian entry constant, nothing to write, on both engines.
+    let f = adjit::trace(3, |x| x[0] * x[0] * 3.0 + x[0] * x[1] - x[2]);
+    for opts in [Options::default(), Options::on(Engine::Interp)] {
+        let hess = SparseHessian::with_options(&f, &opts).unwrap();
+        assert_eq!((hess.varying(), hess.nnz()), (&[][..], 2));
+        hess.eval_varying(&[1.0, 2.0, 3.0], &mut []).unwrap();
+        let mut lower = vec![0.0; 2];
+        hess.refresh(&[1.0, 2.0, 3.0], &mut lower).unwrap();
+        assert_eq!(lower, [0.0; 2]); // refresh leaves the constants to the caller's `eval`
+    }
     // Chained Rosenbrock's Hessian: constant entries (the 200 of 100·d²) beside moving ones.
     let f = rosenbrock(6);
     let jit = SparseJacobianOrHessian::Hessian(SparseHessian::new(&f).unwrap());
