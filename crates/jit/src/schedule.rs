@@ -318,9 +318,18 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// The function in the new order.
+    /// The function in the new order. The walk's tables are freed first: at 2.25·10⁷
+    /// values they are 0.9 GB, which the copy would otherwise hold beside its own 1.6 GB.
     fn build(self) -> Function {
-        reordered(self.func, &self.order)
+        let Scheduler {
+            func,
+            order,
+            nodes,
+            users,
+            ..
+        } = self;
+        drop((nodes, users));
+        reordered(func, &order)
     }
 }
 
