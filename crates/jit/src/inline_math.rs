@@ -318,4 +318,41 @@ impl<M: Module> MathEmitter for ClifMath<'_, '_, M> {
             }
         }
     }
+
+    /// A branch on `m` (in two lanes: on every lane's) to `fast` or to `general` (a cold
+    /// block), joined in a new block whose parameters are the values. Table addresses first
+    /// read in either arm are forgotten after it: they do not dominate the join.
+    fn when_all<const N: usize>(
+        &mut self,
+        m: ir::Value,
+        fast: impl FnOnce(&mut Self) -> [ir::Value; N],
+        general: impl FnOnce(&mut Self) -> [ir::Value; N],
+    ) -> [ir::Value; N] {
+        let (cond, ty) = match self.lanes {
+            Lanes::One => (m, types::F64),
+            Lanes::Two => (self.b.ins().vall_true(m), types::F64X2),
+        };
+        let (fast_block, general_block) = (self.b.create_block(), self.b.create_block());
+        let join = self.b.create_block();
+        for _ in 0..N {
+            self.b.append_block_param(join, ty);
+        }
+        self.b.set_cold_block(general_block);
+        self.b.ins().brif(cond, fast_block, &[], general_block, &[]);
+        self.b.seal_block(fast_block);
+        self.b.seal_block(general_block);
+        let known = self.table_bases.clone();
+        self.b.switch_to_block(fast_block);
+        let values = fast(self).map(ir::BlockArg::Value);
+        self.b.ins().jump(join, &values);
+        self.table_bases.clone_from(&known);
+        self.b.switch_to_block(general_block);
+        let values = general(self).map(ir::BlockArg::Value);
+        self.b.ins().jump(join, &values);
+        *self.table_bases = known;
+        self.b.switch_to_block(join);
+        self.b.seal_block(join);
+        let params = self.b.block_params(join);
+        std::array::from_fn(|k| params[k])
+    }
 }

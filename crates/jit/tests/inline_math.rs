@@ -496,3 +496,59 @@ fn inline_binary_code_calls_nothing() {
     let inline = clif_text(&binary_program(Type::F64), &inline_opts).unwrap();
     assert!(!inline.contains("call "), "{inline}");
 }
+
+/// `sin`, `cos` and `tan` reduce arguments below 2³⁰ by Cody–Waite alone, behind a branch
+/// taken when every lane is that small, and by both reductions selected per lane otherwise:
+/// every pair of arguments on either side of the limit (and NaN, ±∞, ±0, subnormals) gives
+/// `mathlib`'s bits in one lane and in two. A general path that let Payne–Hanek answer a small
+/// lane, or a fast path taken for a pair with one large lane, fails here.
+#[test]
+fn trig_takes_either_reduction_with_the_same_bits() {
+    let args = [
+        3.0,
+        -0.7,
+        1073741823.9999999, // the largest below 2³⁰
+        1073741824.0,       // 2³⁰: Payne–Hanek
+        -1073741824.0,
+        1e10,
+        -3e300,
+        f64::NAN,
+        f64::INFINITY,
+        -0.0,
+        5e-324,
+        7.450580596923828e-9,
+    ];
+    let pts: Vec<f64> = args
+        .iter()
+        .flat_map(|&a| args.iter().flat_map(move |&b| [a, b]))
+        .collect();
+    let ops = [UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Tan];
+    let mut b = Builder::new("trig");
+    let x = b.param(Type::F64, "x");
+    let outs: Vec<_> = ops.iter().map(|&op| b.unary(op, x)).collect();
+    let func = b.finish(&outs);
+    for lanes in [1, 2] {
+        let opts = JitOptions {
+            batch_lanes: lanes,
+            math: MathImpl::Inline,
+            ..JitOptions::default()
+        };
+        let code = compile(&func, &opts).expect("compiles");
+        assert_eq!(code.batch_lanes(), lanes);
+        let mut got = vec![0.0; pts.len() * ops.len()];
+        code.call_batch(&pts, &mut got).unwrap();
+        for (p, &x) in pts.iter().enumerate() {
+            for (j, &op) in ops.iter().enumerate() {
+                let (g, w) = (
+                    got[p * 3 + j],
+                    mathlib::unary_f64(op, x).expect("a routine"),
+                );
+                assert!(
+                    same(g, w),
+                    "{} at {x:e} ({lanes} lane(s), point {p}): jit {g:e}, mathlib {w:e}",
+                    op.name()
+                );
+            }
+        }
+    }
+}

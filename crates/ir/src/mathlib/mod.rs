@@ -120,6 +120,17 @@ pub trait MathEmitter {
     fn cmp(&mut self, cmp: Cmp, a: Self::F, b: Self::F) -> Self::M;
     /// `if m { a } else { b }`.
     fn select(&mut self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
+
+    /// The values of `general`, computed by `fast` instead when `m` holds in every lane.
+    /// `general` must give `fast`'s values wherever `m` holds (it selects them by `m`), so the
+    /// result is the same whichever runs: emitters with control flow branch, and skip
+    /// `general`'s extra work in the common case.
+    fn when_all<const N: usize>(
+        &mut self,
+        m: Self::M,
+        fast: impl FnOnce(&mut Self) -> [Self::F; N],
+        general: impl FnOnce(&mut Self) -> [Self::F; N],
+    ) -> [Self::F; N];
 }
 
 /// Plain evaluation on `f64`: the interpreter's emitter.
@@ -237,6 +248,19 @@ impl MathEmitter for Eval {
             a
         } else {
             b
+        }
+    }
+    #[inline(always)]
+    fn when_all<const N: usize>(
+        &mut self,
+        m: bool,
+        fast: impl FnOnce(&mut Self) -> [f64; N],
+        general: impl FnOnce(&mut Self) -> [f64; N],
+    ) -> [f64; N] {
+        if m {
+            fast(self)
+        } else {
+            general(self)
         }
     }
 }

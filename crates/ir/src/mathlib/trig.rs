@@ -1,8 +1,9 @@
-//! `sin`, `cos` and `tan`, sharing one branch-free argument reduction.
+//! `sin`, `cos` and `tan`, sharing one argument reduction.
 //!
 //! **Reduction.** `x = k·π/2 + r` with `|r| ≤ π/4 + 2⁻²⁰`, `r = rh + rl` a double-double,
-//! `k mod 4` the quadrant. Both paths below are evaluated for every argument and one is
-//! selected (`|x| < 2³⁰`: Cody–Waite); the worst case of the reduction over all `f64`
+//! `k mod 4` the quadrant. Cody–Waite serves `|x| < 2³⁰` and Payne–Hanek the rest: both are
+//! evaluated and one selected per lane, except that arguments all below `2³⁰` run Cody–Waite
+//! alone, behind a branch where the emitter has one (the same values). The worst case of the reduction over all `f64`
 //! (`x = 6381956970095103·2⁷⁹⁷`, `|r| ≈ 2⁻⁶⁰·⁹`) bounds `|r| ≥ 2⁻⁶¹` for every `x` with
 //! `k ≠ 0`, so an absolute error of `2⁻¹²⁴` in `r` is a relative error below `2⁻⁶³`.
 //!
@@ -169,9 +170,31 @@ pub(crate) struct Reduced<F> {
     pub q: F,
 }
 
-/// The shared reduction (see the module documentation).
+/// The shared reduction (see the module documentation). Where every lane is below the
+/// limit, only Cody–Waite runs ([`MathEmitter::when_all`]); otherwise both, selected per lane.
 pub(crate) fn reduce<E: MathEmitter>(e: &mut E, x: E::F) -> Reduced<E::F> {
-    // Cody–Waite.
+    let a = e.abs(x);
+    let limit = e.fconst(CW_LIMIT);
+    let small = e.cmp(Cmp::Lt, a, limit);
+    let [rh, rl, q] = e.when_all(
+        small,
+        |e| cody_waite(e, x),
+        |e| {
+            let [ch, cl, k] = cody_waite(e, x);
+            let (lh, ll, lq) = payne_hanek(e, x);
+            let small = e.cmp(Cmp::Lt, a, limit);
+            [
+                e.select(small, ch, lh),
+                e.select(small, cl, ll),
+                e.select(small, k, lq),
+            ]
+        },
+    );
+    Reduced { rh, rl, q }
+}
+
+/// `[rh, rl, k]` for `|x| < 2³⁰` (see the module documentation).
+fn cody_waite<E: MathEmitter>(e: &mut E, x: E::F) -> [E::F; 3] {
     let inv = e.fconst(INV_PIO2);
     let shift = e.fconst(SHIFT);
     let t = e.fma(x, inv, shift);
@@ -188,17 +211,7 @@ pub(crate) fn reduce<E: MathEmitter>(e: &mut E, x: E::F) -> Reduced<E::F> {
     let d = e.sub(se, tl);
     let lo = e.fma(nk, p3, d);
     let (ch, cl) = fast_two_sum(e, s, lo);
-
-    // Payne–Hanek.
-    let (lh, ll, lq) = payne_hanek(e, x);
-
-    let a = e.abs(x);
-    let limit = e.fconst(CW_LIMIT);
-    let small = e.cmp(Cmp::Lt, a, limit);
-    let rh = e.select(small, ch, lh);
-    let rl = e.select(small, cl, ll);
-    let q = e.select(small, k, lq);
-    Reduced { rh, rl, q }
+    [ch, cl, k]
 }
 
 /// `v − 4·round(v/4)`, exact.
