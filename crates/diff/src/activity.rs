@@ -11,40 +11,48 @@
 //! The analysis is one forward and one backward sweep, O(number of values). It assumes a
 //! verified function and leaves it alone.
 
-use adjit_ir::{Function, Operand, Value, ValueDef};
+use adjit_ir::{Function, Value, ValueDef};
 
-use crate::rules::carries_derivative;
+use crate::rules::for_each_derivative_value;
+
+/// Flag bits of one value in [`Activity`].
+const VARIED: u8 = 1;
+const USEFUL: u8 = 2;
+/// The value is a float (only float operands become useful).
+const FLOAT: u8 = 4;
 
 /// The result of [`activity`]: per-value flags, indexed by [`Value::index`].
+///
+/// One byte per value holds all flags (two `Vec<bool>` were twice the memory, and the
+/// backward sweep read each operand's type from the function's 64-byte value records: one
+/// cache miss per operand at 10⁷ values).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Activity {
-    varied: Vec<bool>,
-    useful: Vec<bool>,
+    flags: Vec<u8>,
 }
 
 impl Activity {
     /// Whether `v` depends on a differentiated float parameter through derivative-carrying
     /// edges.
     pub fn is_varied(&self, v: Value) -> bool {
-        self.varied[v.index()]
+        self.flags[v.index()] & VARIED != 0
     }
 
     /// Whether a float output depends on `v` through derivative-carrying edges.
     pub fn is_useful(&self, v: Value) -> bool {
-        self.useful[v.index()]
+        self.flags[v.index()] & USEFUL != 0
     }
 
     /// Whether `v` gets derivative code: varied and useful.
     pub fn is_active(&self, v: Value) -> bool {
-        self.varied[v.index()] && self.useful[v.index()]
+        self.flags[v.index()] & (VARIED | USEFUL) == VARIED | USEFUL
     }
 
     /// Number of active values (parameters included).
     pub fn n_active(&self) -> usize {
-        self.varied
+        self.flags
             .iter()
-            .zip(&self.useful)
-            .filter(|(a, b)| **a && **b)
+            .filter(|&&f| f & (VARIED | USEFUL) == VARIED | USEFUL)
             .count()
     }
 }
@@ -63,41 +71,39 @@ impl Activity {
 /// ```
 pub fn activity(func: &Function) -> Activity {
     let n = func.n_values();
-    let mut varied = vec![false; n];
+    let mut flags = vec![0u8; n];
+    let any_data = func.has_data_params();
     for (i, data) in func.values.iter().enumerate() {
-        varied[i] = data.ty.is_float()
-            && match &data.def {
-                ValueDef::Param => !func.is_data(Value::new(i)),
-                ValueDef::Inst(inst) => {
-                    let mut any = false;
-                    for (pos, op) in inst.operands().into_iter().enumerate() {
-                        if let Operand::Value(u) = op {
-                            any |= carries_derivative(inst, pos) && varied[u.index()];
-                        }
-                    }
-                    any
-                }
-            };
+        if !data.ty.is_float() {
+            continue;
+        }
+        let varied = match &data.def {
+            ValueDef::Param => !(any_data && func.is_data(Value::new(i))),
+            ValueDef::Inst(inst) => {
+                let mut any = false;
+                for_each_derivative_value(inst, |u| any |= flags[u.index()] & VARIED != 0);
+                any
+            }
+        };
+        flags[i] = FLOAT | if varied { VARIED } else { 0 };
     }
-    let mut useful = vec![false; n];
     for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
         if ty.is_float() {
-            useful[r.index()] = true;
+            flags[r.index()] |= USEFUL;
         }
     }
     for i in (func.n_params..n).rev() {
-        if !useful[i] {
+        if flags[i] & USEFUL == 0 {
             continue;
         }
         if let ValueDef::Inst(inst) = &func.values[i].def {
-            for (pos, op) in inst.operands().into_iter().enumerate() {
-                if let Operand::Value(u) = op {
-                    if carries_derivative(inst, pos) && func.ty(u).is_float() {
-                        useful[u.index()] = true;
-                    }
+            for_each_derivative_value(inst, |u| {
+                let f = &mut flags[u.index()];
+                if *f & FLOAT != 0 {
+                    *f |= USEFUL;
                 }
-            }
+            });
         }
     }
-    Activity { varied, useful }
+    Activity { flags }
 }

@@ -34,6 +34,7 @@
 //! The pass is O(size), leaves `f` alone, assumes a verified function and produces one.
 
 use adjit_ir::{Builder, Function, Operand, Type, Value};
+use rustc_hash::FxHashSet;
 
 use crate::activity::activity;
 use crate::forward::zero;
@@ -98,22 +99,70 @@ struct ForwardSweep {
     map: Vec<Value>,
 }
 
+/// The adjoint of every primal value so far, indexed by [`Value::index`]: the value holding
+/// it, or none (a zero adjoint, never materialised). Four bytes a value where
+/// `Vec<Option<Value>>` took eight (80 MB at 10⁷ values).
+struct Adjoints(Vec<u32>);
+
+impl Adjoints {
+    /// No adjoint. Value `u32::MAX` cannot be an adjoint: it would be the last of 2³² values,
+    /// and a function that large (over 250 GB of value records) is never built.
+    const NONE: u32 = u32::MAX;
+
+    fn new(n_values: usize) -> Adjoints {
+        Adjoints(vec![Adjoints::NONE; n_values])
+    }
+
+    fn get(&self, v: Value) -> Option<Value> {
+        let a = self.0[v.index()];
+        (a != Adjoints::NONE).then(|| Value::new(a as usize))
+    }
+
+    fn set(&mut self, v: Value, adjoint: Value) {
+        // Lossless: a `Value` holds a `u32`.
+        self.0[v.index()] = adjoint.index() as u32;
+    }
+}
+
+/// The name of the adjoint of `%n` (or the cotangent of an output `%n`): `n_b`. Built
+/// directly: `format!` cost 540 instructions a name, 5 % of the VJP of a traced program
+/// (every parameter named).
+fn adjoint_name(n: &str) -> String {
+    let mut name = String::with_capacity(n.len() + 2);
+    name.push_str(n);
+    name.push_str("_b");
+    name
+}
+
+/// Whether a primal name could equal an adjoint name: `n_b`, or `n_b_k` after a clash
+/// ([`NameTable::fresh`]). Other names cannot, so the name table leaves them out.
+fn could_be_adjoint_name(name: &str) -> bool {
+    let head = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    name.ends_with("_b") || (head.len() < name.len() && head.ends_with("_b_"))
+}
+
 /// The VJP and the layout of its forward sweep (which [`tape_of`] reads; [`vjp`] skips it).
 fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
     let act = activity(func);
-    let mut names = NameTable::new(func);
-    let mut b = Builder::new(format!("{}_vjp", func.name));
+    let mut names = NameTable::only(func, could_be_adjoint_name);
+    let n_seeds = func.rets.iter().filter(|&&r| func.ty(r).is_float()).count();
+    // The forward sweep and the seeds are exactly `n_values + n_seeds` values; the adjoint
+    // sweep emits some per active value (1.25 for a traced Rosenbrock, more for `abs` or
+    // `atan2`): room for two each avoids growing the largest vector of the pass by doubling,
+    // and what stays unused is never touched, so it costs address space, not memory.
+    let capacity = func.n_values() + n_seeds + 2 * act.n_active();
+    let mut b = Builder::with_capacity(format!("{}_vjp", func.name), capacity);
     let mut map: Vec<Value> = Vec::with_capacity(func.n_values());
     for p in func.params() {
         map.push(b.copy_param(func, p));
     }
-    let mut seeds = Vec::new();
+    let mut seeds = Vec::with_capacity(n_seeds);
     for &r in &func.rets {
         let ty = func.ty(r);
         if ty.is_float() {
             let seed = match func.name_of(r) {
                 Some(n) => {
-                    let name = names.fresh(format!("{n}_b"));
+                    let name = names.fresh(adjoint_name(n));
                     b.param(ty, &name)
                 }
                 None => b.param_unnamed(ty),
@@ -122,37 +171,42 @@ fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
         }
     }
     for (v, inst) in func.insts() {
-        let y = b.inst(inst.map_values(|u| map[u.index()]));
-        if let Some(n) = func.name(v) {
-            b.set_name(y, n.clone());
-        }
+        // The primal is verified and `map` keeps types, so the copy has `v`'s type.
+        let mapped = inst.map_values(|u| map[u.index()]);
+        let y = b.copy_inst(func.ty(v), mapped, func.name(v).cloned());
         map.push(y);
     }
+    // The name table need remember only the adjoint names of returned values: only their
+    // base (`y_b`) is asked for again (by a seed, a repeated return, then the adjoint), and
+    // the `p_b`, `p_b_k` of distinct names `p` never meet.
+    let returned: FxHashSet<Value> = func.rets.iter().copied().collect();
     let forward_end = b.func().n_values();
     let first_inst = b.func().n_params;
 
-    let mut adjoint: Vec<Option<Value>> = vec![None; func.n_values()];
+    let mut adjoint = Adjoints::new(func.n_values());
     for &(r, seed) in &seeds {
         if act.is_active(r) {
-            adjoint[r.index()] = Some(match adjoint[r.index()] {
+            let a = match adjoint.get(r) {
                 None => seed,
                 Some(acc) => b.add(acc, seed),
-            });
+            };
+            adjoint.set(r, a);
         }
     }
     for i in (func.n_params..func.n_values()).rev() {
         let v = Value::new(i);
-        let Some(inst) = func.inst(v) else {
-            continue;
-        };
         if !act.is_active(v) {
             continue;
         }
-        let Some(dy) = adjoint[v.index()] else {
+        let Some(inst) = func.inst(v) else {
+            continue;
+        };
+        let Some(dy) = adjoint.get(v) else {
             continue;
         };
         if let Some(n) = func.name_of(v) {
-            names.name_new(&mut b, dy, forward_end, || format!("{n}_b"));
+            let remember = returned.contains(&v);
+            names.name_new_with(&mut b, dy, forward_end, || adjoint_name(n), remember);
         }
         let mut wanted = [false; 3];
         for (pos, w) in wanted.iter_mut().enumerate() {
@@ -180,9 +234,9 @@ fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
             let Some(Operand::Value(u)) = inst.operand(pos) else {
                 unreachable!("wanted operands are values")
             };
-            let acc = adjoint[u.index()].map(Operand::from);
+            let acc = adjoint.get(u).map(Operand::from);
             let e = &mut TypedBuilder { b: &mut b, ty };
-            adjoint[u.index()] = Some(value_of(p.apply_to(e, acc, dy.into())));
+            adjoint.set(u, value_of(p.apply_to(e, acc, dy.into())));
         }
     }
 
@@ -190,10 +244,11 @@ fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
     for p in func.differentiated_params() {
         let ty = func.ty(p);
-        let dp = match adjoint[p.index()] {
+        let dp = match adjoint.get(p) {
             Some(a) => {
                 if let Some(n) = func.name_of(p) {
-                    names.name_new(&mut b, a, forward_end, || format!("{n}_b"));
+                    let remember = returned.contains(&p);
+                    names.name_new_with(&mut b, a, forward_end, || adjoint_name(n), remember);
                 }
                 a
             }

@@ -281,6 +281,30 @@ pub fn carries_derivative(inst: &InstData, pos: usize) -> bool {
     }
 }
 
+/// Calls `f` on every value operand of `inst` that carries a derivative
+/// ([`carries_derivative`]), in text order, repeats included. The same as testing every
+/// position, in one match on the opcode: activity runs it on every instruction.
+pub(crate) fn for_each_derivative_value(inst: &InstData, mut f: impl FnMut(Value)) {
+    let args: &[Operand] = match inst {
+        InstData::Const { .. } | InstData::Fcmp { .. } | InstData::Powi { exp: 0, .. } => return,
+        InstData::Unary {
+            op: UnaryOp::Floor | UnaryOp::Ceil,
+            ..
+        } => return,
+        InstData::Unary { arg, .. }
+        | InstData::Powi { arg, .. }
+        | InstData::Fpromote { arg }
+        | InstData::Fdemote { arg } => return f(*arg),
+        InstData::Binary { args, .. } | InstData::Select { args, .. } => args,
+        InstData::Fma { args } => args,
+    };
+    for &a in args {
+        if let Operand::Value(v) = a {
+            f(v);
+        }
+    }
+}
+
 /// The pairs of operand positions `(p, q)` (`p ≤ q`, text order) whose mixed second partial
 /// ∂²y/∂aₚ∂a_q of `inst` is not identically zero: the structure of the rule's own second
 /// derivative, which [`crate::sparsity`] reads to find which input pairs of a program
@@ -593,19 +617,50 @@ impl NameTable {
         NameTable { taken }
     }
 
+    /// A table holding only the names of `func` that `could_clash` accepts, for a caller
+    /// whose derived names (every `base` it asks [`NameTable::fresh`] for, and the `base_k`
+    /// variants) can equal no other primal name. Reverse mode's `p_b` can only equal a name
+    /// ending in `_b` or `_b_k`: a traced program's 10⁶ parameter names then stay out of the
+    /// table, whose filling was 5 % of a VJP at 10⁷ instructions (a cache miss or two for
+    /// every name hashed, and reference counts touched twice).
+    pub(crate) fn only(func: &adjit_ir::Function, could_clash: impl Fn(&str) -> bool) -> NameTable {
+        let taken = func
+            .values
+            .iter()
+            .filter_map(|d| d.name.as_ref().filter(|n| could_clash(n)).cloned())
+            .collect();
+        NameTable { taken }
+    }
+
     /// Reserve `base` (or a suffixed variant) and return it.
     pub(crate) fn fresh(&mut self, base: String) -> Name {
+        self.fresh_with(base, true)
+    }
+
+    /// [`NameTable::fresh`], remembering the name only when `remember` holds. A caller may
+    /// forget a name when it never asks for its `base` again and the variants of its
+    /// distinct bases never meet (reverse mode: `p_b`, `p_b_k` come from `p` alone); the
+    /// name then cannot come up again. Remembering every adjoint name of a 10⁷-instruction
+    /// program was a cache miss each into a table of 10⁶ names (5 % of its VJP).
+    pub(crate) fn fresh_with(&mut self, base: String, remember: bool) -> Name {
         let name = if self.taken.contains(base.as_str()) {
-            (2..)
-                .map(|k| format!("{base}_{k}"))
-                .find(|name| !self.taken.contains(name.as_str()))
-                .unwrap_or(base)
+            self.variant(&base)
         } else {
-            base
+            Name::from(base)
         };
-        let name = Name::from(name);
-        self.taken.insert(name.clone());
+        if remember {
+            self.taken.insert(name.clone());
+        }
         name
+    }
+
+    /// The first `base_k` (k = 2, 3, …) not taken.
+    fn variant(&self, base: &str) -> Name {
+        let name = (2..)
+            .map(|k| format!("{base}_{k}"))
+            .find(|name| !self.taken.contains(name.as_str()))
+            .unwrap_or_else(|| base.to_string());
+        Name::from(name)
     }
 
     /// Give `v` a fresh name derived from `base` unless it already has one or was defined
@@ -618,8 +673,21 @@ impl NameTable {
         first_new: usize,
         base: impl FnOnce() -> String,
     ) {
+        self.name_new_with(b, v, first_new, base, true);
+    }
+
+    /// [`NameTable::name_new`], remembering the name only when `remember` holds (see
+    /// [`NameTable::fresh_with`]).
+    pub(crate) fn name_new_with(
+        &mut self,
+        b: &mut Builder,
+        v: Value,
+        first_new: usize,
+        base: impl FnOnce() -> String,
+        remember: bool,
+    ) {
         if v.index() >= first_new && b.func().name_of(v).is_none() {
-            let name = self.fresh(base());
+            let name = self.fresh_with(base(), remember);
             b.set_name(v, name);
         }
     }
