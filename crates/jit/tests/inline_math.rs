@@ -157,13 +157,7 @@ fn check_inline(ty: Type) {
     let want = expected(ty, &pts);
     let n_out = inline_ops().len();
     for lanes in [1, 2] {
-        let opts = JitOptions {
-            batch_lanes: lanes,
-            math: MathImpl::Inline,
-            ..JitOptions::default()
-        };
-        let code = compile(&func, &opts).expect("compiles");
-        assert_eq!(code.batch_lanes(), lanes, "{ty}: vector kernels compiled");
+        let code = inline_code(&func, lanes);
         let mut got = vec![0.0; want.len()];
         code.call_batch(&pts, &mut got).unwrap();
         let mut one = vec![0.0; n_out];
@@ -184,6 +178,18 @@ fn check_inline(ty: Type) {
             }
         }
     }
+}
+
+/// `func` compiled with every routine inline, its batches `lanes` points per kernel call.
+fn inline_code(func: &Function, lanes: usize) -> adjit_jit::CompiledFunction {
+    let opts = JitOptions {
+        batch_lanes: lanes,
+        math: MathImpl::Inline,
+        ..JitOptions::default()
+    };
+    let code = compile(func, &opts).expect("compiles");
+    assert_eq!(code.batch_lanes(), lanes, "{}: kernels compiled", func.name);
+    code
 }
 
 /// `MathImpl::Inline` leaves no library call behind: every transcendental of the IR, `pow`
@@ -442,13 +448,7 @@ fn check_inline_binary(ty: Type) {
     let want = expected_binary(ty, &pts);
     let n_out = ops.len();
     for lanes in [1, 2] {
-        let opts = JitOptions {
-            batch_lanes: lanes,
-            math: MathImpl::Inline,
-            ..JitOptions::default()
-        };
-        let code = compile(&func, &opts).expect("compiles");
-        assert_eq!(code.batch_lanes(), lanes, "{ty}: vector kernels compiled");
+        let code = inline_code(&func, lanes);
         let mut got = vec![0.0; want.len()];
         code.call_batch(&pts, &mut got).unwrap();
         let mut one = vec![0.0; n_out];
@@ -528,13 +528,7 @@ fn trig_takes_either_reduction_with_the_same_bits() {
     let outs: Vec<_> = ops.iter().map(|&op| b.unary(op, x)).collect();
     let func = b.finish(&outs);
     for lanes in [1, 2] {
-        let opts = JitOptions {
-            batch_lanes: lanes,
-            math: MathImpl::Inline,
-            ..JitOptions::default()
-        };
-        let code = compile(&func, &opts).expect("compiles");
-        assert_eq!(code.batch_lanes(), lanes);
+        let code = inline_code(&func, lanes);
         let mut got = vec![0.0; pts.len() * ops.len()];
         code.call_batch(&pts, &mut got).unwrap();
         for (p, &x) in pts.iter().enumerate() {
