@@ -4,7 +4,7 @@
 
 use adjit_ir::{Function, Value, ValueDef};
 
-use super::{copied, InPlace};
+use super::{copied, each_value, InPlace};
 
 /// Remove dead instructions; see the module docs.
 pub fn dce(func: &Function) -> Function {
@@ -21,13 +21,18 @@ pub(super) fn dce_in_place(func: &mut Function) -> bool {
     for i in (func.n_params..n).rev() {
         if live[i] {
             if let ValueDef::Inst(inst) = &func.values[i].def {
-                inst.for_each_value(|u| live[u.index()] = true);
+                each_value(inst, |u| live[u.index()] = true);
             }
         }
     }
-    let mut out = InPlace::new(func);
-    let first = out.first_inst();
-    for (v, &live) in live.iter().enumerate().skip(first) {
+    // Every instruction before the first dead one keeps its place: the rewrite starts there,
+    // and a program without dead code (the usual last round of `simplify`) is not walked
+    // again (a sixth of `simplify`'s instructions on a Rosenbrock gradient, in callgrind).
+    let Some(first_dead) = (func.n_params..n).find(|&i| !live[i]) else {
+        return false;
+    };
+    let mut out = InPlace::new_at(func, first_dead);
+    for (v, &live) in live.iter().enumerate().skip(first_dead) {
         if live {
             let (inst, _) = out.mapped_input(v);
             out.keep(v, inst);
