@@ -134,11 +134,10 @@ impl Sparse {
         })
     }
 
-    /// Writes the nonzeros at [`Sparse::varying`] positions, compact, compiling their
-    /// program on the first call.
-    fn eval_varying(&self, x: &[f64], values: &mut [f64]) -> Result<()> {
-        if x.len() != self.sig.n_params() || values.len() != self.varying.len() {
-            let layout = &self.varying_layout;
+    /// Checks a call's lengths (`x`: every input; `values`: the one output part of `layout`,
+    /// `n_out` numbers) and its `bool` inputs.
+    fn check_call(&self, layout: &Layout, n_out: usize, x: &[f64], values: &[f64]) -> Result<()> {
+        if x.len() != self.sig.n_params() || values.len() != n_out {
             check_lengths(
                 self.sig.name(),
                 layout,
@@ -147,7 +146,13 @@ impl Sparse {
                 [values.len()].into_iter(),
             )?;
         }
-        self.sig.check_bools(x)?;
+        self.sig.check_bools(x)
+    }
+
+    /// Writes the nonzeros at [`Sparse::varying`] positions, compact, compiling their
+    /// program on the first call.
+    fn eval_varying(&self, x: &[f64], values: &mut [f64]) -> Result<()> {
+        self.check_call(&self.varying_layout, self.varying.len(), x, values)?;
         let runner = match self.varying_runner.get() {
             Some(runner) => runner,
             None => {
@@ -184,17 +189,7 @@ impl Sparse {
     }
 
     fn eval(&self, x: &[f64], values: &mut [f64]) -> Result<()> {
-        if x.len() != self.sig.n_params() || values.len() != self.plan.pattern.nnz() {
-            let layout = &self.layout;
-            check_lengths(
-                self.sig.name(),
-                layout,
-                [x.len()].into_iter(),
-                layout.output_parts(),
-                [values.len()].into_iter(),
-            )?;
-        }
-        self.sig.check_bools(x)?;
+        self.check_call(&self.layout, self.plan.pattern.nnz(), x, values)?;
         self.runner.run(x, values)
     }
 }
