@@ -204,7 +204,10 @@ impl InstData {
         }
     }
 
-    /// Calls `f` on every operand, in text order, without allocating.
+    /// Calls `f` on every operand, in text order, without allocating. Always inlined: passes
+    /// over 10⁶–10⁷ instructions call it per instruction, and out of line (with `f`'s body
+    /// inlined into it, not it into the pass) it was 5 % of a gradient's compile (callgrind).
+    #[inline(always)]
     pub fn for_each_operand(&self, mut f: impl FnMut(Operand)) {
         match self {
             InstData::Const { .. } => {}
@@ -223,7 +226,9 @@ impl InstData {
         }
     }
 
-    /// Calls `f` on every value operand, in text order.
+    /// Calls `f` on every value operand, in text order (inlined, as
+    /// [`InstData::for_each_operand`]).
+    #[inline(always)]
     pub fn for_each_value(&self, mut f: impl FnMut(Value)) {
         self.for_each_operand(|o| {
             if let Operand::Value(v) = o {

@@ -4,7 +4,7 @@
 
 use adjit_ir::{Function, Value, ValueDef};
 
-use super::{copied, each_value, InPlace};
+use super::{copied, InPlace};
 
 /// Remove dead instructions; see the module docs.
 pub fn dce(func: &Function) -> Function {
@@ -21,7 +21,7 @@ pub(super) fn dce_in_place(func: &mut Function) -> bool {
     for i in (func.n_params..n).rev() {
         if live[i] {
             if let ValueDef::Inst(inst) = &func.values[i].def {
-                each_value(inst, |u| live[u.index()] = true);
+                inst.for_each_value(|u| live[u.index()] = true);
             }
         }
     }

@@ -7,7 +7,7 @@
 
 use adjit_ir::{math, Function, InstData, Operand, ValueDef};
 
-use super::{copied, each_value, InPlace};
+use super::{copied, InPlace};
 
 /// Fold constants; see the module docs.
 pub fn fold(func: &Function) -> Function {
@@ -26,7 +26,7 @@ pub(super) fn fold_in_place(func: &mut Function) -> bool {
         .find(|&v| {
             let mut any_value = false;
             if let ValueDef::Inst(inst) = &func.values[v].def {
-                each_value(inst, |_| any_value = true);
+                inst.for_each_value(|_| any_value = true);
             }
             !any_value
         })
@@ -43,7 +43,7 @@ pub(super) fn fold_in_place(func: &mut Function) -> bool {
         // fold, choose or inline; not a `const`): kept without the general path's operand
         // lists and comparison, a third of this pass on a Rosenbrock gradient (callgrind).
         let (mut any_value, mut any_known) = (false, false);
-        each_value(&inst, |u| {
+        inst.for_each_value(|u| {
             any_value = true;
             any_known |= known[u.index()].is_some();
         });

@@ -250,32 +250,6 @@ impl<'a> InPlace<'a> {
     }
 }
 
-/// Calls `f` on every value operand of `inst`, in text order: `InstData::for_each_value` by a
-/// match that inlines (that visitor's out-of-line calls were half of `dce`, callgrind).
-#[inline]
-fn each_value(inst: &InstData, mut f: impl FnMut(Value)) {
-    let mut operand = |o: &Operand| {
-        if let Operand::Value(v) = *o {
-            f(v)
-        }
-    };
-    match inst {
-        InstData::Const { .. } => {}
-        InstData::Unary { arg, .. }
-        | InstData::Powi { arg, .. }
-        | InstData::Fpromote { arg }
-        | InstData::Fdemote { arg } => operand(&Operand::Value(*arg)),
-        InstData::Binary { args, .. } | InstData::Fcmp { args, .. } => {
-            args.iter().for_each(operand)
-        }
-        InstData::Fma { args } => args.iter().for_each(operand),
-        InstData::Select { cond, args } => {
-            operand(&Operand::Value(*cond));
-            args.iter().for_each(operand);
-        }
-    }
-}
-
 /// Order used to normalise commutative operands: values by index, then literals by bits.
 fn operand_key(o: Operand) -> (u8, u64) {
     match o {
