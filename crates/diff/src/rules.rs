@@ -272,37 +272,42 @@ pub(crate) fn value_of(o: Operand) -> Value {
 /// boundary as a runtime value would otherwise meet `0·inf = NaN` upstream where the tape had
 /// nothing at all.
 pub fn carries_derivative(inst: &InstData, pos: usize) -> bool {
+    derivative_positions(inst).contains(&pos)
+}
+
+/// The operand positions (text order) of `inst` that carry a derivative, the one statement
+/// of the rule behind [`carries_derivative`] and [`for_each_derivative_value`]: none for
+/// `const`, `fcmp`, `floor`, `ceil` and `powi x, 0`, all but `select`'s condition, else all
+/// (an instruction has at most three operands).
+fn derivative_positions(inst: &InstData) -> std::ops::Range<usize> {
     match inst {
-        InstData::Const { .. } | InstData::Fcmp { .. } => false,
-        InstData::Powi { exp: 0, .. } => false,
-        InstData::Unary { op, .. } => !matches!(op, UnaryOp::Floor | UnaryOp::Ceil),
-        InstData::Select { .. } => pos > 0,
-        _ => true,
+        InstData::Const { .. } | InstData::Fcmp { .. } => 0..0,
+        InstData::Powi { exp: 0, .. } => 0..0,
+        InstData::Unary {
+            op: UnaryOp::Floor | UnaryOp::Ceil,
+            ..
+        } => 0..0,
+        InstData::Select { .. } => 1..3,
+        _ => 0..3,
     }
 }
 
 /// Calls `f` on every value operand of `inst` that carries a derivative
-/// ([`carries_derivative`]), in text order, repeats included. The same as testing every
-/// position, in one match on the opcode: activity runs it on every instruction.
+/// ([`carries_derivative`]), in text order, repeats included: one visit of the operands
+/// where testing every position was a match per position (activity runs it on every
+/// instruction).
 pub(crate) fn for_each_derivative_value(inst: &InstData, mut f: impl FnMut(Value)) {
-    let args: &[Operand] = match inst {
-        InstData::Const { .. } | InstData::Fcmp { .. } | InstData::Powi { exp: 0, .. } => return,
-        InstData::Unary {
-            op: UnaryOp::Floor | UnaryOp::Ceil,
-            ..
-        } => return,
-        InstData::Unary { arg, .. }
-        | InstData::Powi { arg, .. }
-        | InstData::Fpromote { arg }
-        | InstData::Fdemote { arg } => return f(*arg),
-        InstData::Binary { args, .. } | InstData::Select { args, .. } => args,
-        InstData::Fma { args } => args,
-    };
-    for &a in args {
-        if let Operand::Value(v) = a {
+    let carried = derivative_positions(inst);
+    if carried.is_empty() {
+        return;
+    }
+    let mut pos = 0;
+    inst.for_each_operand(|o| {
+        if let (true, Operand::Value(v)) = (carried.contains(&pos), o) {
             f(v);
         }
-    }
+        pos += 1;
+    });
 }
 
 /// The pairs of operand positions `(p, q)` (`p ≤ q`, text order) whose mixed second partial
