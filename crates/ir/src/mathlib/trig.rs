@@ -182,7 +182,6 @@ pub(crate) fn reduce<E: MathEmitter>(e: &mut E, x: E::F) -> Reduced<E::F> {
         |e| {
             let [ch, cl, k] = cody_waite(e, x);
             let (lh, ll, lq) = payne_hanek(e, x);
-            let small = e.cmp(Cmp::Lt, a, limit);
             [
                 e.select(small, ch, lh),
                 e.select(small, cl, ll),
