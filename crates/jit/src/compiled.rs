@@ -70,7 +70,7 @@ const STACK_SLOTS: usize = 256;
 /// One workspace slot of the two-point kernels: two `f64` lanes, aligned like a vector.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
-struct PairSlot([f64; 2]);
+pub(crate) struct PairSlot(pub(crate) [f64; 2]);
 
 /// Workspaces of pair batches up to this many slots (the same 2 KiB) live on the stack.
 const STACK_PAIR_SLOTS: usize = STACK_SLOTS / 2;
@@ -243,7 +243,12 @@ pub(crate) struct Kernels {
 /// writable `f64`s of `work`; for two-point kernels as many 16-byte slots of each, every
 /// buffer aligned to 16 and `inputs`/`outputs` interleaved (see [`crate::lower`]).
 /// `inputs` and `outputs` must not overlap.
-unsafe fn run_chunks(chunks: &[KernelFn], inputs: *const f64, outputs: *mut f64, work: *mut f64) {
+pub(crate) unsafe fn run_chunks(
+    chunks: &[KernelFn],
+    inputs: *const f64,
+    outputs: *mut f64,
+    work: *mut f64,
+) {
     for chunk in chunks {
         // SAFETY: guaranteed by the caller; each chunk reads and writes only within these
         // buffers (offsets were planned against the same sizes).
@@ -399,6 +404,11 @@ impl CompiledFunction {
             entry,
             _code: std::marker::PhantomData,
         })
+    }
+
+    /// The two-point kernels, if compiled.
+    pub(crate) fn pair_kernels(&self) -> Option<&Kernels> {
+        self.pairs.as_ref()
     }
 
     /// Points per kernel call in [`CompiledFunction::call_batch`]: 2 if two-point kernels

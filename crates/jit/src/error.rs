@@ -26,6 +26,9 @@ pub enum JitError {
         n_inputs: usize,
         n_outputs: usize,
     },
+    /// A [`crate::PairBatch`] was run by a function other than the one that made it.
+    #[error("this pair batch was made for another compiled function")]
+    ForeignBatch,
     /// The target triple does not parse, or names an architecture the backend does not support.
     #[error("unsupported target triple `{triple}`: {reason}")]
     UnknownTriple { triple: String, reason: String },

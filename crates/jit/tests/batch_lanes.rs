@@ -37,12 +37,29 @@ fn check(func: &Function, base: &JitOptions, points: &[f64]) -> CompiledFunction
     code.call_batch(points, &mut batch).unwrap();
     let mut par = vec![0.0; n_points * n_out];
     code.call_batch_parallel(points, &mut par, 2).unwrap();
+    // The same points through a `PairBatch`, read back from its own layout.
+    let mut pairs = code.pair_batch(n_points).expect("two-point kernels");
+    for p in 0..n_points {
+        for (i, &x) in points[p * n_in..(p + 1) * n_in].iter().enumerate() {
+            pairs.set(p, i, x);
+        }
+    }
+    code.run_pair_batch(&mut pairs).unwrap();
+    let in_place: Vec<f64> = (0..n_points)
+        .flat_map(|p| (0..n_out).map(move |j| (p, j)))
+        .map(|(p, j)| pairs.output(p, j))
+        .collect();
     let mut one = vec![0.0; n_out];
     for p in 0..n_points {
         let x = &points[p * n_in..(p + 1) * n_in];
         code.call(x, &mut one).unwrap();
         for j in 0..n_out {
-            for (what, got) in [("batch", &batch), ("parallel batch", &par)] {
+            let runs = [
+                ("batch", &batch),
+                ("parallel batch", &par),
+                ("pair batch", &in_place),
+            ];
+            for (what, got) in runs {
                 let g = got[p * n_out + j];
                 assert_eq!(
                     g.to_bits(),
@@ -52,6 +69,31 @@ fn check(func: &Function, base: &JitOptions, points: &[f64]) -> CompiledFunction
                     g.to_bits(),
                     one[j],
                     one[j].to_bits()
+                );
+            }
+        }
+    }
+    // Run again with one input of the last point changed: that point gives the outputs of
+    // its new inputs, and no other point moves.
+    if let (Some(last), true) = (n_points.checked_sub(1), n_in > 0) {
+        let mut x = points[last * n_in..(last + 1) * n_in].to_vec();
+        x[0] = points[0];
+        pairs.set(last, 0, x[0]);
+        assert_eq!(pairs.input(last, 0).to_bits(), x[0].to_bits());
+        code.run_pair_batch(&mut pairs).unwrap();
+        code.call(&x, &mut one).unwrap();
+        for p in 0..n_points {
+            for j in 0..n_out {
+                let want = if p == last {
+                    one[j]
+                } else {
+                    in_place[p * n_out + j]
+                };
+                assert_eq!(
+                    pairs.output(p, j).to_bits(),
+                    want.to_bits(),
+                    "@{}: pair batch output {j} of point {p} after point {last} changed",
+                    func.name
                 );
             }
         }
@@ -330,4 +372,39 @@ fn batch_length_errors_are_unchanged() {
 fn default_options_compile_no_pair_kernels() {
     let code = compile(&common::seed001(), &JitOptions::default()).unwrap();
     assert_eq!(code.batch_lanes(), 1);
+    assert!(code.pair_batch(4).is_none());
+}
+
+/// A pair batch runs only on the function that made it; another function's kernels, whose
+/// buffers may be of other sizes, refuse it.
+#[test]
+fn a_pair_batch_runs_only_on_its_own_function() {
+    let opts = pair_options(&JitOptions::default());
+    let code = compile(&common::seed001(), &opts).unwrap();
+    let other = compile(&common::seed001(), &opts).unwrap();
+    let wider = compile(&random_function(7, &RandomOptions::default()), &opts).unwrap();
+    let mut batch = code.pair_batch(3).unwrap();
+    assert_eq!(batch.n_points(), 3);
+    code.run_pair_batch(&mut batch).unwrap();
+    for foreign in [&other, &wider] {
+        assert_eq!(
+            foreign.run_pair_batch(&mut batch),
+            Err(JitError::ForeignBatch)
+        );
+    }
+    let scalar = compile(&common::seed001(), &JitOptions::default()).unwrap();
+    assert_eq!(
+        scalar.run_pair_batch(&mut batch),
+        Err(JitError::ForeignBatch)
+    );
+}
+
+/// Reading or writing outside the batch is a programming error, caught before any memory is
+/// touched.
+#[test]
+#[should_panic(expected = "outside a batch of 3 points")]
+fn a_point_past_the_batch_panics() {
+    let code = compile(&common::seed001(), &pair_options(&JitOptions::default())).unwrap();
+    let mut batch = code.pair_batch(3).unwrap();
+    batch.set(3, 0, 1.0);
 }
