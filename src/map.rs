@@ -25,6 +25,7 @@ use std::sync::OnceLock;
 use adjit_diff::layout::{Layout, Part};
 use adjit_diff::Mode;
 use adjit_ir::Function;
+use adjit_jit::PairBatch;
 
 use crate::error::{Error, Expected, Result};
 use crate::options::Options;
@@ -357,19 +358,24 @@ impl MappedKernel {
         }
         let rest = layout.input(Part::Inputs).end;
         inputs[rest..].copy_from_slice(extra);
-        // Pair buffers only for a program with two-lane kernels (θ and `extra` in both halves).
-        let pairs = program.runner.code().is_some_and(|c| c.batch_lanes() == 2);
-        let (pair_inputs, pair_outputs) = match pairs {
-            true => (
-                [&inputs[..], &inputs].concat(),
-                vec![0.0; 2 * layout.n_outputs()],
-            ),
-            false => (Vec::new(), Vec::new()),
+        // Two rows in the two-lane kernels' layout, only for a program that has them: θ and
+        // `extra` written once into both lanes, the rows' entries per pair of rows.
+        let pairs = program.runner.code().and_then(|code| code.pair_batch(2));
+        let pairs = pairs.map(|mut batch| {
+            for (at, &x) in inputs.iter().enumerate() {
+                batch.set(0, at, x);
+                batch.set(1, at, x);
+            }
+            batch
+        });
+        let pair_outputs = match pairs {
+            Some(_) => vec![0.0; 2 * layout.n_outputs()],
+            None => Vec::new(),
         };
         Worker {
             inputs,
             outputs: vec![0.0; layout.n_outputs()],
-            pair_inputs,
+            pairs,
             pair_outputs,
         }
     }
@@ -386,21 +392,22 @@ impl MappedKernel {
         mut visit: impl FnMut(usize, &[f64]),
     ) -> Result<()> {
         let r = self.row_len();
-        let (n_in, n_out) = (worker.inputs.len(), worker.outputs.len());
+        let n_out = worker.outputs.len();
         let mut i = rows.start;
-        if let Some(code) = program
-            .runner
-            .code()
-            .filter(|_| !worker.pair_inputs.is_empty())
-        {
+        if let (Some(code), Some(batch)) = (program.runner.code(), worker.pairs.as_mut()) {
             while i + 1 < rows.end {
                 for (lane, row) in [i, i + 1].into_iter().enumerate() {
-                    let inputs = &mut worker.pair_inputs[lane * n_in..(lane + 1) * n_in];
                     for (&at, &x) in self.row_at.iter().zip(&data[row * r..(row + 1) * r]) {
-                        inputs[at] = x;
+                        batch.set(lane, at, x);
                     }
                 }
-                code.call_batch(&worker.pair_inputs, &mut worker.pair_outputs)?;
+                code.run_pair_batch(batch)?;
+                let (first, second) = worker.pair_outputs.split_at_mut(n_out);
+                for (lane, out) in [first, second].into_iter().enumerate() {
+                    for (y, value) in out.iter_mut().zip(batch.outputs(lane, 0..n_out)) {
+                        *y = value;
+                    }
+                }
                 visit(i, &worker.pair_outputs[..n_out]);
                 visit(i + 1, &worker.pair_outputs[n_out..]);
                 i += 2;
@@ -522,8 +529,9 @@ const PARTIALS_BUDGET: usize = 1 << 18;
 struct Worker {
     inputs: Vec<f64>,
     outputs: Vec<f64>,
-    /// Two rows' inputs, point-major, for the two-lane kernels (empty without them).
-    pair_inputs: Vec<f64>,
+    /// Two rows in the two-lane kernels' layout (`None` without them).
+    pairs: Option<PairBatch>,
+    /// The two rows' outputs, row-major, as `visit` reads them (empty without pairs).
     pair_outputs: Vec<f64>,
 }
 

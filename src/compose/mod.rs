@@ -75,6 +75,7 @@ use std::sync::OnceLock;
 use adjit_diff::layout::{Layout, Part};
 use adjit_diff::Mode;
 use adjit_ir::Function;
+use adjit_jit::PairBatch;
 
 use crate::error::{Error, Expected, Result};
 use crate::map::{run_on_threads, sum_blocks, Blocks, PARALLEL_WORK};
@@ -705,7 +706,26 @@ impl ComposedKernel {
             outer_in[at] = theta[s];
         }
         let skipping = self.compose.skip_zero_cotangents && self.compose.reverse == Reverse::Vjp;
+        // The program every row runs on all k components: with two-point kernels, its
+        // batch in their layout, φⱼ written once.
+        let per_row = match progs.inner_rev {
+            None => Some(progs.inner),
+            Some(rev) if self.compose.reverse != Reverse::Vjp => Some(rev),
+            Some(_) => None,
+        };
+        let pairs = per_row
+            .and_then(|program| program.runner.code())
+            .and_then(|code| code.pair_batch(k))
+            .map(|mut batch| {
+                for (j, phi) in phis.chunks(self.n_phi).enumerate().take(k) {
+                    for (&at, &v) in self.inner_phi_at.iter().zip(phi) {
+                        batch.set(j, at, v);
+                    }
+                }
+                batch
+            });
         Worker {
+            pairs,
             inputs,
             phis: if skipping { phis.to_vec() } else { Vec::new() },
             active: Vec::with_capacity(k),
@@ -736,17 +756,38 @@ impl ComposedKernel {
         }
     }
 
+    /// Run `program` on `row` in `batch` (its two-point layout, φⱼ in place).
+    fn run_pairs(&self, program: &Program, batch: &mut PairBatch, row: &[f64]) -> Result<()> {
+        for j in 0..self.k {
+            for (&at, &v) in self.inner_row_at.iter().zip(row) {
+                batch.set(j, at, v);
+            }
+        }
+        // A batch is made only from native code; on the interpreter it is refused as foreign.
+        let code = (program.runner.code()).ok_or(adjit_jit::JitError::ForeignBatch)?;
+        Ok(code.run_pair_batch(batch)?)
+    }
+
     /// One row's value.
     fn row_value(&self, progs: &Programs<'_>, worker: &mut Worker, row: &[f64]) -> Result<f64> {
         let n_f = progs.inner.n_in;
-        self.put_row(&mut worker.inputs, n_f, row);
-        run_batch(
-            &progs.inner.runner,
-            n_f,
-            self.m,
-            &worker.inputs,
-            &mut worker.ys,
-        )?;
+        if let Some(batch) = worker.pairs.as_mut() {
+            self.run_pairs(progs.inner, batch, row)?;
+            for (j, ys) in worker.ys.chunks_mut(self.m).enumerate() {
+                for (y, out) in ys.iter_mut().zip(batch.outputs(j, 0..self.m)) {
+                    *y = out;
+                }
+            }
+        } else {
+            self.put_row(&mut worker.inputs, n_f, row);
+            run_batch(
+                &progs.inner.runner,
+                n_f,
+                self.m,
+                &worker.inputs,
+                &mut worker.ys,
+            )?;
+        }
         self.put_outer(worker, row);
         progs
             .outer
@@ -769,9 +810,14 @@ impl ComposedKernel {
         let n_f = progs.inner.n_in;
         let n_rev_out = rev.n_out;
         let (rev_y, rev_grad) = (&rev.y, &rev.grad);
-        self.put_row(&mut worker.inputs, n_f, row);
         let stored = self.compose.reverse != Reverse::Vjp;
-        if stored {
+        if let (true, Some(batch)) = (stored, worker.pairs.as_mut()) {
+            self.run_pairs(rev, batch, row)?;
+            for (j, y) in worker.ys.iter_mut().enumerate() {
+                *y = batch.output(j, rev_y.start);
+            }
+        } else if stored {
+            self.put_row(&mut worker.inputs, n_f, row);
             // Value and ∇f of every component at once; ys from the stored outputs.
             run_batch(
                 &rev.runner,
@@ -788,6 +834,7 @@ impl ComposedKernel {
                 *y = out[rev_y.start];
             }
         } else {
+            self.put_row(&mut worker.inputs, n_f, row);
             run_batch(&progs.inner.runner, n_f, m, &worker.inputs, &mut worker.ys)?;
         }
         self.put_outer(worker, row);
@@ -799,7 +846,14 @@ impl ComposedKernel {
         let g_bar = &progs.outer.grad;
         let y_bar = &worker.outer_out[g_bar.start..g_bar.start + k * m];
         let shared_bar = &worker.outer_out[g_bar.start + k * m..g_bar.end];
-        if stored {
+        if let (true, Some(batch)) = (stored, worker.pairs.as_ref()) {
+            for (j, &w) in y_bar.iter().enumerate() {
+                let slots = &mut acc[1 + j * p..1 + (j + 1) * p];
+                for (a, g) in slots.iter_mut().zip(batch.outputs(j, rev_grad.clone())) {
+                    *a += w * g;
+                }
+            }
+        } else if stored {
             for (j, &w) in y_bar.iter().enumerate() {
                 let out = &worker.rev_outputs[j * n_rev_out..(j + 1) * n_rev_out];
                 let slots = &mut acc[1 + j * p..1 + (j + 1) * p];
@@ -894,6 +948,12 @@ struct Programs<'a> {
 
 /// One thread's buffers.
 struct Worker {
+    /// With two-point kernels ([`ComposeOptions::lanes`] = 2): the k component runs of the
+    /// program every row runs (f's primal for values, its gradient with
+    /// [`Reverse::Stored`]) in the kernels' layout, φⱼ written once per call; a row writes
+    /// only its own entries, and the outputs are read where the kernels wrote them. `None`:
+    /// the flat `inputs` and one batch call per row.
+    pairs: Option<PairBatch>,
     /// k × the inner primal's (= gradient's) inputs: φⱼ and the row.
     inputs: Vec<f64>,
     /// Every component's φⱼ (k × n_φ), when components with zero cotangents are skipped: the
