@@ -162,6 +162,28 @@ impl CompiledFunction {
     /// # Errors
     /// [`JitError::ForeignBatch`] if `batch` was made by another function.
     pub fn run_pair_batch(&self, batch: &mut PairBatch) -> Result<(), JitError> {
+        self.run_pair_batch_first(batch, batch.n_points)
+    }
+
+    /// [`CompiledFunction::run_pair_batch`] on the first `n_points` points of `batch` only
+    /// (with the partner of an odd last one): the outputs of the others stay as they were.
+    ///
+    /// # Errors
+    /// [`JitError::ForeignBatch`] if `batch` was made by another function;
+    /// [`JitError::BatchLength`] if `n_points` is more than the batch holds.
+    pub fn run_pair_batch_first(
+        &self,
+        batch: &mut PairBatch,
+        n_points: usize,
+    ) -> Result<(), JitError> {
+        if n_points > batch.n_points {
+            return Err(JitError::BatchLength {
+                inputs: n_points * batch.n_in,
+                outputs: batch.n_points * batch.n_out,
+                n_inputs: batch.n_in,
+                n_outputs: batch.n_out,
+            });
+        }
         let pairs = self
             .pair_kernels()
             .filter(|pairs| {
@@ -172,7 +194,7 @@ impl CompiledFunction {
             .ok_or(JitError::ForeignBatch)?;
         let (n_in, n_out) = (batch.n_in, batch.n_out);
         let work = batch.work.as_mut_ptr().cast::<f64>();
-        for p in 0..batch.n_points.div_ceil(2) {
+        for p in 0..n_points.div_ceil(2) {
             // SAFETY: the batch was made by this function (checked above), so it holds
             // `n_in` input and `n_out` output slots per pair and this kernel's `n_slots` of
             // workspace, in three separate vectors of 16-byte aligned slots; pair `p` is in

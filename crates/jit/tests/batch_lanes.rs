@@ -73,6 +73,23 @@ fn check(func: &Function, base: &JitOptions, points: &[f64]) -> CompiledFunction
             }
         }
     }
+    // Only the first point's pair runs: a changed input of the last pair's point does not
+    // reach its outputs (with three points or more, it is in another pair).
+    if n_points >= 3 && n_in > 0 {
+        let last = n_points - 1;
+        let keep = pairs.input(last, 0);
+        pairs.set(last, 0, keep + 1.0);
+        code.run_pair_batch_first(&mut pairs, 1).unwrap();
+        for j in 0..n_out {
+            assert_eq!(
+                pairs.output(last, j).to_bits(),
+                in_place[last * n_out + j].to_bits(),
+                "@{}: a point past the prefix ran",
+                func.name
+            );
+        }
+        pairs.set(last, 0, keep);
+    }
     // Run again with one input of the last point changed: that point gives the outputs of
     // its new inputs, and no other point moves.
     if let (Some(last), true) = (n_points.checked_sub(1), n_in > 0) {
@@ -386,6 +403,15 @@ fn a_pair_batch_runs_only_on_its_own_function() {
     let mut batch = code.pair_batch(3).unwrap();
     assert_eq!(batch.n_points(), 3);
     code.run_pair_batch(&mut batch).unwrap();
+    assert_eq!(
+        code.run_pair_batch_first(&mut batch, 4),
+        Err(JitError::BatchLength {
+            inputs: 8,
+            outputs: 3,
+            n_inputs: 2,
+            n_outputs: 1
+        })
+    );
     for foreign in [&other, &wider] {
         assert_eq!(
             foreign.run_pair_batch(&mut batch),
