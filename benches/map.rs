@@ -110,6 +110,33 @@ fn kmeans_hvp(c: &mut Criterion) {
                     .expect("runs")
             })
         });
+        let composed2 = ComposedKernel::with_options(
+            &spec,
+            ComposeOptions {
+                lanes: 2,
+                ..compose
+            },
+            &Default::default(),
+        )
+        .expect("the composition compiles");
+        composed2.prepare_hvp().expect("compiles");
+        // Two rows per call in vector lanes: the same bits.
+        let (mut g2, mut h2) = (vec![0.0; k * d], vec![0.0; k * d]);
+        composed
+            .hvp(&theta, &data, &ones, &mut g, &mut h)
+            .expect("runs");
+        composed2
+            .hvp(&theta, &data, &ones, &mut g2, &mut h2)
+            .expect("runs");
+        let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(same(&g, &g2) && same(&h, &h2), "two lanes change no bit");
+        group.bench_with_input(BenchmarkId::new("composed_lanes2", k), &k, |b, _| {
+            b.iter(|| {
+                composed2
+                    .hvp(&theta, &data, &ones, &mut g, &mut h)
+                    .expect("runs")
+            })
+        });
         group.bench_with_input(BenchmarkId::new("rust", k), &k, |b, _| {
             b.iter(|| manual_gradient_and_diagonal(&theta, &data, d, &mut g, &mut h))
         });

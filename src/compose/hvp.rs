@@ -25,6 +25,7 @@ use std::ops::Range;
 
 use adjit_diff::layout::Part;
 use adjit_ir::Function;
+use adjit_jit::PairBatch;
 
 #[cfg(doc)]
 use super::ComposeOptions;
@@ -88,6 +89,9 @@ struct HvpPrograms<'a> {
 struct HvpWorker {
     /// Stage rows × the fused program's inputs (every φⱼ, the row, θ_s and v_s).
     fused_in: Vec<f64>,
+    /// The same stage rows in the fused program's two-point layout, with two-point kernels
+    /// ([`super::ComposeOptions::lanes`] = 2): everything but the rows written once per call.
+    fused_pairs: Option<PairBatch>,
     /// Stage rows × k × the first program's inputs: φⱼ (and vⱼ) in place, the row put per
     /// stage.
     first_in: Vec<f64>,
@@ -396,7 +400,23 @@ impl ComposedKernel {
                 }
             }
         }
+        let fused_pairs = match progs.first {
+            FirstStage::Fused(fused) if self.compose.lanes >= 2 => fused
+                .runner
+                .code()
+                .and_then(|code| code.pair_batch(c))
+                .map(|mut batch| {
+                    for (point, x) in fused_in.chunks(fused.n_in).enumerate() {
+                        for (slot, &value) in x.iter().enumerate() {
+                            batch.set(point, slot, value);
+                        }
+                    }
+                    batch
+                }),
+            _ => None,
+        };
         HvpWorker {
+            fused_pairs,
             fused_in,
             first_out,
             first_in,
@@ -555,6 +575,23 @@ impl ComposedKernel {
     ) -> Result<()> {
         let kp = self.k * self.n_phi;
         let (n_in, n_out) = (fused.n_in, fused.n_out);
+        if let (Some(batch), Some(code)) = (worker.fused_pairs.as_mut(), fused.runner.code()) {
+            for i in 0..n_rows {
+                for (l, &value) in row(i).iter().enumerate() {
+                    batch.set(i, kp + l, value);
+                }
+            }
+            code.run_pair_batch_first(batch, n_rows)?;
+            for (i, out) in worker.outer_out[..n_rows * n_out]
+                .chunks_mut(n_out)
+                .enumerate()
+            {
+                for (y, value) in out.iter_mut().zip(batch.outputs(i, 0..n_out)) {
+                    *y = value;
+                }
+            }
+            return Ok(());
+        }
         for (i, x) in worker.fused_in[..n_rows * n_in]
             .chunks_mut(n_in)
             .enumerate()
