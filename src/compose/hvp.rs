@@ -388,33 +388,33 @@ impl ComposedKernel {
             }
         }
         let skipping = !matches!(progs.first, FirstStage::Hvp(_));
-        let mut fused_in = Vec::new();
+        // The fused program's inputs, the same for every row but the row itself: every φⱼ
+        // (from 0), then after the row θ_s and v_s.
+        let (kp, r, n_s) = (phis.len(), self.row_len(), self.shared.len());
+        let shared = || {
+            (self.shared.iter().enumerate())
+                .flat_map(move |(i, &at)| [(kp + r + i, theta[at]), (kp + r + n_s + i, v[at])])
+        };
+        let (mut fused_in, mut fused_pairs) = (Vec::new(), None);
         if let FirstStage::Fused(fused) = progs.first {
-            fused_in = vec![0.0; c * fused.n_in];
-            let (kp, r) = (phis.len(), self.row_len());
-            for x in fused_in.chunks_mut(fused.n_in) {
-                x[..kp].copy_from_slice(phis);
-                for (i, &at) in self.shared.iter().enumerate() {
-                    x[kp + r + i] = theta[at];
-                    x[kp + r + self.shared.len() + i] = v[at];
+            let pairs = (fused.runner.code())
+                .filter(|_| self.compose.lanes >= 2)
+                .and_then(|code| code.pair_batch(c));
+            if let Some(mut batch) = pairs {
+                for (slot, value) in phis.iter().copied().enumerate().chain(shared()) {
+                    batch.set_all(slot, value);
+                }
+                fused_pairs = Some(batch);
+            } else {
+                fused_in = vec![0.0; c * fused.n_in];
+                for x in fused_in.chunks_mut(fused.n_in) {
+                    x[..kp].copy_from_slice(phis);
+                    for (slot, value) in shared() {
+                        x[slot] = value;
+                    }
                 }
             }
         }
-        let fused_pairs = match progs.first {
-            FirstStage::Fused(fused) if self.compose.lanes >= 2 => fused
-                .runner
-                .code()
-                .and_then(|code| code.pair_batch(c))
-                .map(|mut batch| {
-                    for (point, x) in fused_in.chunks(fused.n_in).enumerate() {
-                        for (slot, &value) in x.iter().enumerate() {
-                            batch.set(point, slot, value);
-                        }
-                    }
-                    batch
-                }),
-            _ => None,
-        };
         HvpWorker {
             fused_pairs,
             fused_in,

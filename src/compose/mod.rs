@@ -601,15 +601,20 @@ impl ComposedKernel {
             })
         };
         let fused;
+        // The inner VJP and HVP run on batches gathered per row (the components that need
+        // them, each with its own φⱼ), so pairs of them would be interleaved on every call:
+        // one lane.
+        let mut one_lane = self.inner_opts.clone();
+        one_lane.jit.batch_lanes = 1;
         let (func, mode, opts) = match slot {
             Slot::TransformPrimal => (transform()?, Mode::Primal, &self.outer_opts),
             Slot::TransformVjp => (transform()?, Mode::Vjp, &self.outer_opts),
             Slot::InnerPrimal => (&self.inner, Mode::Primal, &self.inner_opts),
             Slot::InnerGradient => (&self.inner, Mode::Gradient, &self.inner_opts),
-            Slot::InnerVjp => (&self.inner, Mode::Vjp, &self.inner_opts),
+            Slot::InnerVjp => (&self.inner, Mode::Vjp, &one_lane),
             Slot::OuterPrimal => (&self.outer, Mode::Primal, &self.outer_opts),
             Slot::OuterGradient => (&self.outer, Mode::Gradient, &self.outer_opts),
-            Slot::InnerHvp => (&self.inner, Mode::Hvp, &self.inner_opts),
+            Slot::InnerHvp => (&self.inner, Mode::Hvp, &one_lane),
             Slot::OuterHvp => (&self.outer, Mode::Hvp, &self.outer_opts),
             Slot::Fused => {
                 fused = self.fused_function()?;

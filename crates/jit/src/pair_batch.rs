@@ -82,6 +82,21 @@ impl PairBatch {
         self.inputs[at].0[lane] = value;
     }
 
+    /// Set input `slot` of every point to `value` (an input the points share).
+    ///
+    /// # Panics
+    /// If `slot` is not an input of the function.
+    pub fn set_all(&mut self, slot: usize, value: f64) {
+        assert!(
+            slot < self.n_in,
+            "input {slot} is outside the function's {} inputs",
+            self.n_in
+        );
+        for pair in self.inputs[slot..].iter_mut().step_by(self.n_in) {
+            *pair = PairSlot([value; 2]);
+        }
+    }
+
     /// Input `slot` of point `point` (as last set).
     ///
     /// # Panics
