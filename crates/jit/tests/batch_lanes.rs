@@ -425,6 +425,33 @@ fn a_pair_batch_runs_only_on_its_own_function() {
     );
 }
 
+/// An input shared by every point (`set_all`), the rest per point: each point's outputs are
+/// `call`'s at its inputs, an odd count included.
+#[test]
+fn an_input_set_for_all_points_reaches_every_point() {
+    let func = random_function(11, &RandomOptions::default());
+    let code = compile(&func, &pair_options(&JitOptions::default())).unwrap();
+    let (n_in, n_out) = (code.n_inputs(), code.n_outputs());
+    let points = random_points(12, 5 * n_in);
+    let mut batch = code.pair_batch(5).unwrap();
+    batch.set_all(0, points[0]);
+    for p in 0..5 {
+        for i in 1..n_in {
+            batch.set(p, i, points[p * n_in + i]);
+        }
+    }
+    code.run_pair_batch(&mut batch).unwrap();
+    let mut one = vec![0.0; n_out];
+    for p in 0..5 {
+        let mut x = points[p * n_in..(p + 1) * n_in].to_vec();
+        x[0] = points[0];
+        code.call(&x, &mut one).unwrap();
+        let got: Vec<u64> = batch.outputs(p, 0..n_out).map(f64::to_bits).collect();
+        let want: Vec<u64> = one.iter().map(|y| y.to_bits()).collect();
+        assert_eq!(got, want, "point {p}");
+    }
+}
+
 /// Reading or writing outside the batch is a programming error, caught before any memory is
 /// touched.
 #[test]
