@@ -14,7 +14,8 @@
 //! at −0.0 (the IEEE additive identity), so a one-row sum is that row's value bit for bit.
 //!
 //! With [`MapOptions::lanes`] = 2, pairs of rows run through two-lane kernels, one row per
-//! lane, bitwise as one at a time.
+//! lane, bitwise as one at a time; θ stays laid out for the kernels between pairs
+//! ([`adjit_jit::PairBatch`]), so a pair writes only its rows' entries.
 //!
 //! Memory beyond the caller's buffers: per thread two input and two output buffers of the
 //! program (θ, a row and the outputs), plus the partials of one wave of blocks (4 blocks per

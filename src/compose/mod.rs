@@ -26,7 +26,7 @@
 //! ([`Reverse::Vjp`]); g's value and gradient give the cotangents ȳⱼ; then ȳⱼ·∇fⱼ (stored) or
 //! f's VJP with ȳⱼ (vjp) is accumulated per component. The k components of one row run as one
 //! batch of the compiled code (pairs of components through two-lane kernels with
-//! [`ComposeOptions::lanes`] = 2).
+//! [`ComposeOptions::lanes`] = 2, their φⱼ laid out for the kernels once per call).
 //!
 //! **Hessian-vector products** ([`ComposedKernel::hvp`], for an inner kernel with one output
 //! and no transform) apply the chain rule per component: g's HVP, then f's HVP scaled by ȳⱼ
@@ -143,7 +143,14 @@ pub struct ComposeOptions {
     pub threads: usize,
     /// Rows per block of a sum (0 is read as 1). Results depend on it: it fixes the order.
     pub block_rows: usize,
-    /// 2: pairs of components run through two-lane kernels of f (bitwise the same results).
+    /// 2: pairs of components run through two-lane kernels of f, and pairs of rows through
+    /// the fused HVP program (bitwise the same results). Their inputs stay laid out for the
+    /// kernels between rows ([`adjit_jit::PairBatch`]): φⱼ is written once per call, a row
+    /// only its own entries. It pays when the inner kernel is large (GradBench gmm's component
+    /// at d = 64: primal 0.67×, gradient 0.75× one lane; at d = 20 0.8×; at d = 10 the same,
+    /// at d = 2 the primal 1.5× slower), and for the fused HVP at many components (kmeans'
+    /// k = 100: 0.71–0.74×). The inner VJP and HVP, which run on components gathered per
+    /// row, stay in one lane.
     pub lanes: usize,
     pub reverse: Reverse,
     /// Skip the inner kernel's reverse work for a component whose cotangents from the outer
