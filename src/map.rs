@@ -31,7 +31,7 @@ use adjit_jit::PairBatch;
 use crate::error::{Error, Expected, Result};
 use crate::options::Options;
 use crate::prepared::signature_of;
-use crate::rows::{self, RowProgram};
+use crate::rows::{self, put_pair, RowProgram};
 
 /// How a [`MappedKernel`] splits its rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -363,10 +363,8 @@ impl MappedKernel {
         // `extra` written once into both lanes, the rows' entries per pair of rows.
         let pairs = program.runner.code().and_then(|code| code.pair_batch(2));
         let pairs = pairs.map(|mut batch| {
-            for (at, &x) in inputs.iter().enumerate() {
-                batch.set(0, at, x);
-                batch.set(1, at, x);
-            }
+            batch.set_run(0, 0, &inputs);
+            batch.set_run(1, 0, &inputs);
             batch
         });
         let pair_outputs = match pairs {
@@ -398,9 +396,7 @@ impl MappedKernel {
         if let (Some(code), Some(batch)) = (program.runner.code(), worker.pairs.as_mut()) {
             while i + 1 < rows.end {
                 for (lane, row) in [i, i + 1].into_iter().enumerate() {
-                    for (&at, &x) in self.row_at.iter().zip(&data[row * r..(row + 1) * r]) {
-                        batch.set(lane, at, x);
-                    }
+                    put_pair(batch, lane, &self.row_at, &data[row * r..(row + 1) * r]);
                 }
                 code.run_pair_batch(batch)?;
                 let (first, second) = worker.pair_outputs.split_at_mut(n_out);

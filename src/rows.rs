@@ -1,6 +1,6 @@
 //! What the row drivers ([`crate::map::MappedKernel`], [`crate::compose::ComposedKernel`])
 //! share: a derived program prepared on first use with the cost that decides threads, and the
-//! checks of θ and the data rows with their typed errors. Each driver keeps its own worker
+//! checks of θ and the data rows with their typed errors, and writing a row into a pair batch. Each driver keeps its own worker
 //! buffers (their shapes differ), but nothing here is written twice.
 
 use std::sync::OnceLock;
@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use adjit_diff::layout::Layout;
 use adjit_diff::Mode;
 use adjit_ir::Function;
+use adjit_jit::PairBatch;
 
 use crate::compile::derive;
 use crate::error::{Error, Expected, Result};
@@ -95,4 +96,19 @@ pub(crate) fn check_inputs(
         return Err(length_error(func, "θ", expected, theta.len()));
     }
     n_rows(func, row_len, data)
+}
+
+/// `x[at[i]] = values[i]` into point `point` of a pair batch, for input slots `at` in
+/// ascending order: one run when they are consecutive (the common layout).
+pub(crate) fn put_pair(batch: &mut PairBatch, point: usize, at: &[usize], values: &[f64]) {
+    match (at.first(), at.last()) {
+        (Some(&first), Some(&last)) if last - first + 1 == at.len() => {
+            batch.set_run(point, first, &values[..at.len()]);
+        }
+        _ => {
+            for (&slot, &value) in at.iter().zip(values) {
+                batch.set(point, slot, value);
+            }
+        }
+    }
 }

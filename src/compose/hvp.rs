@@ -577,9 +577,7 @@ impl ComposedKernel {
         let (n_in, n_out) = (fused.n_in, fused.n_out);
         if let (Some(batch), Some(code)) = (worker.fused_pairs.as_mut(), fused.runner.code()) {
             for i in 0..n_rows {
-                for (l, &value) in row(i).iter().enumerate() {
-                    batch.set(i, kp + l, value);
-                }
+                batch.set_run(i, kp, row(i));
             }
             code.run_pair_batch_first(batch, n_rows)?;
             for (i, out) in worker.outer_out[..n_rows * n_out]

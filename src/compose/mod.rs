@@ -80,7 +80,7 @@ use adjit_jit::PairBatch;
 use crate::error::{Error, Expected, Result};
 use crate::map::{run_on_threads, sum_blocks, Blocks, PARALLEL_WORK};
 use crate::options::Options;
-use crate::rows::{self, RowProgram};
+use crate::rows::{self, put_pair, RowProgram};
 use crate::runner::Runner;
 
 mod hvp;
@@ -730,9 +730,7 @@ impl ComposedKernel {
             .and_then(|code| code.pair_batch(k))
             .map(|mut batch| {
                 for (j, phi) in phis.chunks(self.n_phi).enumerate().take(k) {
-                    for (&at, &v) in self.inner_phi_at.iter().zip(phi) {
-                        batch.set(j, at, v);
-                    }
+                    put_pair(&mut batch, j, &self.inner_phi_at, phi);
                 }
                 batch
             });
@@ -771,9 +769,7 @@ impl ComposedKernel {
     /// Run `program` on `row` in `batch` (its two-point layout, φⱼ in place).
     fn run_pairs(&self, program: &Program, batch: &mut PairBatch, row: &[f64]) -> Result<()> {
         for j in 0..self.k {
-            for (&at, &v) in self.inner_row_at.iter().zip(row) {
-                batch.set(j, at, v);
-            }
+            put_pair(batch, j, &self.inner_row_at, row);
         }
         // A batch is made only from native code; on the interpreter it is refused as foreign.
         let code = (program.runner.code()).ok_or(adjit_jit::JitError::ForeignBatch)?;

@@ -82,6 +82,25 @@ impl PairBatch {
         self.inputs[at].0[lane] = value;
     }
 
+    /// Set inputs `first`, `first + 1`, … of point `point` to `values`.
+    ///
+    /// # Panics
+    /// If `point ≥ n_points()` or the inputs reach past the function's.
+    #[inline]
+    pub fn set_run(&mut self, point: usize, first: usize, values: &[f64]) {
+        assert!(
+            point < self.n_points && first.saturating_add(values.len()) <= self.n_in,
+            "inputs {first}..{} of point {point} are outside a batch of {} points of {} inputs",
+            first.saturating_add(values.len()),
+            self.n_points,
+            self.n_in
+        );
+        let (at, lane) = locate(point, first, self.n_in);
+        for (slot, &value) in self.inputs[at..at + values.len()].iter_mut().zip(values) {
+            slot.0[lane] = value;
+        }
+    }
+
     /// Set input `slot` of every point to `value` (an input the points share).
     ///
     /// # Panics

@@ -425,7 +425,7 @@ fn a_pair_batch_runs_only_on_its_own_function() {
     );
 }
 
-/// An input shared by every point (`set_all`), the rest per point: each point's outputs are
+/// An input shared by every point (`set_all`), the rest per point (`set_run`): each point's outputs are
 /// `call`'s at its inputs, an odd count included.
 #[test]
 fn an_input_set_for_all_points_reaches_every_point() {
@@ -436,9 +436,7 @@ fn an_input_set_for_all_points_reaches_every_point() {
     let mut batch = code.pair_batch(5).unwrap();
     batch.set_all(0, points[0]);
     for p in 0..5 {
-        for i in 1..n_in {
-            batch.set(p, i, points[p * n_in + i]);
-        }
+        batch.set_run(p, 1, &points[p * n_in + 1..(p + 1) * n_in]);
     }
     code.run_pair_batch(&mut batch).unwrap();
     let mut one = vec![0.0; n_out];

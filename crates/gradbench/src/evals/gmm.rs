@@ -268,12 +268,12 @@ fn points(shape: Shape, config: Config) -> Result<ComposedKernel> {
 }
 
 /// Components per native call of the per-point composition: two (pairs of components in
-/// vector lanes, their parameters laid out once per call) from d = 16, where the component
-/// kernel's work outweighs writing the point into each pair (in one run: d = 20 primal 0.8×
-/// and gradient 0.8× of one lane, d = 32 0.7×, d = 64 0.7× and 0.75×; d = 10 the same,
-/// d = 2 primal 1.5×).
+/// vector lanes, their parameters laid out once per call) from d = 10, where the component
+/// kernel's work outweighs writing the point into each pair. One run each against one lane
+/// (primal, gradient): d = 64, k = 5: 0.62×, 0.77×; d = 10, k = 25: 0.79×, 0.80×; d = 10,
+/// k = 5 and 100: 0.8–0.95×; d = 2: 1.1–1.4× (slower).
 fn points_lanes(d: usize) -> usize {
-    if d >= 16 {
+    if d >= 10 {
         2
     } else {
         1
