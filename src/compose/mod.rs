@@ -146,10 +146,10 @@ pub struct ComposeOptions {
     /// 2: pairs of components run through two-lane kernels of f, and pairs of rows through
     /// the fused HVP program (bitwise the same results). Their inputs stay laid out for the
     /// kernels between rows ([`adjit_jit::PairBatch`]): φⱼ is written once per call, a row
-    /// only its own entries. It pays when the inner kernel is large (GradBench gmm's component
-    /// at d = 64: primal 0.67×, gradient 0.75× one lane; at d = 20 0.8×; at d = 10 the same,
-    /// at d = 2 the primal 1.5× slower), and for the fused HVP at many components (kmeans'
-    /// k = 100: 0.71–0.74×). The inner VJP and HVP, which run on components gathered per
+    /// only its own entries. It pays unless the inner kernel is tiny (GradBench gmm's
+    /// component, primal and gradient against one lane: d = 64 0.62–0.67× and 0.75–0.77×,
+    /// d = 10 0.8×, d = 2 1.1–1.4× slower; kmeans' fused HVP 0.83–0.85× at k = 10 and
+    /// 0.71–0.74× at k = 100). The inner VJP and HVP, which run on components gathered per
     /// row, stay in one lane.
     pub lanes: usize,
     pub reverse: Reverse,
@@ -704,7 +704,6 @@ impl ComposedKernel {
             inputs
         };
         let n_f = progs.inner.layout.n_inputs();
-        let inputs = fill(n_f);
         let vjp_inputs = match progs.inner_rev {
             Some(rev) if self.compose.reverse == Reverse::Vjp => fill(rev.layout.n_inputs()),
             _ => Vec::new(),
@@ -734,6 +733,11 @@ impl ComposedKernel {
                 }
                 batch
             });
+        // The flat inputs, unless the pair batch takes their place.
+        let inputs = match pairs {
+            Some(_) => Vec::new(),
+            None => fill(n_f),
+        };
         Worker {
             pairs,
             inputs,
