@@ -200,7 +200,7 @@ impl ComposedKernel {
         let pays = n_rows.saturating_mul(cost) >= PARALLEL_WORK;
         let threads = adjit_jit::threads_for(self.compose.threads, n_blocks, pays);
         let mut workers: Vec<HvpWorker> = (0..threads)
-            .map(|_| self.hvp_worker(&progs, theta, v, &phis, &v_phis))
+            .map(|_| self.hvp_worker(&progs, theta, v, &phis, &v_phis, n_rows))
             .collect();
         let half = k * p + s;
         let mut acc = vec![0.0; 1 + 2 * half];
@@ -351,6 +351,7 @@ impl ComposedKernel {
         v: &[f64],
         phis: &[f64],
         v_phis: &[f64],
+        n_rows: usize,
     ) -> HvpWorker {
         let (k, c) = (self.k, self.stage_rows());
         let (inner_hvp, outer) = (progs.inner_hvp, progs.outer);
@@ -397,11 +398,13 @@ impl ComposedKernel {
         };
         let (mut fused_in, mut fused_pairs) = (Vec::new(), None);
         if let FirstStage::Fused(fused) = progs.first {
+            // A call of fewer rows than a stage needs fewer points.
             let pairs = (fused.runner.code())
                 .filter(|_| self.compose.lanes >= 2)
-                .and_then(|code| code.pair_batch(c));
+                .and_then(|code| code.pair_batch(c.min(n_rows)));
             if let Some(mut batch) = pairs {
-                for (slot, value) in phis.iter().copied().enumerate().chain(shared()) {
+                batch.set_all_run(0, phis);
+                for (slot, value) in shared() {
                     batch.set_all(slot, value);
                 }
                 fused_pairs = Some(batch);

@@ -106,13 +106,28 @@ impl PairBatch {
     /// # Panics
     /// If `slot` is not an input of the function.
     pub fn set_all(&mut self, slot: usize, value: f64) {
+        self.set_all_run(slot, &[value]);
+    }
+
+    /// Set inputs `first`, `first + 1`, … of every point to `values` (inputs the points
+    /// share), pair by pair.
+    ///
+    /// # Panics
+    /// If the inputs reach past the function's.
+    pub fn set_all_run(&mut self, first: usize, values: &[f64]) {
         assert!(
-            slot < self.n_in,
-            "input {slot} is outside the function's {} inputs",
+            first.saturating_add(values.len()) <= self.n_in,
+            "inputs {first}..{} are outside the function's {} inputs",
+            first.saturating_add(values.len()),
             self.n_in
         );
-        for pair in self.inputs[slot..].iter_mut().step_by(self.n_in) {
-            *pair = PairSlot([value; 2]);
+        if self.n_in == 0 {
+            return;
+        }
+        for pair in self.inputs.chunks_exact_mut(self.n_in) {
+            for (slot, &value) in pair[first..].iter_mut().zip(values) {
+                *slot = PairSlot([value; 2]);
+            }
         }
     }
 

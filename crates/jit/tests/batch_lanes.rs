@@ -425,29 +425,43 @@ fn a_pair_batch_runs_only_on_its_own_function() {
     );
 }
 
-/// An input shared by every point (`set_all`), the rest per point (`set_run`): each point's outputs are
-/// `call`'s at its inputs, an odd count included.
+/// Inputs shared by every point (`set_all_run`, `set_all`), the rest per point (`set_run`):
+/// each point's outputs are `call`'s at its inputs, an odd count included.
 #[test]
-fn an_input_set_for_all_points_reaches_every_point() {
-    let func = random_function(11, &RandomOptions::default());
+fn inputs_set_for_all_points_reach_every_point() {
+    let ropts = RandomOptions {
+        n_params: 4,
+        ..RandomOptions::default()
+    };
+    let func = random_function(11, &ropts);
     let code = compile(&func, &pair_options(&JitOptions::default())).unwrap();
     let (n_in, n_out) = (code.n_inputs(), code.n_outputs());
+    assert_eq!(n_in, 4);
     let points = random_points(12, 5 * n_in);
     let mut batch = code.pair_batch(5).unwrap();
-    batch.set_all(0, points[0]);
+    // Inputs 0 and 1 shared (point 0's), 3 shared too but set alone, 2 per point.
+    batch.set_all_run(0, &points[..2]);
+    batch.set_all(3, points[3]);
     for p in 0..5 {
-        batch.set_run(p, 1, &points[p * n_in + 1..(p + 1) * n_in]);
+        batch.set_run(p, 2, &points[p * n_in + 2..p * n_in + 3]);
     }
     code.run_pair_batch(&mut batch).unwrap();
     let mut one = vec![0.0; n_out];
     for p in 0..5 {
-        let mut x = points[p * n_in..(p + 1) * n_in].to_vec();
-        x[0] = points[0];
+        let mut x = points[..n_in].to_vec();
+        x[2] = points[p * n_in + 2];
         code.call(&x, &mut one).unwrap();
         let got: Vec<u64> = batch.outputs(p, 0..n_out).map(f64::to_bits).collect();
         let want: Vec<u64> = one.iter().map(|y| y.to_bits()).collect();
         assert_eq!(got, want, "point {p}");
+        assert_eq!(batch.input(p, 1).to_bits(), points[1].to_bits());
     }
+    // The per-point input reaches the outputs, so a point left with another's would show.
+    let first: Vec<f64> = batch.outputs(0, 0..n_out).collect();
+    assert!(
+        (1..5).any(|p| batch.outputs(p, 0..n_out).zip(&first).any(|(a, b)| a != *b)),
+        "the program reads input 2"
+    );
 }
 
 /// Reading or writing outside the batch is a programming error, caught before any memory is
