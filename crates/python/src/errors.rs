@@ -96,7 +96,9 @@ pub fn kind_of(e: &adjit::Error) -> Kind {
             J::InputLength { .. } | J::OutputLength { .. } | J::BatchLength { .. } => Kind::Shape,
             J::UnknownTriple { .. } | J::Symbol { .. } => Kind::Option,
             J::NotVerified(_) => Kind::Parse,
-            J::HostNotSupported(_) | J::Cranelift { .. } | J::TooLarge(_) => Kind::Other,
+            J::HostNotSupported(_) | J::Cranelift { .. } | J::TooLarge(_) | J::ForeignBatch => {
+                Kind::Other
+            }
         },
         E::Interp(_) | E::Internal { .. } => Kind::Other,
     }
