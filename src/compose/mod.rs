@@ -147,7 +147,7 @@ pub struct ComposeOptions {
     /// the fused HVP program (bitwise the same results). Their inputs stay laid out for the
     /// kernels between rows ([`adjit_jit::PairBatch`]): φⱼ is written once per call, a row
     /// only its own entries. It pays unless the inner kernel is tiny (GradBench gmm's
-    /// component, primal and gradient against one lane: d = 64 0.62–0.67× and 0.75–0.77×,
+    /// component, primal and gradient against one lane: d = 64 0.62–0.69× and 0.73–0.78×,
     /// d = 10 0.8×, d = 2 1.1–1.4× slower; kmeans' fused HVP 0.83–0.85× at k = 10 and
     /// 0.71–0.74× at k = 100). The inner VJP and HVP, which run on components gathered per
     /// row, stay in one lane.

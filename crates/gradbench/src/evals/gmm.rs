@@ -271,7 +271,7 @@ fn points(shape: Shape, config: Config) -> Result<ComposedKernel> {
 /// vector lanes, their parameters laid out once per call) from d = 10, where the component
 /// kernel's work outweighs writing the point into each pair. One run each against one lane
 /// (primal, gradient): d = 64, k = 5: 0.62×, 0.77×; d = 10, k = 25: 0.79×, 0.80×; d = 10,
-/// k = 5 and 100: 0.8–0.95×; d = 2: 1.1–1.4× (slower).
+/// k = 5 and 100: 0.7–0.95×; d = 2: 1.1–1.4× (slower).
 fn points_lanes(d: usize) -> usize {
     if d >= 10 {
         2
