@@ -189,6 +189,9 @@ impl CompiledFunction {
     /// A batch of `n_points` points (inputs all 0) for [`CompiledFunction::run_pair_batch`],
     /// or `None` when the function has no two-point kernels
     /// ([`CompiledFunction::batch_lanes`] is 1).
+    ///
+    /// # Panics
+    /// If the batch's size in bytes overflows `usize` (as `vec!` does).
     pub fn pair_batch(&self, n_points: usize) -> Option<PairBatch> {
         let pairs = self.pair_kernels()?;
         let n_pairs = n_points.div_ceil(2);
