@@ -363,8 +363,7 @@ impl MappedKernel {
         // `extra` written once into both lanes, the rows' entries per pair of rows.
         let pairs = program.runner.code().and_then(|code| code.pair_batch(2));
         let pairs = pairs.map(|mut batch| {
-            batch.set_run(0, 0, &inputs);
-            batch.set_run(1, 0, &inputs);
+            batch.set_all_run(0, &inputs);
             batch
         });
         let pair_outputs = match pairs {
