@@ -4,6 +4,9 @@
 //!   #21 item 12), a two-parameter line fit's gradient summed over 1, 10², 10⁴ and 10⁶ rows.
 //!   Default options must never be slower than one thread; compare `default` and `threads=1`
 //!   of one size within one run.
+//! - `map/wide_theta_gradient`: a least-squares row (Σ θᵢ·aᵢ − b)² over p = 100 and 1,000
+//!   features, 2,000 rows, in one lane and in two (`MapOptions::lanes`; θ laid out for the
+//!   two-lane kernels once per call); the bench asserts both give the same bits.
 //! - `compose/kmeans_hvp`: GradBench kmeans' Hessian-vector product (1,000 points, d = 8) as
 //!   a composition (`ComposedKernel::hvp`, the nearest centroid's HVP only) against the HVP of
 //!   the kernel unrolled over the k centroids (`MappedKernel::hvp_sum`) and against plain
@@ -40,6 +43,44 @@ fn line_fit(c: &mut Criterion) {
 }
 
 /// ‖a − c‖², summed in coordinate order.
+fn wide_theta(c: &mut Criterion) {
+    let mut group = c.benchmark_group("map/wide_theta_gradient");
+    let rows = 2000;
+    for p in [100usize, 1000] {
+        let kernel = adjit::ir::trace::trace_with_data(p, p + 1, |t, a| {
+            let dot = t.iter().zip(a).map(|(&t, &a)| t * a).reduce(|s, x| s + x);
+            (dot.expect("p ≥ 1") - a[p]).square()
+        });
+        let theta: Vec<f64> = (0..p)
+            .map(|i| ((i * 7919) % 1000) as f64 / 1e3 - 0.5)
+            .collect();
+        let data: Vec<f64> = (0..rows * (p + 1))
+            .map(|i| ((i * 104_729) % 1000) as f64 / 1e3 - 0.5)
+            .collect();
+        let mut bits = Vec::new();
+        for lanes in [1usize, 2] {
+            let map = MapOptions {
+                threads: 1,
+                lanes,
+                ..MapOptions::default()
+            };
+            let k = MappedKernel::with_options(&kernel, map, &Default::default())
+                .expect("the kernel compiles");
+            let mut g = vec![0.0; p];
+            let y = k.gradient(&theta, &data, &mut g).expect("runs");
+            bits.push((
+                y.to_bits(),
+                g.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            ));
+            group.bench_with_input(BenchmarkId::new(format!("lanes={lanes}"), p), &p, |b, _| {
+                b.iter(|| k.gradient(&theta, &data, &mut g).expect("runs"))
+            });
+        }
+        assert_eq!(bits[0], bits[1], "two lanes change no bit");
+    }
+    group.finish();
+}
+
 fn distance<'t>(c: &[Var<'t>], a: &[Var<'t>]) -> Var<'t> {
     let terms = c.iter().zip(a).map(|(&c, &a)| (a - c) * (a - c));
     terms.reduce(|s, t| s + t).expect("d ≥ 1")
@@ -163,5 +204,5 @@ fn kmeans_hvp(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, line_fit, kmeans_hvp);
+criterion_group!(benches, line_fit, wide_theta, kmeans_hvp);
 criterion_main!(benches);
