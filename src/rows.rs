@@ -101,14 +101,21 @@ pub(crate) fn check_inputs(
 /// `x[at[i]] = values[i]` into point `point` of a pair batch, for input slots `at` in
 /// ascending order: one run when they are consecutive (the common layout).
 pub(crate) fn put_pair(batch: &mut PairBatch, point: usize, at: &[usize], values: &[f64]) {
-    match (at.first(), at.last()) {
-        (Some(&first), Some(&last)) if last - first + 1 == at.len() => {
-            batch.set_run(point, first, &values[..at.len()]);
-        }
-        _ => {
+    match consecutive(at) {
+        Some(first) => batch.set_run(point, first, &values[..at.len()]),
+        None => {
             for (&slot, &value) in at.iter().zip(values) {
                 batch.set(point, slot, value);
             }
         }
+    }
+}
+
+/// The first of `at` (ascending slots, each once) when they are consecutive, so that values
+/// for them can be written as one run.
+pub(crate) fn consecutive(at: &[usize]) -> Option<usize> {
+    match (at.first(), at.last()) {
+        (Some(&first), Some(&last)) if last - first + 1 == at.len() => Some(first),
+        _ => None,
     }
 }

@@ -823,7 +823,8 @@ impl ComposedKernel {
         let n_rev_out = rev.n_out;
         let (rev_y, rev_grad) = (&rev.y, &rev.grad);
         let stored = self.compose.reverse != Reverse::Vjp;
-        if let (true, Some(batch)) = (stored, worker.pairs.as_mut()) {
+        // A worker of a gradient call has a pair batch only with the stored gradient.
+        if let Some(batch) = worker.pairs.as_mut() {
             self.run_pairs(rev, batch, row)?;
             for (j, y) in worker.ys.iter_mut().enumerate() {
                 *y = batch.output(j, rev_y.start);
@@ -858,7 +859,7 @@ impl ComposedKernel {
         let g_bar = &progs.outer.grad;
         let y_bar = &worker.outer_out[g_bar.start..g_bar.start + k * m];
         let shared_bar = &worker.outer_out[g_bar.start + k * m..g_bar.end];
-        if let (true, Some(batch)) = (stored, worker.pairs.as_ref()) {
+        if let Some(batch) = worker.pairs.as_ref() {
             for (j, &w) in y_bar.iter().enumerate() {
                 let slots = &mut acc[1 + j * p..1 + (j + 1) * p];
                 for (a, g) in slots.iter_mut().zip(batch.outputs(j, rev_grad.clone())) {
@@ -987,11 +988,9 @@ struct Worker {
 /// order, each once): one copy when they are consecutive (the common layout: the parameters,
 /// then the row).
 fn put(x: &mut [f64], at: &[usize], values: &[f64]) {
-    match (at.first(), at.last()) {
-        (Some(&first), Some(&last)) if last - first + 1 == at.len() => {
-            x[first..=last].copy_from_slice(&values[..at.len()]);
-        }
-        _ => {
+    match rows::consecutive(at) {
+        Some(first) => x[first..first + at.len()].copy_from_slice(&values[..at.len()]),
+        None => {
             for (&slot, &value) in at.iter().zip(values) {
                 x[slot] = value;
             }

@@ -230,7 +230,7 @@ impl CompiledFunction {
     ) -> Result<(), JitError> {
         if n_points > batch.n_points {
             return Err(JitError::BatchLength {
-                inputs: n_points * batch.n_in,
+                inputs: n_points.saturating_mul(batch.n_in),
                 outputs: batch.n_points * batch.n_out,
                 n_inputs: batch.n_in,
                 n_outputs: batch.n_out,
