@@ -1,8 +1,9 @@
 //! # adjit-ir
 //!
 //! The intermediate representation of adjit: typed straight-line SSA programs over `f32`,
-//! `f64` and `bool` scalars, with a text format, a verifier, a reference interpreter and a
-//! tracing front end.
+//! `f64` and `bool` scalars, with a text format, a verifier, a reference interpreter, a
+//! tracing front end and the search for repetition ([`roll`]) that compiled code and
+//! [`rolled`] programs keep as loops.
 //!
 //! A [`Function`] is a vector of values whose operands always point backwards: parameters
 //! first, then one value per instruction, in program order. Entities are `u32` indices
@@ -19,6 +20,7 @@ pub mod math;
 pub mod mathlib;
 mod opcode;
 pub mod random;
+pub mod roll;
 pub mod text;
 pub mod trace;
 mod types;
