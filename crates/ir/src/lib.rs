@@ -21,6 +21,7 @@ pub mod mathlib;
 mod opcode;
 pub mod random;
 pub mod roll;
+pub mod rolled;
 pub mod text;
 pub mod trace;
 mod types;
@@ -32,6 +33,7 @@ pub use function::{
 };
 pub use interp::{interpret, InterpError, Interpreter};
 pub use opcode::{BinaryOp, CmpPred, UnaryOp};
+pub use rolled::{Loop, Rolled};
 pub use text::{parse, parse_function, ParseError, ParseErrors};
 pub use types::Type;
 pub use verify::{verify, VerifyError, VerifyErrors};

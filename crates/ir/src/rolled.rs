@@ -1,0 +1,383 @@
+//! Rolled programs: a straight-line program kept as the loops it repeats, so that a pass can
+//! work on one iteration instead of every copy.
+//!
+//! A [`Rolled`] program *means* its expansion ([`Rolled::expand`]): the [`Function`] with the
+//! same parameters, values (numbered as there) and returns. It holds the parameters and then
+//! a sequence of [`Loop`]s that covers every instruction in program order; a loop is `trips`
+//! iterations of a `period`-instruction template, iteration `j` being the values `start +
+//! j·period ..`, and each value operand of a template instruction follows one
+//! [`Source`] rule for every `j` (the same iteration, the previous one, or a value before the
+//! loop at an affine index), as the run search ([`crate::roll`]) finds them. Straight code is
+//! a loop of one trip. Literals that change from iteration to iteration (data traced in) are
+//! read from [`LiteralTable`]s, and the names of later iterations, when there are any, are
+//! kept beside the template.
+//!
+//! What a rolled program costs is its templates, not its trace: the Rosenbrock sum of 10⁶
+//! terms is one loop of eight instructions. [`Rolled::interpret`] evaluates it without
+//! expanding (one `f64` per value), and a transform that works per template — forward mode,
+//! `adjit_diff::jvp_rolled` — produces a rolled program whose expansion is the transform of
+//! the expansion, bit for bit.
+
+use crate::function::{Function, InstData, Name, Operand, Value, ValueData, ValueDef};
+use crate::interp::InterpError;
+use crate::roll::{find_runs, LiteralTable, Source};
+use crate::types::Type;
+
+/// `trips` iterations of a template of instructions (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loop {
+    /// The value of iteration 0's first instruction.
+    pub start: usize,
+    pub trips: usize,
+    /// Iteration 0's instructions, with their names.
+    pub template: Vec<ValueData>,
+    /// Per template position, where each value operand comes from (in text order).
+    pub sources: Vec<Vec<Source>>,
+    /// The literals that change from iteration to iteration.
+    pub tables: Vec<LiteralTable>,
+    /// The names of iterations `1..trips` (`(trips − 1)·period` entries, iteration by
+    /// iteration), or empty when none of them has a name.
+    pub names: Vec<Option<Name>>,
+}
+
+impl Loop {
+    /// Instructions per iteration.
+    pub fn period(&self) -> usize {
+        self.template.len()
+    }
+
+    /// The value after the loop's last.
+    pub fn end(&self) -> usize {
+        self.start + self.period() * self.trips
+    }
+
+    /// The value of template position `t` in iteration `j`.
+    pub fn value(&self, t: usize, j: usize) -> usize {
+        self.start + j * self.period() + t
+    }
+
+    /// The value `source` reads in iteration `j`.
+    pub fn source_value(&self, source: Source, j: usize) -> usize {
+        match source {
+            Source::Same { pos } => self.value(pos as usize, j),
+            Source::Carried { init, .. } if j == 0 => init as usize,
+            Source::Carried { pos, .. } => self.value(pos as usize, j - 1),
+            Source::Affine { base, step } => (base as i64 + step * j as i64) as usize,
+        }
+    }
+
+    /// The instruction of template position `t` in iteration `j`, with its operands and
+    /// literals as the expanded program has them.
+    pub fn instance(&self, t: usize, j: usize) -> InstData {
+        let ValueDef::Inst(inst) = &self.template[t].def else {
+            unreachable!("a template holds instructions")
+        };
+        let sources = &self.sources[t];
+        let mut k = 0;
+        let mut inst = inst.map_values(|_| {
+            let v = self.source_value(sources[k], j);
+            k += 1;
+            Value::new(v)
+        });
+        for table in self.tables.iter().filter(|x| x.pos as usize == t) {
+            set_literal(&mut inst, table.slot as usize, table.bits[j]);
+        }
+        inst
+    }
+
+    /// The name of template position `t` in iteration `j`.
+    pub fn name(&self, t: usize, j: usize) -> Option<&Name> {
+        match j {
+            0 => self.template[t].name.as_ref(),
+            _ if self.names.is_empty() => None,
+            _ => self.names[(j - 1) * self.period() + t].as_ref(),
+        }
+    }
+
+    /// A loop of one trip holding the instructions `values` of a program, whose first is value
+    /// `start`: operands before `start` are read as invariants, the others in the iteration.
+    pub fn straight(start: usize, values: &[ValueData]) -> Loop {
+        let sources = values
+            .iter()
+            .map(|data| {
+                let mut out = Vec::new();
+                if let ValueDef::Inst(inst) = &data.def {
+                    inst.for_each_value(|v| {
+                        out.push(match v.index().checked_sub(start) {
+                            Some(pos) => Source::Same { pos: pos as u32 },
+                            None => Source::Affine {
+                                base: v.index() as u32,
+                                step: 0,
+                            },
+                        })
+                    });
+                }
+                out
+            })
+            .collect();
+        Loop {
+            start,
+            trips: 1,
+            template: values.to_vec(),
+            sources,
+            tables: Vec::new(),
+            names: Vec::new(),
+        }
+    }
+}
+
+/// Sets literal number `slot` of `inst` (counted as [`LiteralTable::slot`] counts: a float
+/// `const`'s value is 0, else the literal operands in text order) to the `f64` with `bits`.
+fn set_literal(inst: &mut InstData, slot: usize, bits: u64) {
+    let mut k = 0;
+    let mut set = |o: &mut Operand| {
+        if let Operand::Const(c) = o {
+            if k == slot {
+                *c = f64::from_bits(bits);
+            }
+            k += 1;
+        }
+    };
+    match inst {
+        InstData::Const { bits: b, .. } => *b = bits,
+        InstData::Binary { args, .. }
+        | InstData::Fcmp { args, .. }
+        | InstData::Select { args, .. } => args.iter_mut().for_each(&mut set),
+        InstData::Fma { args } => args.iter_mut().for_each(&mut set),
+        _ => {}
+    }
+}
+
+/// A straight-line program kept as loops (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rolled {
+    /// Name, parameters (with their kinds), returns and return types of the expansion; its
+    /// values are the parameters only.
+    header: Function,
+    loops: Vec<Loop>,
+    n_values: usize,
+}
+
+impl Rolled {
+    /// A program with `header`'s name, parameters and returns and no instruction yet; loops
+    /// are appended with [`Rolled::push`].
+    ///
+    /// # Panics
+    /// If `header` holds instructions.
+    pub fn new(header: Function) -> Rolled {
+        assert_eq!(
+            header.n_values(),
+            header.n_params,
+            "a header holds parameters only"
+        );
+        let n_values = header.n_params;
+        Rolled {
+            header,
+            loops: Vec::new(),
+            n_values,
+        }
+    }
+
+    /// `func` (verified) with the runs [`crate::roll`] finds in it kept as loops, and the
+    /// instructions between them as loops of one trip.
+    pub fn from_function(func: &Function) -> Rolled {
+        let mut header = func.clone();
+        header.values.truncate(func.n_params);
+        let mut out = Rolled::new(header);
+        let straight_to = |out: &mut Rolled, end: usize| {
+            let start = out.n_values;
+            if end > start {
+                out.push(Loop::straight(start, &func.values[start..end]));
+            }
+        };
+        for run in find_runs(func).raw {
+            debug_assert!(run.segments.len() == 1 && run.outer.is_none());
+            straight_to(&mut out, run.start);
+            let period = run.period;
+            let names: Vec<Option<Name>> = func.values
+                [run.start + period..run.start + period * run.trips]
+                .iter()
+                .map(|d| d.name.clone())
+                .collect();
+            out.push(Loop {
+                start: run.start,
+                trips: run.trips,
+                template: func.values[run.start..run.start + period].to_vec(),
+                sources: run.sources,
+                tables: run.tables,
+                names: if names.iter().any(Option::is_some) {
+                    names
+                } else {
+                    Vec::new()
+                },
+            });
+        }
+        straight_to(&mut out, func.n_values());
+        out
+    }
+
+    /// Appends `l`, which must start at the next value.
+    ///
+    /// # Panics
+    /// If `l` does not start at [`Rolled::n_values`], or its tables or names do not have one
+    /// entry per iteration.
+    pub fn push(&mut self, l: Loop) {
+        assert_eq!(l.start, self.n_values, "a loop starts at the next value");
+        assert_eq!(l.sources.len(), l.period());
+        assert!(l.tables.iter().all(|t| t.bits.len() == l.trips));
+        assert!(l.names.is_empty() || l.names.len() == (l.trips - 1) * l.period());
+        self.n_values = l.end();
+        if l.trips > 0 && l.period() > 0 {
+            self.loops.push(l);
+        }
+    }
+
+    /// Sets the returned values and their types.
+    pub fn set_rets(&mut self, rets: Vec<Value>, types: Vec<Type>) {
+        self.header.rets = rets;
+        self.header.ret_types = types;
+    }
+
+    /// The parameters, name and returns (a function of parameters only).
+    pub fn header(&self) -> &Function {
+        &self.header
+    }
+
+    pub fn loops(&self) -> &[Loop] {
+        &self.loops
+    }
+
+    /// Values of the expansion, parameters included.
+    pub fn n_values(&self) -> usize {
+        self.n_values
+    }
+
+    pub fn n_params(&self) -> usize {
+        self.header.n_params
+    }
+
+    /// Instructions held: the templates' (what a per-template pass costs).
+    pub fn n_template_insts(&self) -> usize {
+        self.loops.iter().map(Loop::period).sum()
+    }
+
+    /// The loop holding value `v` (an instruction), its template position and iteration.
+    pub fn locate(&self, v: usize) -> Option<(usize, usize, usize)> {
+        let k = self
+            .loops
+            .partition_point(|l| l.start <= v)
+            .checked_sub(1)?;
+        let l = &self.loops[k];
+        (v < l.end()).then(|| (k, (v - l.start) % l.period(), (v - l.start) / l.period()))
+    }
+
+    /// The type of value `v`.
+    ///
+    /// # Panics
+    /// If `v` is not a value of the program.
+    pub fn ty(&self, v: usize) -> Type {
+        if v < self.header.n_params {
+            return self.header.values[v].ty;
+        }
+        let (k, t, _) = self.locate(v).expect("a value of the program");
+        self.loops[k].template[t].ty
+    }
+
+    /// The expanded program: every iteration of every loop, in order.
+    pub fn expand(&self) -> Function {
+        let mut func = self.header.clone();
+        func.values.reserve(self.n_values - func.n_params);
+        for l in &self.loops {
+            for j in 0..l.trips {
+                for t in 0..l.period() {
+                    func.values.push(ValueData {
+                        ty: l.template[t].ty,
+                        def: ValueDef::Inst(l.instance(t, j)),
+                        name: l.name(t, j).cloned(),
+                    });
+                }
+            }
+        }
+        func
+    }
+
+    /// Evaluates the program at `inputs` as [`crate::interpret`] evaluates its expansion,
+    /// iteration by iteration, without expanding it.
+    pub fn interpret(&self, inputs: &[f64]) -> Result<Vec<f64>, InterpError> {
+        let name = || self.header.name.clone();
+        if inputs.len() != self.n_params() {
+            return Err(InterpError::InputCount {
+                func: name(),
+                expected: self.n_params(),
+                got: inputs.len(),
+            });
+        }
+        let mut values: Vec<f64> = Vec::with_capacity(self.n_values);
+        for (data, &x) in self.header.values.iter().zip(inputs) {
+            values.push(data.ty.round(x));
+        }
+        for l in &self.loops {
+            for j in 0..l.trips {
+                for t in 0..l.period() {
+                    let inst = l.instance(t, j);
+                    let i = values.len();
+                    let mut bad = false;
+                    inst.for_each_value(|v| bad |= v.index() >= i);
+                    if bad {
+                        return Err(InterpError::NotVerified {
+                            func: name(),
+                            value: i,
+                        });
+                    }
+                    let x = crate::math::eval_inst(&inst, l.template[t].ty, |o| match o {
+                        Operand::Value(v) => values[v.index()],
+                        Operand::Const(c) => c,
+                    });
+                    values.push(x);
+                }
+            }
+        }
+        self.header
+            .rets
+            .iter()
+            .map(|r| {
+                values
+                    .get(r.index())
+                    .copied()
+                    .ok_or(InterpError::NotVerified {
+                        func: name(),
+                        value: r.index(),
+                    })
+            })
+            .collect()
+    }
+}
+
+/// One line per loop: `v10..v20: 5 trips of 2 instructions`.
+impl std::fmt::Display for Rolled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "@{}: {} values, {} held in {} loops",
+            self.header.name,
+            self.n_values,
+            self.n_template_insts(),
+            self.loops.len()
+        )?;
+        for l in &self.loops {
+            write!(
+                f,
+                "  v{}..v{}: {} trips of {} instructions",
+                l.start,
+                l.end(),
+                l.trips,
+                l.period()
+            )?;
+            if !l.tables.is_empty() {
+                write!(f, ", {} literal tables", l.tables.len())?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
