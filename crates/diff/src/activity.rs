@@ -11,7 +11,7 @@
 //! The analysis is one forward and one backward sweep, O(number of values). It assumes a
 //! verified function and leaves it alone.
 
-use adjit_ir::{Function, Value, ValueDef};
+use adjit_ir::{Function, Rolled, Type, Value, ValueDef};
 
 use crate::rules::for_each_derivative_value;
 
@@ -70,40 +70,97 @@ impl Activity {
 /// assert!(act.is_active(x) && act.is_active(y) && !act.is_active(fl));
 /// ```
 pub fn activity(func: &Function) -> Activity {
-    let n = func.n_values();
-    let mut flags = vec![0u8; n];
     let any_data = func.has_data_params();
-    for (i, data) in func.values.iter().enumerate() {
-        if !data.ty.is_float() {
+    sweep(
+        func,
+        func.n_values(),
+        func.n_params,
+        |p| !(any_data && func.is_data(Value::new(p))),
+        func.rets.iter().zip(&func.ret_types),
+    )
+}
+
+/// [`activity`] of a rolled program's expansion, read iteration by iteration without
+/// expanding it (one byte per value).
+pub fn activity_rolled(r: &Rolled) -> Activity {
+    let header = r.header();
+    let any_data = header.has_data_params();
+    sweep(
+        r,
+        r.n_values(),
+        r.n_params(),
+        |p| !(any_data && header.is_data(Value::new(p))),
+        header.rets.iter().zip(&header.ret_types),
+    )
+}
+
+/// What the sweeps read of a program: each value's type, and the operands of its
+/// instruction that carry a derivative.
+trait Values {
+    fn ty(&self, i: usize) -> Type;
+    fn derivative_operands(&self, i: usize, f: impl FnMut(Value));
+}
+
+impl Values for Function {
+    fn ty(&self, i: usize) -> Type {
+        self.values[i].ty
+    }
+    fn derivative_operands(&self, i: usize, f: impl FnMut(Value)) {
+        if let ValueDef::Inst(inst) = &self.values[i].def {
+            for_each_derivative_value(inst, f);
+        }
+    }
+}
+
+impl Values for Rolled {
+    fn ty(&self, i: usize) -> Type {
+        Rolled::ty(self, i)
+    }
+    fn derivative_operands(&self, i: usize, f: impl FnMut(Value)) {
+        if let Some((k, t, j)) = self.locate(i) {
+            for_each_derivative_value(&self.loops()[k].instance(t, j), f);
+        }
+    }
+}
+
+/// The two sweeps over `n` values, the first `n_params` of them parameters
+/// (`differentiated(p)` for parameter `p`).
+fn sweep<'a>(
+    prog: &impl Values,
+    n: usize,
+    n_params: usize,
+    differentiated: impl Fn(usize) -> bool,
+    rets: impl Iterator<Item = (&'a Value, &'a Type)>,
+) -> Activity {
+    let mut flags = vec![0u8; n];
+    for i in 0..n {
+        if !prog.ty(i).is_float() {
             continue;
         }
-        let varied = match &data.def {
-            ValueDef::Param => !(any_data && func.is_data(Value::new(i))),
-            ValueDef::Inst(inst) => {
-                let mut any = false;
-                for_each_derivative_value(inst, |u| any |= flags[u.index()] & VARIED != 0);
-                any
-            }
+        let varied = if i < n_params {
+            differentiated(i)
+        } else {
+            let mut any = false;
+            prog.derivative_operands(i, |u| any |= flags[u.index()] & VARIED != 0);
+            any
         };
         flags[i] = FLOAT | if varied { VARIED } else { 0 };
     }
-    for (&r, ty) in func.rets.iter().zip(&func.ret_types) {
+    for (&r, ty) in rets {
         if ty.is_float() {
             flags[r.index()] |= USEFUL;
         }
     }
-    for i in (func.n_params..n).rev() {
+    for i in (n_params..n).rev() {
         if flags[i] & USEFUL == 0 {
             continue;
         }
-        if let ValueDef::Inst(inst) = &func.values[i].def {
-            for_each_derivative_value(inst, |u| {
-                let f = &mut flags[u.index()];
-                if *f & FLOAT != 0 {
-                    *f |= USEFUL;
-                }
-            });
-        }
+        prog.derivative_operands(i, |u| {
+            let f = &mut flags[u.index()];
+            if *f & FLOAT != 0 {
+                *f |= USEFUL;
+            }
+        });
     }
     Activity { flags }
 }

@@ -121,6 +121,26 @@ fn tangent_name(primal: &str, k: usize, dir: usize) -> String {
 }
 
 fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
+    forward_with_maps(func, seeds, name).func
+}
+
+/// A forward-mode program and where each primal value went in it.
+pub(crate) struct Forwarded {
+    pub func: Function,
+    /// Per primal value, its copy.
+    pub map: Vec<Value>,
+    /// Per primal value, its tangent in the first direction (`None`: zero).
+    pub tangent: Vec<Option<Value>>,
+    /// Values before the output tangents' `const 0.0`s (every line of every instruction).
+    pub n_body: usize,
+}
+
+/// [`jvp`] with one direction of tangent parameters, and the maps from the primal's values.
+pub(crate) fn jvp_with_maps(func: &Function) -> Forwarded {
+    forward_with_maps(func, Seeds::Params(1), format!("{}_jvp", func.name))
+}
+
+fn forward_with_maps(func: &Function, seeds: Seeds<'_>, name: String) -> Forwarded {
     let k = seeds.directions();
     let act = activity(func);
     let mut names = NameTable::new(func);
@@ -240,6 +260,7 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
         }
     }
 
+    let n_body = b.func().n_values();
     let mut zeros: Vec<(Type, Value)> = Vec::new();
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
     for tangents in &tangent {
@@ -255,7 +276,13 @@ fn forward(func: &Function, seeds: Seeds<'_>, name: String) -> Function {
             rets.push(dr);
         }
     }
-    b.finish(&rets)
+    let first = tangent.into_iter().next().unwrap_or_default();
+    Forwarded {
+        func: b.finish(&rets),
+        map,
+        tangent: first,
+        n_body,
+    }
 }
 
 /// The `const 0.0` of type `ty`, emitted once.

@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod derive;
 pub mod forward;
+pub mod forward_rolled;
 pub mod hessian;
 pub mod layout;
 pub mod reverse;
@@ -29,9 +30,10 @@ pub mod sparsity;
 // Inverse accumulation (Pearlmutter & Siskind): lumps, reverse-inverse, forward-inverse.
 pub mod inverse;
 
-pub use activity::{activity, Activity};
+pub use activity::{activity, activity_rolled, Activity};
 pub use derive::{derive, DeriveError, Derived, Mode, UnknownName};
 pub use forward::{jvp, jvp_along, jvp_unit_seeded, jvp_vector};
+pub use forward_rolled::jvp_rolled;
 pub use hessian::{hessian, hvp, hvp_along, DiffError};
 pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};

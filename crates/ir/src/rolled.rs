@@ -69,6 +69,12 @@ impl Loop {
     /// The instruction of template position `t` in iteration `j`, with its operands and
     /// literals as the expanded program has them.
     pub fn instance(&self, t: usize, j: usize) -> InstData {
+        self.instance_with(t, j, |k| self.tables[k].bits[j])
+    }
+
+    /// [`Loop::instance`] with the literals of the tables read from `table_bits` (given the
+    /// table's number): a pass can try the template with other data.
+    pub fn instance_with(&self, t: usize, j: usize, table_bits: impl Fn(usize) -> u64) -> InstData {
         let ValueDef::Inst(inst) = &self.template[t].def else {
             unreachable!("a template holds instructions")
         };
@@ -79,8 +85,10 @@ impl Loop {
             k += 1;
             Value::new(v)
         });
-        for table in self.tables.iter().filter(|x| x.pos as usize == t) {
-            set_literal(&mut inst, table.slot as usize, table.bits[j]);
+        for (k, table) in self.tables.iter().enumerate() {
+            if table.pos as usize == t {
+                set_literal(&mut inst, table.slot as usize, table_bits(k));
+            }
         }
         inst
     }
