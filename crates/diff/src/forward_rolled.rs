@@ -18,12 +18,11 @@
 //! two `u32` images and one activity byte; its derivative rules run once per segment.
 
 use adjit_ir::roll::{LiteralTable, Source};
-use adjit_ir::{
-    Function, InstData, Loop, Operand, ParamKind, Rolled, Type, Value, ValueData, ValueDef,
-};
+use adjit_ir::{Function, InstData, Loop, ParamKind, Rolled, Type, Value, ValueData, ValueDef};
 
 use crate::activity::{activity_rolled, Activity};
 use crate::forward::jvp_with_maps;
+use crate::segments;
 
 /// No image (a value without a tangent).
 const NONE: u32 = u32::MAX;
@@ -268,86 +267,6 @@ fn derive(
     }
 }
 
-/// The literals of an instruction in slot order (as [`LiteralTable::slot`] counts them).
-fn literals(inst: &InstData) -> Vec<u64> {
-    match *inst {
-        InstData::Const { bits, .. } => vec![bits],
-        _ => {
-            let mut out = Vec::new();
-            inst.for_each_operand(|o| {
-                if let Operand::Const(c) = o {
-                    out.push(c.to_bits());
-                }
-            });
-            out
-        }
-    }
-}
-
-/// The literal tables of a segment from iteration `j0` whose template is `a`, `b` being the
-/// same iteration differentiated with every table's literal replaced by `markers`: a literal
-/// of the template that changes with the data must be a copy of one table's (its two values
-/// are that table's entry `j0` and marker). `None` when one is not.
-fn tables_of(
-    l: &Loop,
-    j0: usize,
-    a: &Template,
-    b: &Template,
-    markers: &[u64],
-) -> Option<Vec<(u32, u8, usize)>> {
-    let mut found = Vec::new();
-    for (pos, (x, y)) in a.lines.iter().zip(&b.lines).enumerate() {
-        let (ValueDef::Inst(x), ValueDef::Inst(y)) = (&x.def, &y.def) else {
-            continue;
-        };
-        let (lx, ly) = (literals(x), literals(y));
-        if lx.len() != ly.len() || x.shape() != y.shape() {
-            return None;
-        }
-        for (slot, (&p, &q)) in lx.iter().zip(&ly).enumerate() {
-            if p == q {
-                continue;
-            }
-            let k = l
-                .tables
-                .iter()
-                .zip(markers)
-                .position(|(t, &m)| t.bits[j0] == p && m == q)?;
-            found.push((pos as u32, slot as u8, k));
-        }
-    }
-    Some(found)
-}
-
-/// Literals to try a loop's template with in place of its tables' (one per table): unlike
-/// iteration `j0`'s own and negative, so that a rule which folds a literal (`pow`'s
-/// exponent minus one, an absolute value) gives another literal at the two, and only a copy
-/// gives the marker back. `pow` branches on whether a literal base is zero, which no probe
-/// can see: a table there gives no markers (every iteration its own segment).
-fn markers(l: &Loop, j0: usize) -> Option<Vec<u64>> {
-    l.tables
-        .iter()
-        .enumerate()
-        .map(|(k, t)| {
-            let in_pow = matches!(
-                l.template[t.pos as usize].def,
-                ValueDef::Inst(InstData::Binary {
-                    op: adjit_ir::BinaryOp::Pow,
-                    ..
-                })
-            );
-            if in_pow {
-                return None;
-            }
-            let mut m = -1.718_281_828_459 - 0.037_1 * k as f64;
-            while t.ty.round(m).to_bits() == t.bits[j0] {
-                m -= 0.5;
-            }
-            Some(t.ty.round(m).to_bits())
-        })
-        .collect()
-}
-
 /// Emits the segment of `l` from iteration `j0` into `out` and fills the images of its
 /// values; returns the iteration after it.
 fn segment(
@@ -394,23 +313,17 @@ fn segment(
     };
     fill(images, j0);
     let first = reads_at(images, j0);
-    let mut rules: Vec<Source> = first
-        .iter()
-        .map(|&base| Source::Affine {
-            base: base as u32,
-            step: 0,
-        })
-        .collect();
+    let mut rules = segments::fixed(&first);
     let mut tables: Vec<(u32, u8, usize)> = Vec::new();
     let mut j1 = j0 + 1;
-    let may_extend = l.names.is_empty() && j1 < l.trips;
-    if may_extend && key(l, j1, act, images) == key(l, j0, act, images) {
+    let key0 = key(l, j0, act, images);
+    if j1 < l.trips && !segments::named(l, j1) && key(l, j1, act, images) == key0 {
         let literal_ok = l.tables.is_empty()
-            || match markers(l, j0) {
+            || match segments::markers(l, j0) {
                 None => false,
                 Some(markers) => {
                     let probe = derive(r, l, j0, act, images, Some(&markers));
-                    match tables_of(l, j0, &tpl, &probe, &markers) {
+                    match segments::table_slots(l, j0, &tpl.lines, &probe.lines, &markers) {
                         Some(t) => {
                             tables = t;
                             true
@@ -422,46 +335,12 @@ fn segment(
         if literal_ok {
             fill(images, j1);
             let second = reads_at(images, j1);
-            let own = start..start + period;
-            let candidate: Vec<Option<Source>> = first
-                .iter()
-                .zip(&second)
-                .map(|(&a, &b)| {
-                    if own.contains(&b) {
-                        Some(Source::Carried {
-                            pos: (b - start) as u32,
-                            init: a as u32,
-                        })
-                    } else if b < start {
-                        Some(Source::Affine {
-                            base: a as u32,
-                            step: b as i64 - a as i64,
-                        })
-                    } else {
-                        None
-                    }
-                })
-                .collect();
-            if candidate.iter().all(Option::is_some) {
-                rules = candidate.into_iter().flatten().collect();
+            if let Some(found) = segments::rules(&first, &second, start, period) {
+                rules = found;
                 j1 += 1;
-                let key0 = key(l, j0, act, images);
-                while j1 < l.trips && key(l, j1, act, images) == key0 {
+                while j1 < l.trips && !segments::named(l, j1) && key(l, j1, act, images) == key0 {
                     fill(images, j1);
-                    let here = reads_at(images, j1);
-                    let holds = rules.iter().zip(&here).all(|(&rule, &x)| {
-                        let want = match rule {
-                            Source::Carried { pos, .. } => {
-                                start + (j1 - j0 - 1) * period + pos as usize
-                            }
-                            Source::Affine { base, step } => {
-                                (base as i64 + step * (j1 - j0) as i64) as usize
-                            }
-                            Source::Same { .. } => unreachable!("outside reads"),
-                        };
-                        want == x
-                    });
-                    if !holds {
+                    if !segments::hold(&rules, &reads_at(images, j1), start, period, j1 - j0) {
                         break;
                     }
                     j1 += 1;

@@ -14,8 +14,10 @@ pub mod forward_rolled;
 pub mod hessian;
 pub mod layout;
 pub mod reverse;
+pub mod reverse_rolled;
 pub mod rules;
 pub mod seeded;
+mod segments;
 pub mod simplify;
 
 // Iterated steps: pass-through and running-sum transforms of a step function.
@@ -37,4 +39,5 @@ pub use forward_rolled::jvp_rolled;
 pub use hessian::{hessian, hvp, hvp_along, DiffError};
 pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};
+pub use reverse_rolled::vjp_rolled;
 pub use simplify::{simplify, simplify_owned};

@@ -127,7 +127,7 @@ impl Adjoints {
 /// The name of the adjoint of `%n` (or the cotangent of an output `%n`): `n_b`. Built
 /// directly: `format!` cost 540 instructions a name, 5 % of the VJP of a traced program
 /// (every parameter named).
-fn adjoint_name(n: &str) -> String {
+pub(crate) fn adjoint_name(n: &str) -> String {
     let mut name = String::with_capacity(n.len() + 2);
     name.push_str(n);
     name.push_str("_b");
@@ -136,13 +136,44 @@ fn adjoint_name(n: &str) -> String {
 
 /// Whether a primal name could equal an adjoint name: `n_b`, or `n_b_k` after a clash
 /// ([`NameTable::fresh`]). Other names cannot, so the name table leaves them out.
-fn could_be_adjoint_name(name: &str) -> bool {
+pub(crate) fn could_be_adjoint_name(name: &str) -> bool {
     let head = name.trim_end_matches(|c: char| c.is_ascii_digit());
     name.ends_with("_b") || (head.len() < name.len() && head.ends_with("_b_"))
 }
 
+/// A built VJP with what a rolled reverse sweep reads of it.
+pub(crate) struct Reversed {
+    pub func: Function,
+    /// The forward sweep's values end here; the adjoint sweep follows (seeds' `add`s first).
+    pub forward_end: usize,
+    /// Per primal value, its copy in the forward sweep.
+    pub map: Vec<Value>,
+    /// Per primal value, its adjoint at the end of the sweep (`u32::MAX`: zero).
+    pub adjoint: Vec<u32>,
+    /// Values before the zero adjoints' `const 0.0`s.
+    pub n_body: usize,
+}
+
+/// [`vjp`] with the maps a rolled reverse sweep needs.
+pub(crate) fn vjp_with_maps(func: &Function) -> Reversed {
+    let (func, forward, adjoint, n_body) = build_vjp_maps(func);
+    Reversed {
+        func,
+        forward_end: forward.end,
+        map: forward.map,
+        adjoint: adjoint.0,
+        n_body,
+    }
+}
+
 /// The VJP and the layout of its forward sweep (which [`tape_of`] reads; [`vjp`] skips it).
 fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
+    let (out, forward, _, _) = build_vjp_maps(func);
+    (out, forward)
+}
+
+/// [`build_vjp`], with the adjoints at the end and where the zero adjoints start.
+fn build_vjp_maps(func: &Function) -> (Function, ForwardSweep, Adjoints, usize) {
     let act = activity(func);
     let mut names = NameTable::only(func, could_be_adjoint_name);
     let n_seeds = func.rets.iter().filter(|&&r| func.ty(r).is_float()).count();
@@ -242,6 +273,7 @@ fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
 
     let mut zeros: Vec<(Type, Value)> = Vec::new();
     let mut rets: Vec<Value> = func.rets.iter().map(|r| map[r.index()]).collect();
+    let n_body = b.func().n_values();
     for p in func.differentiated_params() {
         let ty = func.ty(p);
         let dp = match adjoint.get(p) {
@@ -264,6 +296,8 @@ fn build_vjp(func: &Function) -> (Function, ForwardSweep) {
             end: forward_end,
             map,
         },
+        adjoint,
+        n_body,
     )
 }
 

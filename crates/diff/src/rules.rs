@@ -637,6 +637,13 @@ impl NameTable {
         NameTable { taken }
     }
 
+    /// A table holding `names`.
+    pub(crate) fn from_names(names: impl IntoIterator<Item = Name>) -> NameTable {
+        NameTable {
+            taken: names.into_iter().collect(),
+        }
+    }
+
     /// Reserve `base` (or a suffixed variant) and return it.
     pub(crate) fn fresh(&mut self, base: String) -> Name {
         self.fresh_with(base, true)

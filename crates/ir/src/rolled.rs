@@ -279,6 +279,43 @@ impl Rolled {
         (v < l.end()).then(|| (k, (v - l.start) % l.period(), (v - l.start) / l.period()))
     }
 
+    /// The name of value `v`.
+    pub fn name_of(&self, v: usize) -> Option<&Name> {
+        if v < self.header.n_params {
+            return self.header.values[v].name.as_ref();
+        }
+        let (k, t, j) = self.locate(v)?;
+        self.loops[k].name(t, j)
+    }
+
+    /// Names value `v` (an instruction).
+    ///
+    /// # Panics
+    /// If `v` is not an instruction of the program.
+    pub fn set_name(&mut self, v: usize, name: Name) {
+        let (k, t, j) = self.locate(v).expect("an instruction of the program");
+        let l = &mut self.loops[k];
+        if j == 0 {
+            l.template[t].name = Some(name);
+            return;
+        }
+        if l.names.is_empty() {
+            l.names = vec![None; (l.trips - 1) * l.period()];
+        }
+        let period = l.period();
+        l.names[(j - 1) * period + t] = Some(name);
+    }
+
+    /// Every name of the program (parameters', templates', later iterations').
+    pub fn names(&self) -> impl Iterator<Item = &Name> {
+        let params = self.header.values.iter().filter_map(|d| d.name.as_ref());
+        let loops = self.loops.iter().flat_map(|l| {
+            let first = l.template.iter().filter_map(|d| d.name.as_ref());
+            first.chain(l.names.iter().flatten())
+        });
+        params.chain(loops)
+    }
+
     /// The type of value `v`.
     ///
     /// # Panics

@@ -1,9 +1,10 @@
-//! Forward mode on rolled programs: `jvp_rolled(Rolled::from_function(f))` expands to exactly
-//! `jvp(f)` (every line, literal and name), on random repeated programs (carried state,
-//! strides, interruptions, data literals, `data` parameters, f32), irregular programs and
-//! traces; the derivative holds a template's worth of lines, not the trace's.
+//! Derivatives of rolled programs: `jvp_rolled` and `vjp_rolled` of `Rolled::from_function(f)`
+//! expand to exactly `jvp(f)` and `vjp(f)` (every line, literal and name), on random repeated
+//! programs (carried state, strides, interruptions, data literals, `data` parameters, f32),
+//! irregular programs and traces; the derivative holds a template's worth of lines, not the
+//! trace's.
 
-use adjit_diff::{jvp, jvp_rolled};
+use adjit_diff::{jvp, jvp_rolled, vjp, vjp_rolled};
 use adjit_ir::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
 use adjit_ir::trace::trace;
 use adjit_ir::{interpret, verify, Function, ParamKind, Rolled, Type, Value};
@@ -23,11 +24,23 @@ fn repeated(seed: u64, data: bool) -> Function {
     func
 }
 
-/// `jvp_rolled` of `func` rolled expands to `jvp(func)`, verifies, and its interpreter agrees.
+/// Both modes: `(rolled, flat)`.
+type Mode = (fn(&Rolled) -> Rolled, fn(&Function) -> Function);
+const FORWARD: Mode = (jvp_rolled, jvp);
+const REVERSE: Mode = (vjp_rolled, vjp);
+
+/// Both modes of `func` rolled expand to the flat ones, verify, and their interpreters agree;
+/// the JVP and the VJP.
 fn check(func: &Function, seed: u64) -> (Rolled, Rolled) {
+    let d = check_mode(func, seed, FORWARD);
+    let g = check_mode(func, seed, REVERSE);
+    (d, g)
+}
+
+fn check_mode(func: &Function, seed: u64, (rolled_mode, flat_mode): Mode) -> Rolled {
     let rolled = Rolled::from_function(func);
-    let d = jvp_rolled(&rolled);
-    let want = jvp(func);
+    let d = rolled_mode(&rolled);
+    let want = flat_mode(func);
     let got = d.expand();
     if got != want {
         let n = got.n_values().min(want.n_values());
@@ -55,7 +68,7 @@ fn check(func: &Function, seed: u64) -> (Rolled, Rolled) {
         a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
         b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
     );
-    (rolled, d)
+    d
 }
 
 #[test]
@@ -64,8 +77,10 @@ fn repeated_programs() {
     for seed in 0..120 {
         for data in [false, true] {
             let func = repeated(seed, data);
-            let (_, d) = check(&func, seed);
-            if d.n_template_insts() * 2 < jvp(&func).n_insts() {
+            let (d, g) = check(&func, seed);
+            if d.n_template_insts() * 2 < jvp(&func).n_insts()
+                && g.n_template_insts() * 2 < vjp(&func).n_insts()
+            {
                 held_less += 1;
             }
         }
@@ -132,13 +147,15 @@ fn least_squares(n: usize) -> Function {
 fn traced_sums_differentiate_per_template() {
     for n in [50, 500, 3000] {
         for func in [rosenbrock(n), least_squares(n)] {
-            let (_, d) = check(&func, n as u64);
-            assert!(
-                d.n_template_insts() <= 80,
-                "{}: n = {n}: {} lines held\n{d}",
-                func.name,
-                d.n_template_insts()
-            );
+            let (d, g) = check(&func, n as u64);
+            for d in [d, g] {
+                assert!(
+                    d.n_template_insts() <= 100,
+                    "{}: n = {n}: {} lines held\n{d}",
+                    func.name,
+                    d.n_template_insts()
+                );
+            }
         }
     }
 }

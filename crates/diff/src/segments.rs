@@ -1,0 +1,162 @@
+//! What the rolled transforms ([`crate::forward_rolled`], [`crate::reverse_rolled`]) share:
+//! how a segment's reads from outside its template become [`Source`] rules, and how its
+//! literals that change with the data are found.
+//!
+//! A segment is iterations of one loop of the primal that get the same derivative lines; its
+//! `i`-th iteration is primal iteration `j0 + i` (forward) or `j0 − i` (reverse). Each read
+//! of the segment's template from outside it is an index of the derived program per
+//! iteration; the first two iterations fix its rule (the segment's own previous iteration: a
+//! carried value; else an affine index before the segment), and the segment ends where a
+//! read stops following it.
+
+use adjit_ir::roll::Source;
+use adjit_ir::{BinaryOp, InstData, Loop, Operand, ValueData, ValueDef};
+
+/// The rules of the outside reads of a segment starting at `start` with `period` lines,
+/// from where they read in its first two iterations; `None` when one follows neither rule.
+pub(crate) fn rules(
+    first: &[usize],
+    second: &[usize],
+    start: usize,
+    period: usize,
+) -> Option<Vec<Source>> {
+    let own = start..start + period;
+    first
+        .iter()
+        .zip(second)
+        .map(|(&a, &b)| {
+            if own.contains(&b) {
+                Some(Source::Carried {
+                    pos: (b - start) as u32,
+                    init: a as u32,
+                })
+            } else if b < start {
+                Some(Source::Affine {
+                    base: a as u32,
+                    step: b as i64 - a as i64,
+                })
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The rules of a one-trip segment: every outside read at its index.
+pub(crate) fn fixed(first: &[usize]) -> Vec<Source> {
+    first
+        .iter()
+        .map(|&base| Source::Affine {
+            base: base as u32,
+            step: 0,
+        })
+        .collect()
+}
+
+/// Whether the reads `here` of the segment's iteration `i` (≥ 2) follow `rules`.
+pub(crate) fn hold(
+    rules: &[Source],
+    here: &[usize],
+    start: usize,
+    period: usize,
+    i: usize,
+) -> bool {
+    rules.iter().zip(here).all(|(&rule, &x)| {
+        let want = match rule {
+            Source::Carried { pos, .. } => start + (i - 1) * period + pos as usize,
+            Source::Affine { base, step } => (base as i64 + step * i as i64) as usize,
+            Source::Same { .. } => unreachable!("outside reads"),
+        };
+        want == x
+    })
+}
+
+/// Whether iteration `j` of `l` names any value: a segment holds the names of its first
+/// iteration only, so it does not extend over a named one.
+pub(crate) fn named(l: &Loop, j: usize) -> bool {
+    (0..l.period()).any(|t| l.name(t, j).is_some())
+}
+
+/// The literals of an instruction in slot order (as `LiteralTable::slot` counts them).
+fn literals(inst: &InstData) -> Vec<u64> {
+    match *inst {
+        InstData::Const { bits, .. } => vec![bits],
+        _ => {
+            let mut out = Vec::new();
+            inst.for_each_operand(|o| {
+                if let Operand::Const(c) = o {
+                    out.push(c.to_bits());
+                }
+            });
+            out
+        }
+    }
+}
+
+/// Literals to try a loop's template with in place of its tables' (one per table): unlike
+/// iteration `j0`'s own and negative, so that a rule which folds a literal (`pow`'s
+/// exponent minus one, an absolute value) gives another literal at the two, and only a copy
+/// gives the marker back. `pow` branches on whether a literal base is zero, which no probe
+/// can see: a table there gives no markers (every iteration its own segment).
+pub(crate) fn markers(l: &Loop, j0: usize) -> Option<Vec<u64>> {
+    l.tables
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let in_pow = matches!(
+                l.template[t.pos as usize].def,
+                ValueDef::Inst(InstData::Binary {
+                    op: BinaryOp::Pow,
+                    ..
+                })
+            );
+            if in_pow {
+                return None;
+            }
+            let mut m = -1.718_281_828_459 - 0.037_1 * k as f64;
+            while t.ty.round(m).to_bits() == t.bits[j0] {
+                m -= 0.5;
+            }
+            Some(t.ty.round(m).to_bits())
+        })
+        .collect()
+}
+
+/// The literal tables of a segment from iteration `j0` whose lines are `a`, `b` being the
+/// same iteration derived with every table's literal replaced by `markers`: a literal of the
+/// lines that changes with the data must be a copy of one table's (its two values are that
+/// table's entry `j0` and its marker). `(line, slot, table)` per such literal; `None` when
+/// one is not a copy.
+pub(crate) fn table_slots(
+    l: &Loop,
+    j0: usize,
+    a: &[ValueData],
+    b: &[ValueData],
+    markers: &[u64],
+) -> Option<Vec<(u32, u8, usize)>> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut found = Vec::new();
+    for (pos, (x, y)) in a.iter().zip(b).enumerate() {
+        let (ValueDef::Inst(x), ValueDef::Inst(y)) = (&x.def, &y.def) else {
+            continue;
+        };
+        let (lx, ly) = (literals(x), literals(y));
+        if lx.len() != ly.len() || x.shape() != y.shape() {
+            return None;
+        }
+        for (slot, (&p, &q)) in lx.iter().zip(&ly).enumerate() {
+            if p == q {
+                continue;
+            }
+            let k = l
+                .tables
+                .iter()
+                .zip(markers)
+                .position(|(t, &m)| t.bits[j0] == p && m == q)?;
+            found.push((pos as u32, slot as u8, k));
+        }
+    }
+    Some(found)
+}
