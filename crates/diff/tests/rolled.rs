@@ -34,6 +34,13 @@ const REVERSE: Mode = (vjp_rolled, vjp);
 fn check(func: &Function, seed: u64) -> (Rolled, Rolled) {
     let d = check_mode(func, seed, FORWARD);
     let g = check_mode(func, seed, REVERSE);
+    // Differentiated again: forward over reverse (a Hessian-vector product's lines).
+    assert_eq!(
+        jvp_rolled(&g).expand(),
+        jvp(&vjp(func)),
+        "forward over reverse of {}",
+        func.name
+    );
     (d, g)
 }
 
