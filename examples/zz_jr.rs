@@ -29,12 +29,20 @@ fn main() {
         let r = adjit_ir::Rolled::from_function(&f);
         let t_roll = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let d = if std::env::var("VJP").is_ok() { adjit_diff::vjp_rolled(&r) } else { adjit_diff::jvp_rolled(&r) };
+        let d = if std::env::var("VJP").is_ok() {
+            adjit_diff::vjp_rolled(&r)
+        } else {
+            adjit_diff::jvp_rolled(&r)
+        };
         let t_jvp = t.elapsed().as_secs_f64();
         println!("n={n} trace {t_trace:.3} roll {t_roll:.3} jvp_rolled {t_jvp:.3} held {} of {} loops {} {}", d.n_template_insts(), d.n_values(), d.loops().len(), vmhwm());
     } else {
         let t = Instant::now();
-        let d = if std::env::var("VJP").is_ok() { adjit_diff::vjp(&f) } else { adjit_diff::jvp(&f) };
+        let d = if std::env::var("VJP").is_ok() {
+            adjit_diff::vjp(&f)
+        } else {
+            adjit_diff::jvp(&f)
+        };
         let t_jvp = t.elapsed().as_secs_f64();
         println!(
             "n={n} trace {t_trace:.3} jvp {t_jvp:.3} values {} {}",

@@ -86,7 +86,7 @@ pub fn activity_rolled(r: &Rolled) -> Activity {
     let header = r.header();
     let any_data = header.has_data_params();
     sweep(
-        r,
+        &RolledValues::new(r),
         r.n_values(),
         r.n_params(),
         |p| !(any_data && header.is_data(Value::new(p))),
@@ -112,13 +112,78 @@ impl Values for Function {
     }
 }
 
-impl Values for Rolled {
-    fn ty(&self, i: usize) -> Type {
-        Rolled::ty(self, i)
+/// A rolled program as the sweeps read it: per loop and template position, which of its
+/// value operands carry a derivative (the same in every iteration: it depends on the shape),
+/// and the loop the last read fell in (the sweeps go value by value).
+struct RolledValues<'a> {
+    r: &'a Rolled,
+    carrying: Vec<Vec<Vec<u8>>>,
+    last: std::cell::Cell<usize>,
+}
+
+impl<'a> RolledValues<'a> {
+    fn new(r: &'a Rolled) -> RolledValues<'a> {
+        let carrying = r
+            .loops()
+            .iter()
+            .map(|l| {
+                l.template
+                    .iter()
+                    .map(|d| {
+                        let ValueDef::Inst(inst) = &d.def else {
+                            return Vec::new();
+                        };
+                        // Number the value operands 0, 1, 2 and see which come back.
+                        let mut k = 0u8;
+                        let mut out = Vec::new();
+                        let marked = inst.map_values(|_| {
+                            k += 1;
+                            Value::new(usize::from(k) - 1)
+                        });
+                        for_each_derivative_value(&marked, |v| out.push(v.index() as u8));
+                        out
+                    })
+                    .collect()
+            })
+            .collect();
+        RolledValues {
+            r,
+            carrying,
+            last: std::cell::Cell::new(0),
+        }
     }
-    fn derivative_operands(&self, i: usize, f: impl FnMut(Value)) {
-        if let Some((k, t, j)) = self.locate(i) {
-            for_each_derivative_value(&self.loops()[k].instance(t, j), f);
+
+    /// The loop holding instruction `i`, its position and iteration.
+    fn locate(&self, i: usize) -> (usize, usize, usize) {
+        let loops = self.r.loops();
+        let k = self.last.get();
+        let k = if loops[k].start <= i && i < loops[k].end() {
+            k
+        } else {
+            self.r.locate(i).expect("an instruction of the program").0
+        };
+        self.last.set(k);
+        let l = &loops[k];
+        (k, (i - l.start) % l.period(), (i - l.start) / l.period())
+    }
+}
+
+impl Values for RolledValues<'_> {
+    fn ty(&self, i: usize) -> Type {
+        if i < self.r.n_params() {
+            return self.r.header().values[i].ty;
+        }
+        let (k, t, _) = self.locate(i);
+        self.r.loops()[k].template[t].ty
+    }
+    fn derivative_operands(&self, i: usize, mut f: impl FnMut(Value)) {
+        if i < self.r.n_params() {
+            return;
+        }
+        let (k, t, j) = self.locate(i);
+        let l = &self.r.loops()[k];
+        for &n in &self.carrying[k][t] {
+            f(Value::new(l.source_value(l.sources[t][n as usize], j)));
         }
     }
 }

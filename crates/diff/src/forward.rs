@@ -112,7 +112,7 @@ impl Seeds<'_> {
     }
 }
 
-fn tangent_name(primal: &str, k: usize, dir: usize) -> String {
+pub(crate) fn tangent_name(primal: &str, k: usize, dir: usize) -> String {
     if k == 1 {
         format!("d{primal}")
     } else {

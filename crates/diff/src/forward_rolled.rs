@@ -18,10 +18,13 @@
 //! two `u32` images and one activity byte; its derivative rules run once per segment.
 
 use adjit_ir::roll::{LiteralTable, Source};
-use adjit_ir::{Function, InstData, Loop, ParamKind, Rolled, Type, Value, ValueData, ValueDef};
+use adjit_ir::{
+    Builder, Function, InstData, Loop, ParamKind, Rolled, Type, Value, ValueData, ValueDef,
+};
 
 use crate::activity::{activity_rolled, Activity};
-use crate::forward::jvp_with_maps;
+use crate::forward::{jvp_with_maps, tangent_name};
+use crate::rules::NameTable;
 use crate::segments;
 
 /// No image (a value without a tangent).
@@ -48,11 +51,24 @@ const NONE: u32 = u32::MAX;
 pub fn jvp_rolled(r: &Rolled) -> Rolled {
     let act = activity_rolled(r);
     let header = r.header();
-    let mut params_only = header.clone();
-    params_only.rets.clear();
-    params_only.ret_types.clear();
-    let h = jvp_with_maps(&params_only);
-    let mut out = Rolled::new(h.func);
+    // Every name of the program is taken; derived names are given in program order, as
+    // `jvp` gives them.
+    let mut names = NameTable::from_names(r.names().cloned());
+    let mut b = Builder::new(format!("{}_jvp", header.name));
+    for p in header.params() {
+        b.copy_param(header, p);
+    }
+    for p in header.differentiated_params() {
+        let data = header.data(p);
+        match &data.name {
+            Some(n) => {
+                let name = names.fresh(tangent_name(n, 1, 0));
+                b.param(data.ty, &name)
+            }
+            None => b.param_unnamed(data.ty),
+        };
+    }
+    let mut out = Rolled::new(b.finish(&[]));
     let n = r.n_values();
     let mut images = Images {
         prim: vec![NONE; n],
@@ -65,12 +81,12 @@ pub fn jvp_rolled(r: &Rolled) -> Rolled {
         }
     }
     for p in 0..header.n_params {
-        images.prim[p] = h.map[p].index() as u32;
+        images.prim[p] = p as u32;
     }
     for l in r.loops() {
         let mut j = 0;
         while j < l.trips {
-            j = segment(r, l, j, &act, &mut images, &mut out);
+            j = segment(r, l, j, &act, &mut images, &mut names, &mut out);
         }
     }
     // Returns: the copies, then the float outputs' tangents (`const 0.0` where zero).
@@ -275,9 +291,28 @@ fn segment(
     j0: usize,
     act: &Activity,
     images: &mut Images,
+    names: &mut NameTable,
     out: &mut Rolled,
 ) -> usize {
-    let tpl = derive(r, l, j0, act, images, None);
+    let mut tpl = derive(r, l, j0, act, images, None);
+    // Names: a copy keeps its primal's; a tangent line made for a named value (not an alias
+    // of an operand's tangent) gets `d` and the name, from the program's table.
+    let mut is_copy = vec![false; tpl.lines.len()];
+    for &p in &tpl.prim {
+        is_copy[p as usize] = true;
+    }
+    for (line, copy) in tpl.lines.iter_mut().zip(is_copy) {
+        if !copy {
+            line.name = None;
+        }
+    }
+    for t in 0..l.period() {
+        if let (Some(n), TanAt::Line(p)) = (l.name(t, j0), tpl.tan[t]) {
+            if p > tpl.prim[t] {
+                tpl.lines[p as usize].name = Some(names.fresh(tangent_name(n, 1, 0)));
+            }
+        }
+    }
     let start = out.n_values();
     let period = tpl.lines.len();
     let fill = |images: &mut Images, j: usize| {

@@ -124,8 +124,12 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
     if !adds.is_empty() {
         out.push(Loop::straight(forward_end, &adds));
     }
+    let returned: Vec<usize> = header.rets.iter().map(|v| v.index()).collect();
     let mut sweep = Sweep {
         r,
+        names,
+        returned,
+        forward_end,
         act: &act,
         adj,
         shift: &shift,
@@ -136,7 +140,12 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
             j = sweep.segment(l, j - 1, &mut out);
         }
     }
-    let adj = sweep.adj;
+    let Sweep {
+        adj,
+        mut names,
+        returned,
+        ..
+    } = sweep;
     // Returns: the copies, then the differentiated parameters' adjoints.
     let mut rets: Vec<Value> = header
         .rets
@@ -144,7 +153,6 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
         .map(|v| Value::new(shift(v.index())))
         .collect();
     let mut types = header.ret_types.clone();
-    let returned: Vec<usize> = header.rets.iter().map(|v| v.index()).collect();
     let mut zeros: Vec<(Type, usize)> = Vec::new();
     let mut zero_insts: Vec<ValueData> = Vec::new();
     let zeros_start = out.n_values();
@@ -206,11 +214,18 @@ struct Template {
     reads: Vec<Vec<Read>>,
     /// Per outside value, its adjoint after the iteration (`None`: still zero).
     ext_adjoint: Vec<Option<Read>>,
+    /// Per template position, its final adjoint.
+    pos_adjoint: Vec<Option<Read>>,
 }
 
 /// The state of the adjoint sweep.
 struct Sweep<'a, F: Fn(usize) -> usize> {
     r: &'a Rolled,
+    /// The names taken, and the returned values (whose adjoint names are remembered).
+    names: NameTable,
+    returned: Vec<usize>,
+    /// Where the adjoint sweep starts in the derived program.
+    forward_end: usize,
     act: &'a Activity,
     /// Per primal value, its adjoint so far (an index of the VJP), or [`NONE`].
     adj: Vec<u32>,
@@ -348,11 +363,18 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
                 a => Some(read(a as usize)),
             })
             .collect();
+        let pos_adjoint = (0..l.period())
+            .map(|t| match g.adjoint[m + t] {
+                NONE => None,
+                a => Some(read(a as usize)),
+            })
+            .collect();
         Template {
             ext,
             lines,
             reads,
             ext_adjoint,
+            pos_adjoint,
         }
     }
 
@@ -368,6 +390,36 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
             Read::FwdPos(t) => (self.shift)(l.value(t, j)),
             Read::InExt(k) => self.adj[ext_value(k)] as usize,
             Read::InPos(t) => self.adj[l.value(t, j)] as usize,
+        }
+    }
+
+    /// Names the adjoints of iteration `j0`'s named values as `vjp` does, when the sweep
+    /// reaches each (last to first): the value holding it, if made by the adjoint sweep and
+    /// still unnamed, gets `n_b` from the program's table. Lines of the template are named
+    /// in it (iteration `j0` is the segment's first); the template's own names are dropped.
+    fn name(&mut self, l: &Loop, j0: usize, tpl: &mut Template, start: usize, out: &mut Rolled) {
+        for line in &mut tpl.lines {
+            line.name = None;
+        }
+        for t in (0..l.period()).rev() {
+            let (Some(n), Some(rd)) = (l.name(t, j0), tpl.pos_adjoint[t]) else {
+                continue;
+            };
+            let remember = self.returned.contains(&l.value(t, j0));
+            match rd {
+                Read::Line(p) => {
+                    let line = &mut tpl.lines[p as usize];
+                    if line.name.is_none() {
+                        line.name = Some(self.names.fresh_with(adjoint_name(n), remember));
+                    }
+                }
+                _ => {
+                    let a = self.resolve(l, tpl, j0, start, rd);
+                    if a >= self.forward_end && out.name_of(a).is_none() {
+                        out.set_name(a, self.names.fresh_with(adjoint_name(n), remember));
+                    }
+                }
+            }
         }
     }
 
@@ -402,8 +454,9 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
     /// after its last (the next one down, plus one), 0 when it reaches the first.
     fn segment(&mut self, l: &Loop, j0: usize, out: &mut Rolled) -> usize {
         let key0 = self.key(l, j0);
-        let tpl = self.derive(l, j0, None);
+        let mut tpl = self.derive(l, j0, None);
         let start = out.n_values();
+        self.name(l, j0, &mut tpl, start, out);
         let period = tpl.lines.len();
         // Which literals are the data's: probed before the sweep moves past iteration j0.
         let table_slots = if l.tables.is_empty() {
