@@ -104,6 +104,18 @@ fn frontend(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new("gradient_new", lines), &func, |b, func| {
                 b.iter(|| adjit::Gradient::new(func).expect("compiles"))
             });
+            // Derivatives on templates: the VJP line by line against the VJP of the program
+            // held as its loops (the search for them timed apart).
+            group.bench_with_input(BenchmarkId::new("vjp", lines), &func, |b, func| {
+                b.iter(|| adjit::diff::vjp(func))
+            });
+            group.bench_with_input(BenchmarkId::new("rolled_from", lines), &func, |b, func| {
+                b.iter(|| adjit::ir::Rolled::from_function(func))
+            });
+            let rolled = adjit::ir::Rolled::from_function(&func);
+            group.bench_with_input(BenchmarkId::new("vjp_rolled", lines), &rolled, |b, r| {
+                b.iter(|| adjit::diff::vjp_rolled(r))
+            });
         }
     }
     group.finish();

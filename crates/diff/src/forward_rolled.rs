@@ -19,7 +19,7 @@
 
 use adjit_ir::roll::{LiteralTable, Source};
 use adjit_ir::{
-    Builder, Function, InstData, Loop, ParamKind, Rolled, Type, Value, ValueData, ValueDef,
+    Builder, Function, InstData, Loop, Name, ParamKind, Rolled, Type, Value, ValueData, ValueDef,
 };
 
 use crate::activity::{activity_rolled, Activity};
@@ -306,12 +306,38 @@ fn segment(
             line.name = None;
         }
     }
-    for t in 0..l.period() {
-        if let (Some(n), TanAt::Line(p)) = (l.name(t, j0), tpl.tan[t]) {
-            if p > tpl.prim[t] {
-                tpl.lines[p as usize].name = Some(names.fresh(tangent_name(n, 1, 0)));
+    // The lines named after a position's name in every iteration: its copy, and its tangent
+    // where made for it.
+    let named_lines: Vec<(usize, u32, bool)> = (0..l.period())
+        .flat_map(|t| {
+            let copy = (t, tpl.prim[t], false);
+            let tangent = match tpl.tan[t] {
+                TanAt::Line(p) if p > tpl.prim[t] => Some((t, p, true)),
+                _ => None,
+            };
+            std::iter::once(copy).chain(tangent)
+        })
+        .collect();
+    let name_iteration =
+        |names: &mut NameTable, j: usize, mut set: Box<dyn FnMut(u32, Name) + '_>| {
+            for &(t, p, tangent) in &named_lines {
+                if let Some(n) = l.name(t, j) {
+                    let name = if tangent {
+                        names.fresh(tangent_name(n, 1, 0))
+                    } else {
+                        n.clone()
+                    };
+                    set(p, name);
+                }
             }
-        }
+        };
+    {
+        let lines = &mut tpl.lines;
+        name_iteration(
+            names,
+            j0,
+            Box::new(|p, name| lines[p as usize].name = Some(name)),
+        );
     }
     let start = out.n_values();
     let period = tpl.lines.len();
@@ -352,7 +378,7 @@ fn segment(
     let mut tables: Vec<(u32, u8, usize)> = Vec::new();
     let mut j1 = j0 + 1;
     let key0 = key(l, j0, act, images);
-    if j1 < l.trips && !segments::named(l, j1) && key(l, j1, act, images) == key0 {
+    if j1 < l.trips && key(l, j1, act, images) == key0 {
         let literal_ok = l.tables.is_empty()
             || match segments::markers(l, j0) {
                 None => false,
@@ -373,7 +399,7 @@ fn segment(
             if let Some(found) = segments::rules(&first, &second, start, period) {
                 rules = found;
                 j1 += 1;
-                while j1 < l.trips && !segments::named(l, j1) && key(l, j1, act, images) == key0 {
+                while j1 < l.trips && key(l, j1, act, images) == key0 {
                     fill(images, j1);
                     if !segments::hold(&rules, &reads_at(images, j1), start, period, j1 - j0) {
                         break;
@@ -387,6 +413,16 @@ fn segment(
     }
     // The images of iteration j1 (if filled) are overwritten by the next segment.
     let trips = j1 - j0;
+    // The names of the later iterations, in program order.
+    let mut later_names: Vec<Option<Name>> = Vec::new();
+    if (j0 + 1..j1).any(|j| segments::named(l, j)) {
+        later_names = vec![None; (trips - 1) * period];
+        for j in j0 + 1..j1 {
+            let row = (j - j0 - 1) * period;
+            let slots = &mut later_names[row..row + period];
+            name_iteration(names, j, Box::new(|p, name| slots[p as usize] = Some(name)));
+        }
+    }
     let mut rule = rules.into_iter();
     let sources = tpl
         .reads
@@ -416,7 +452,7 @@ fn segment(
         template: tpl.lines,
         sources,
         tables,
-        names: Vec::new(),
+        names: later_names,
     });
     j1
 }

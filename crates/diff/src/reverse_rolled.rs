@@ -19,7 +19,7 @@
 
 use adjit_ir::roll::{LiteralTable, Source};
 use adjit_ir::{
-    BinaryOp, Builder, Function, InstData, Loop, Operand, ParamKind, Rolled, Type, Value,
+    BinaryOp, Builder, Function, InstData, Loop, Name, Operand, ParamKind, Rolled, Type, Value,
     ValueData, ValueDef,
 };
 
@@ -124,7 +124,10 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
     if !adds.is_empty() {
         out.push(Loop::straight(forward_end, &adds));
     }
-    let returned: Vec<usize> = header.rets.iter().map(|v| v.index()).collect();
+    let mut returned = vec![false; r.n_values()];
+    for v in &header.rets {
+        returned[v.index()] = true;
+    }
     let mut sweep = Sweep {
         r,
         names,
@@ -163,7 +166,7 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
             let a = a as usize;
             if let Some(n) = header.name_of(p) {
                 if a >= forward_end && out.name_of(a).is_none() {
-                    let remember = returned.contains(&p.index());
+                    let remember = returned[p.index()];
                     out.set_name(a, names.fresh_with(adjoint_name(n), remember));
                 }
             }
@@ -221,9 +224,10 @@ struct Template {
 /// The state of the adjoint sweep.
 struct Sweep<'a, F: Fn(usize) -> usize> {
     r: &'a Rolled,
-    /// The names taken, and the returned values (whose adjoint names are remembered).
+    /// The names taken, and per primal value whether it is returned (its adjoint's name is
+    /// remembered).
     names: NameTable,
-    returned: Vec<usize>,
+    returned: Vec<bool>,
     /// Where the adjoint sweep starts in the derived program.
     forward_end: usize,
     act: &'a Activity,
@@ -393,34 +397,47 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
         }
     }
 
-    /// Names the adjoints of iteration `j0`'s named values as `vjp` does, when the sweep
-    /// reaches each (last to first): the value holding it, if made by the adjoint sweep and
-    /// still unnamed, gets `n_b` from the program's table. Lines of the template are named
-    /// in it (iteration `j0` is the segment's first); the template's own names are dropped.
-    fn name(&mut self, l: &Loop, j0: usize, tpl: &mut Template, start: usize, out: &mut Rolled) {
-        for line in &mut tpl.lines {
-            line.name = None;
-        }
-        for t in (0..l.period()).rev() {
-            let (Some(n), Some(rd)) = (l.name(t, j0), tpl.pos_adjoint[t]) else {
-                continue;
-            };
-            let remember = self.returned.contains(&l.value(t, j0));
-            match rd {
-                Read::Line(p) => {
-                    let line = &mut tpl.lines[p as usize];
-                    if line.name.is_none() {
-                        line.name = Some(self.names.fresh_with(adjoint_name(n), remember));
+    /// Names the adjoints of the named values of the segment's iterations (`j0` down, `trips`
+    /// of them) as `vjp` does when its sweep reaches each (last to first): the value holding
+    /// the adjoint, if made by the adjoint sweep and still unnamed, gets `n_b` from the
+    /// program's table. Called once the segment's extent is known and its iterations'
+    /// adjoints are in `adj` (a position's adjoint when the sweep reached it does not change
+    /// afterwards). Returns the names of the segment's lines, iteration by iteration (empty
+    /// when there are none); names of values before the segment go into `out`.
+    fn name_segment(
+        &mut self,
+        l: &Loop,
+        j0: usize,
+        trips: usize,
+        tpl: &Template,
+        start: usize,
+        out: &mut Rolled,
+    ) -> Vec<Option<Name>> {
+        let period = tpl.lines.len();
+        let mut names: Vec<Option<Name>> = Vec::new();
+        for i in 0..trips {
+            let j = j0 - i;
+            let base = start + i * period;
+            for t in (0..l.period()).rev() {
+                let (Some(n), Some(rd)) = (l.name(t, j), tpl.pos_adjoint[t]) else {
+                    continue;
+                };
+                let remember = self.returned[l.value(t, j)];
+                let a = self.resolve(l, tpl, j, base, rd);
+                if a >= start {
+                    if names.is_empty() {
+                        names = vec![None; trips * period];
                     }
-                }
-                _ => {
-                    let a = self.resolve(l, tpl, j0, start, rd);
-                    if a >= self.forward_end && out.name_of(a).is_none() {
-                        out.set_name(a, self.names.fresh_with(adjoint_name(n), remember));
+                    let slot = &mut names[a - start];
+                    if slot.is_none() {
+                        *slot = Some(self.names.fresh_with(adjoint_name(n), remember));
                     }
+                } else if a >= self.forward_end && out.name_of(a).is_none() {
+                    out.set_name(a, self.names.fresh_with(adjoint_name(n), remember));
                 }
             }
         }
+        names
     }
 
     /// The outside reads of iteration `j`'s lines, in operand order.
@@ -456,7 +473,10 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
         let key0 = self.key(l, j0);
         let mut tpl = self.derive(l, j0, None);
         let start = out.n_values();
-        self.name(l, j0, &mut tpl, start, out);
+        // The template's names are given again, in the program's table (below).
+        for line in &mut tpl.lines {
+            line.name = None;
+        }
         let period = tpl.lines.len();
         // Which literals are the data's: probed before the sweep moves past iteration j0.
         let table_slots = if l.tables.is_empty() {
@@ -472,8 +492,7 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
         let mut rules = segments::fixed(&first);
         let mut tables = Vec::new();
         let mut i = 1;
-        let extends =
-            |s: &Self, i: usize| i <= j0 && !segments::named(l, j0 - i) && s.key(l, j0 - i) == key0;
+        let extends = |s: &Self, i: usize| i <= j0 && s.key(l, j0 - i) == key0;
         if let Some(slots) = table_slots {
             if extends(self, 1) {
                 let second = self.reads_at(l, &tpl, j0 - 1, start + period);
@@ -495,6 +514,14 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
             }
         }
         let trips = i;
+        let mut names = self.name_segment(l, j0, trips, &tpl, start, out);
+        if !names.is_empty() {
+            let later = names.split_off(period);
+            for (line, name) in tpl.lines.iter_mut().zip(names) {
+                line.name = name;
+            }
+            names = later;
+        }
         let mut rule = rules.into_iter();
         let sources = tpl
             .reads
@@ -524,7 +551,7 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
             template: tpl.lines,
             sources,
             tables,
-            names: Vec::new(),
+            names,
         });
         j0 + 1 - trips
     }

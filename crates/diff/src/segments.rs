@@ -71,8 +71,8 @@ pub(crate) fn hold(
     })
 }
 
-/// Whether iteration `j` of `l` names any value: a segment holds the names of its first
-/// iteration only, so it does not extend over a named one.
+/// Whether iteration `j` of `l` names any value (a segment over named iterations keeps the
+/// names of its later iterations beside its template).
 pub(crate) fn named(l: &Loop, j: usize) -> bool {
     (0..l.period()).any(|t| l.name(t, j).is_some())
 }
