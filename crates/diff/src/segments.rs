@@ -53,7 +53,8 @@ pub(crate) fn fixed(first: &[usize]) -> Vec<Source> {
         .collect()
 }
 
-/// Whether the reads `here` of the segment's iteration `i` (≥ 2) follow `rules`.
+/// Whether the reads `here` of the segment's iteration `i` (≥ 2) follow `rules` (an affine
+/// read stays before the segment).
 pub(crate) fn hold(
     rules: &[Source],
     here: &[usize],
@@ -61,13 +62,10 @@ pub(crate) fn hold(
     period: usize,
     i: usize,
 ) -> bool {
-    rules.iter().zip(here).all(|(&rule, &x)| {
-        let want = match rule {
-            Source::Carried { pos, .. } => start + (i - 1) * period + pos as usize,
-            Source::Affine { base, step } => (base as i64 + step * i as i64) as usize,
-            Source::Same { .. } => unreachable!("outside reads"),
-        };
-        want == x
+    rules.iter().zip(here).all(|(&rule, &x)| match rule {
+        Source::Carried { pos, .. } => x == start + (i - 1) * period + pos as usize,
+        Source::Affine { base, step } => x < start && x as i64 == base as i64 + step * i as i64,
+        Source::Same { .. } => unreachable!("outside reads"),
     })
 }
 

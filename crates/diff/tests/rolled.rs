@@ -52,6 +52,9 @@ fn check(func: &Function, seed: u64) -> (Rolled, Rolled) {
 fn check_mode(func: &Function, seed: u64, (rolled_mode, flat_mode): Mode) -> Rolled {
     let rolled = Rolled::from_function(func);
     let d = rolled_mode(&rolled);
+    if let Err(e) = d.verify() {
+        panic!("{}: {e}\n{d}", d.header().name);
+    }
     let want = flat_mode(func);
     let got = d.expand();
     if got != want {

@@ -671,43 +671,49 @@ impl Function {
     /// The result type an instruction has given its operands' types, or `None` when the operand
     /// types are inconsistent (the verifier says why). Out-of-range operands give `None`.
     pub fn result_type(&self, inst: &InstData) -> Option<Type> {
-        let ty_of = |o: Operand| match o {
-            Operand::Value(v) => self.values.get(v.index()).map(|d| Some(d.ty)),
-            Operand::Const(_) => Some(None),
-        };
-        // The common float type of a set of float operands (literals adopt it).
-        let float_ty = |ops: &[Operand]| -> Option<Type> {
-            let mut ty = None;
-            for &o in ops {
-                if let Some(t) = ty_of(o)? {
-                    if !t.is_float() || ty.is_some_and(|u| u != t) {
-                        return None;
-                    }
-                    ty = Some(t);
-                }
-            }
-            ty
-        };
-        match inst {
-            InstData::Const { ty, .. } => Some(*ty),
-            InstData::Unary { arg, .. } | InstData::Powi { arg, .. } => {
-                float_ty(&[Operand::Value(*arg)])
-            }
-            InstData::Binary { args, .. } => float_ty(args),
-            InstData::Fma { args } => float_ty(args),
-            InstData::Fcmp { args, .. } => float_ty(args).map(|_| Type::Bool),
-            InstData::Select { cond, args } => {
-                if ty_of(Operand::Value(*cond))?? != Type::Bool {
+        result_type_with(inst, |v| self.values.get(v.index()).map(|d| d.ty))
+    }
+}
+
+/// The result type of `inst` when value `v` has type `ty_of(v)` (`None`: no such value), or
+/// `None` when its operand types do not fit it ([`Function::result_type`]).
+pub fn result_type_with(inst: &InstData, ty_of: impl Fn(Value) -> Option<Type>) -> Option<Type> {
+    let ty_of = |o: Operand| match o {
+        Operand::Value(v) => ty_of(v).map(Some),
+        Operand::Const(_) => Some(None),
+    };
+    // The common float type of a set of float operands (literals adopt it).
+    let float_ty = |ops: &[Operand]| -> Option<Type> {
+        let mut ty = None;
+        for &o in ops {
+            if let Some(t) = ty_of(o)? {
+                if !t.is_float() || ty.is_some_and(|u| u != t) {
                     return None;
                 }
-                float_ty(args)
+                ty = Some(t);
             }
-            InstData::Fpromote { arg } => {
-                (ty_of(Operand::Value(*arg))?? == Type::F32).then_some(Type::F64)
+        }
+        ty
+    };
+    match inst {
+        InstData::Const { ty, .. } => Some(*ty),
+        InstData::Unary { arg, .. } | InstData::Powi { arg, .. } => {
+            float_ty(&[Operand::Value(*arg)])
+        }
+        InstData::Binary { args, .. } => float_ty(args),
+        InstData::Fma { args } => float_ty(args),
+        InstData::Fcmp { args, .. } => float_ty(args).map(|_| Type::Bool),
+        InstData::Select { cond, args } => {
+            if ty_of(Operand::Value(*cond))?? != Type::Bool {
+                return None;
             }
-            InstData::Fdemote { arg } => {
-                (ty_of(Operand::Value(*arg))?? == Type::F64).then_some(Type::F32)
-            }
+            float_ty(args)
+        }
+        InstData::Fpromote { arg } => {
+            (ty_of(Operand::Value(*arg))?? == Type::F32).then_some(Type::F64)
+        }
+        InstData::Fdemote { arg } => {
+            (ty_of(Operand::Value(*arg))?? == Type::F64).then_some(Type::F32)
         }
     }
 }

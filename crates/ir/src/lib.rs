@@ -33,7 +33,7 @@ pub use function::{
 };
 pub use interp::{interpret, InterpError, Interpreter};
 pub use opcode::{BinaryOp, CmpPred, UnaryOp};
-pub use rolled::{Loop, Rolled};
+pub use rolled::{Loop, Rolled, RolledError};
 pub use text::{parse, parse_function, ParseError, ParseErrors};
 pub use types::Type;
 pub use verify::{verify, VerifyError, VerifyErrors};

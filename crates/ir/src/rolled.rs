@@ -18,7 +18,9 @@
 //! `adjit_diff::jvp_rolled` — produces a rolled program whose expansion is the transform of
 //! the expansion, bit for bit.
 
-use crate::function::{Function, InstData, Name, Operand, Value, ValueData, ValueDef};
+use crate::function::{
+    result_type_with, Function, InstData, Name, Operand, Value, ValueData, ValueDef,
+};
 use crate::interp::InterpError;
 use crate::roll::{find_runs, LiteralTable, Source};
 use crate::types::Type;
@@ -154,6 +156,63 @@ fn set_literal(inst: &mut InstData, slot: usize, bits: u64) {
         InstData::Fma { args } => args.iter_mut().for_each(&mut set),
         _ => {}
     }
+}
+
+/// Why a rolled program is not well formed ([`Rolled::verify`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RolledError {
+    #[error(
+        "loop {index} (v{start}), position {pos}, iteration {iteration}: operand {operand} \
+         reads v{value}, which is not defined before it"
+    )]
+    ReadsForward {
+        index: usize,
+        start: usize,
+        pos: usize,
+        iteration: usize,
+        operand: usize,
+        value: i64,
+    },
+    #[error(
+        "loop {index} (v{start}), position {pos}, iteration {iteration}: `{inst}` does not \
+         fit its operands' types or its own ({ty})"
+    )]
+    Type {
+        index: usize,
+        start: usize,
+        pos: usize,
+        iteration: usize,
+        inst: String,
+        ty: Type,
+    },
+    #[error(
+        "loop {index} (v{start}), position {pos}: {count} operand rules for {want} value operands"
+    )]
+    Sources {
+        index: usize,
+        start: usize,
+        pos: usize,
+        count: usize,
+        want: usize,
+    },
+    #[error("loop {index} (v{start}): a template holds instructions only")]
+    NotAnInstruction { index: usize, start: usize },
+    #[error("loop {index} (v{start}): a literal table names position {pos}, slot {slot}, which is no literal of the template")]
+    Table {
+        index: usize,
+        start: usize,
+        pos: usize,
+        slot: usize,
+    },
+    #[error(
+        "return {index} is v{value}, past the program's {n_values} values, or not of type {ty}"
+    )]
+    Return {
+        index: usize,
+        value: usize,
+        n_values: usize,
+        ty: Type,
+    },
 }
 
 /// A straight-line program kept as loops (see the module docs).
@@ -326,6 +385,116 @@ impl Rolled {
         }
         let (k, t, _) = self.locate(v).expect("a value of the program");
         self.loops[k].template[t].ty
+    }
+
+    /// Checks that every iteration reads values defined before it, of the types its
+    /// instruction takes, and that the returns are values of their declared types: what the
+    /// rolled transforms assume (as the flat ones assume [`crate::verify`]). Each read is
+    /// checked in every iteration, without expanding; names are not checked (their
+    /// uniqueness is the expansion's, [`crate::verify`]).
+    pub fn verify(&self) -> Result<(), RolledError> {
+        for (index, l) in self.loops.iter().enumerate() {
+            let start = l.start;
+            for (pos, data) in l.template.iter().enumerate() {
+                let ValueDef::Inst(inst) = &data.def else {
+                    return Err(RolledError::NotAnInstruction { index, start });
+                };
+                let mut want = 0;
+                inst.for_each_value(|_| want += 1);
+                if l.sources[pos].len() != want {
+                    return Err(RolledError::Sources {
+                        index,
+                        start,
+                        pos,
+                        count: l.sources[pos].len(),
+                        want,
+                    });
+                }
+            }
+            for table in &l.tables {
+                let (pos, slot) = (table.pos as usize, table.slot as usize);
+                let n_literals = l.template.get(pos).map_or(0, |d| match &d.def {
+                    ValueDef::Inst(InstData::Const { .. }) => 1,
+                    ValueDef::Inst(inst) => inst
+                        .operands()
+                        .iter()
+                        .filter(|o| matches!(o, Operand::Const(_)))
+                        .count(),
+                    ValueDef::Param => 0,
+                });
+                if slot >= n_literals {
+                    return Err(RolledError::Table {
+                        index,
+                        start,
+                        pos,
+                        slot,
+                    });
+                }
+            }
+            for j in 0..l.trips {
+                for pos in 0..l.period() {
+                    let here = l.value(pos, j) as i64;
+                    for (operand, &s) in l.sources[pos].iter().enumerate() {
+                        let value = match s {
+                            Source::Same { pos: p } => here - pos as i64 + i64::from(p),
+                            Source::Carried { init, .. } if j == 0 => i64::from(init),
+                            Source::Carried { pos: p, .. } => {
+                                here - (pos + l.period()) as i64 + i64::from(p)
+                            }
+                            Source::Affine { base, step } => i64::from(base) + step * j as i64,
+                        };
+                        // Same: earlier in the iteration; Carried: a position of the loop, its
+                        // first value before the loop; Affine: before the loop.
+                        let fits = match s {
+                            Source::Same { pos: p } => (p as usize) < pos,
+                            Source::Carried { pos: p, .. } => {
+                                (p as usize) < l.period() && (j > 0 || value < start as i64)
+                            }
+                            Source::Affine { .. } => value < start as i64,
+                        };
+                        if !fits || value < 0 {
+                            return Err(RolledError::ReadsForward {
+                                index,
+                                start,
+                                pos,
+                                iteration: j,
+                                operand,
+                                value,
+                            });
+                        }
+                    }
+                    let inst = l.instance(pos, j);
+                    let ty = l.template[pos].ty;
+                    if result_type_with(&inst, |v| Some(self.ty(v.index()))) != Some(ty) {
+                        return Err(RolledError::Type {
+                            index,
+                            start,
+                            pos,
+                            iteration: j,
+                            inst: inst.opcode_name(),
+                            ty,
+                        });
+                    }
+                }
+            }
+        }
+        for (index, (r, &ty)) in self
+            .header
+            .rets
+            .iter()
+            .zip(&self.header.ret_types)
+            .enumerate()
+        {
+            if r.index() >= self.n_values || self.ty(r.index()) != ty {
+                return Err(RolledError::Return {
+                    index,
+                    value: r.index(),
+                    n_values: self.n_values,
+                    ty,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The expanded program: every iteration of every loop, in order.

@@ -36,6 +36,7 @@ fn assert_same_bits(a: &[f64], b: &[f64], what: &str) {
 /// Expansion gives the program back, and both interpreters agree at a few points.
 fn check(func: &Function, seed: u64) -> Rolled {
     let rolled = Rolled::from_function(func);
+    rolled.verify().expect("a program's loops verify");
     let expanded = rolled.expand();
     assert_eq!(&expanded, func, "{rolled}");
     assert_eq!(rolled.n_values(), func.n_values());
@@ -155,4 +156,89 @@ fn a_broken_index_or_carry_is_seen() {
         assert_ne!(got[0].to_bits(), want[0].to_bits());
         assert_ne!(broken.expand(), func);
     }
+}
+
+/// `verify` names what is wrong: a read of a later value, an operand of the wrong type, a
+/// rule count that does not match the instruction, a return past the program.
+#[test]
+fn verify_finds_broken_loops() {
+    use adjit_ir::RolledError;
+    let func = rosenbrock(50);
+    let rolled = Rolled::from_function(&func);
+    let (k, _) = rolled
+        .loops()
+        .iter()
+        .enumerate()
+        .find(|(_, l)| l.trips > 1)
+        .expect("a loop");
+    let rebuild = |edit: &dyn Fn(&mut adjit_ir::Loop)| {
+        let mut header = func.clone();
+        header.values.truncate(func.n_params);
+        let mut out = Rolled::new(header);
+        for (i, l) in rolled.loops().iter().enumerate() {
+            let mut l = l.clone();
+            if i == k {
+                edit(&mut l);
+            }
+            out.push(l);
+        }
+        out.set_rets(func.rets.clone(), func.ret_types.clone());
+        out.verify()
+    };
+    assert_eq!(rebuild(&|_| {}), Ok(()));
+    // An affine read that reaches into the loop itself.
+    let err = rebuild(&|l| {
+        let s = l
+            .sources
+            .iter_mut()
+            .flatten()
+            .find(|s| matches!(s, Source::Affine { .. }))
+            .expect("an affine read");
+        *s = Source::Affine {
+            base: l.start as u32,
+            step: 1,
+        };
+    });
+    assert!(
+        matches!(err, Err(RolledError::ReadsForward { .. })),
+        "{err:?}"
+    );
+    // A same-iteration read of a later position.
+    let err = rebuild(&|l| {
+        let period = l.period() as u32;
+        let s = l.sources[0].first_mut().expect("an operand");
+        *s = Source::Same { pos: period - 1 };
+    });
+    assert!(
+        matches!(err, Err(RolledError::ReadsForward { .. })),
+        "{err:?}"
+    );
+    // One rule too many.
+    let err = rebuild(&|l| l.sources[0].push(Source::Affine { base: 0, step: 0 }));
+    assert!(matches!(err, Err(RolledError::Sources { .. })), "{err:?}");
+    // A return past the end.
+    let mut r = rolled.clone();
+    r.set_rets(vec![adjit_ir::Value::new(func.n_values())], vec![Type::F64]);
+    assert!(matches!(r.verify(), Err(RolledError::Return { .. })));
+    // A type mismatch: an f32 program read where f64 is taken.
+    let mut b = adjit_ir::Builder::new("mixed");
+    let x = b.param(Type::F32, "x");
+    let y = b.param(Type::F64, "y");
+    let s = b.mul(y, 2.0);
+    let f = b.finish(&[s]);
+    let mut header = f.clone();
+    header.values.truncate(2);
+    let mut bad = Rolled::new(header);
+    let mut l = adjit_ir::Loop::straight(2, &f.values[2..]);
+    l.sources[0][0] = Source::Affine {
+        base: x.index() as u32,
+        step: 0,
+    };
+    bad.push(l);
+    bad.set_rets(f.rets.clone(), f.ret_types.clone());
+    assert!(
+        matches!(bad.verify(), Err(RolledError::Type { .. })),
+        "{:?}",
+        bad.verify()
+    );
 }
