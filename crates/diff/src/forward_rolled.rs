@@ -17,10 +17,8 @@
 //! each iteration is its own segment. What this pass stores per value of the expansion is
 //! two `u32` images and one activity byte; its derivative rules run once per segment.
 
-use adjit_ir::roll::{LiteralTable, Source};
-use adjit_ir::{
-    Builder, Function, InstData, Loop, Name, ParamKind, Rolled, Type, Value, ValueData, ValueDef,
-};
+use adjit_ir::roll::Source;
+use adjit_ir::{Builder, Function, Loop, Name, ParamKind, Rolled, Value, ValueData, ValueDef};
 
 use crate::activity::{activity_rolled, Activity};
 use crate::forward::{jvp_with_maps, tangent_name};
@@ -96,34 +94,17 @@ pub fn jvp_rolled(r: &Rolled) -> Rolled {
         .map(|v| Value::new(images.prim[v.index()] as usize))
         .collect();
     let mut types = header.ret_types.clone();
-    let mut zeros: Vec<(Type, usize)> = Vec::new();
-    let mut zero_insts: Vec<ValueData> = Vec::new();
-    let start = out.n_values();
+    let mut zeros = segments::Zeros::new(out.n_values());
     for (v, &ty) in header.rets.iter().zip(&header.ret_types) {
         if !ty.is_float() {
             continue;
         }
         let t = images.tan[v.index()];
-        let dv = if t != NONE {
-            t as usize
-        } else if let Some(&(_, z)) = zeros.iter().find(|(zt, _)| *zt == ty) {
-            z
-        } else {
-            let z = start + zero_insts.len();
-            zero_insts.push(ValueData {
-                ty,
-                def: ValueDef::Inst(InstData::constant(ty, 0.0)),
-                name: None,
-            });
-            zeros.push((ty, z));
-            z
-        };
+        let dv = if t != NONE { t as usize } else { zeros.get(ty) };
         rets.push(Value::new(dv));
         types.push(ty);
     }
-    if !zero_insts.is_empty() {
-        out.push(Loop::straight(start, &zero_insts));
-    }
+    zeros.finish(&mut out);
     out.set_rets(rets, types);
     out
 }
@@ -423,29 +404,15 @@ fn segment(
             name_iteration(names, j, Box::new(|p, name| slots[p as usize] = Some(name)));
         }
     }
-    let mut rule = rules.into_iter();
-    let sources = tpl
-        .reads
-        .iter()
-        .map(|reads| {
-            reads
-                .iter()
-                .map(|&rd| match rd {
-                    Read::Same(pos) => Source::Same { pos },
-                    Read::Ext { .. } => rule.next().expect("one rule per outside read"),
-                })
-                .collect()
-        })
-        .collect();
-    let tables = tables
-        .into_iter()
-        .map(|(pos, slot, k)| LiteralTable {
-            pos,
-            slot,
-            ty: l.tables[k].ty,
-            bits: l.tables[k].bits[j0..j1].to_vec(),
-        })
-        .collect();
+    let sources = segments::sources(
+        &tpl.reads,
+        |rd| match rd {
+            Read::Same(pos) => Some(pos),
+            Read::Ext { .. } => None,
+        },
+        rules,
+    );
+    let tables = segments::tables(l, tables, trips, |i| j0 + i);
     out.push(Loop {
         start,
         trips,

@@ -17,9 +17,9 @@
 //! read at affine indices, running backwards (negative steps). What this pass stores per
 //! value of the expansion is one `u32` adjoint image and an activity byte.
 
-use adjit_ir::roll::{LiteralTable, Source};
+use adjit_ir::roll::Source;
 use adjit_ir::{
-    BinaryOp, Builder, Function, InstData, Loop, Name, Operand, ParamKind, Rolled, Type, Value,
+    BinaryOp, Builder, Function, InstData, Loop, Name, Operand, ParamKind, Rolled, Value,
     ValueData, ValueDef,
 };
 
@@ -156,9 +156,7 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
         .map(|v| Value::new(shift(v.index())))
         .collect();
     let mut types = header.ret_types.clone();
-    let mut zeros: Vec<(Type, usize)> = Vec::new();
-    let mut zero_insts: Vec<ValueData> = Vec::new();
-    let zeros_start = out.n_values();
+    let mut zeros = segments::Zeros::new(out.n_values());
     for p in header.differentiated_params() {
         let ty = header.ty(p);
         let a = adj[p.index()];
@@ -171,24 +169,13 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
                 }
             }
             a
-        } else if let Some(&(_, z)) = zeros.iter().find(|(zt, _)| *zt == ty) {
-            z
         } else {
-            let z = zeros_start + zero_insts.len();
-            zero_insts.push(ValueData {
-                ty,
-                def: ValueDef::Inst(InstData::constant(ty, 0.0)),
-                name: None,
-            });
-            zeros.push((ty, z));
-            z
+            zeros.get(ty)
         };
         rets.push(Value::new(dp));
         types.push(ty);
     }
-    if !zero_insts.is_empty() {
-        out.push(Loop::straight(zeros_start, &zero_insts));
-    }
+    zeros.finish(&mut out);
     out.set_rets(rets, types);
     out
 }
@@ -522,29 +509,15 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
             }
             names = later;
         }
-        let mut rule = rules.into_iter();
-        let sources = tpl
-            .reads
-            .iter()
-            .map(|reads| {
-                reads
-                    .iter()
-                    .map(|&rd| match rd {
-                        Read::Line(pos) => Source::Same { pos },
-                        _ => rule.next().expect("one rule per outside read"),
-                    })
-                    .collect()
-            })
-            .collect();
-        let tables = tables
-            .into_iter()
-            .map(|(pos, slot, k)| LiteralTable {
-                pos,
-                slot,
-                ty: l.tables[k].ty,
-                bits: (0..trips).map(|i| l.tables[k].bits[j0 - i]).collect(),
-            })
-            .collect();
+        let sources = segments::sources(
+            &tpl.reads,
+            |rd| match rd {
+                Read::Line(pos) => Some(pos),
+                _ => None,
+            },
+            rules,
+        );
+        let tables = segments::tables(l, tables, trips, |i| j0 - i);
         out.push(Loop {
             start,
             trips,

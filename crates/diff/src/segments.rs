@@ -9,8 +9,8 @@
 //! carried value; else an affine index before the segment), and the segment ends where a
 //! read stops following it.
 
-use adjit_ir::roll::Source;
-use adjit_ir::{BinaryOp, InstData, Loop, Operand, ValueData, ValueDef};
+use adjit_ir::roll::{LiteralTable, Source};
+use adjit_ir::{BinaryOp, InstData, Loop, Operand, Rolled, Type, ValueData, ValueDef};
 
 /// The rules of the outside reads of a segment starting at `start` with `period` lines,
 /// from where they read in its first two iterations; `None` when one follows neither rule.
@@ -157,4 +157,87 @@ pub(crate) fn table_slots(
         }
     }
     Some(found)
+}
+
+/// A segment's operand rules, per line and value operand: `line(read)` is the position of a
+/// read of the segment's own lines (the same iteration), and every other read takes the next
+/// of `rules` (in the order the reads were listed).
+pub(crate) fn sources<R: Copy>(
+    reads: &[Vec<R>],
+    line: impl Fn(R) -> Option<u32>,
+    rules: Vec<Source>,
+) -> Vec<Vec<Source>> {
+    let mut rule = rules.into_iter();
+    reads
+        .iter()
+        .map(|reads| {
+            reads
+                .iter()
+                .map(|&rd| match line(rd) {
+                    Some(pos) => Source::Same { pos },
+                    None => rule.next().expect("one rule per outside read"),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A segment's literal tables from `slots` ([`table_slots`]): iteration `i` of the segment
+/// reads entry `iteration(i)` of the primal table, for its `trips` iterations.
+pub(crate) fn tables(
+    l: &Loop,
+    slots: Vec<(u32, u8, usize)>,
+    trips: usize,
+    iteration: impl Fn(usize) -> usize,
+) -> Vec<LiteralTable> {
+    slots
+        .into_iter()
+        .map(|(pos, slot, k)| LiteralTable {
+            pos,
+            slot,
+            ty: l.tables[k].ty,
+            bits: (0..trips).map(|i| l.tables[k].bits[iteration(i)]).collect(),
+        })
+        .collect()
+}
+
+/// The `const 0.0`s a derived program returns for zero derivatives: one per type, made when
+/// first asked for, after everything else.
+pub(crate) struct Zeros {
+    start: usize,
+    insts: Vec<ValueData>,
+    of: Vec<(Type, usize)>,
+}
+
+impl Zeros {
+    /// Zeros to be appended at value `start`.
+    pub(crate) fn new(start: usize) -> Zeros {
+        Zeros {
+            start,
+            insts: Vec::new(),
+            of: Vec::new(),
+        }
+    }
+
+    /// The zero of type `ty`.
+    pub(crate) fn get(&mut self, ty: Type) -> usize {
+        if let Some(&(_, z)) = self.of.iter().find(|(t, _)| *t == ty) {
+            return z;
+        }
+        let z = self.start + self.insts.len();
+        self.insts.push(ValueData {
+            ty,
+            def: ValueDef::Inst(InstData::constant(ty, 0.0)),
+            name: None,
+        });
+        self.of.push((ty, z));
+        z
+    }
+
+    /// Appends the zeros asked for to `out`.
+    pub(crate) fn finish(self, out: &mut Rolled) {
+        if !self.insts.is_empty() {
+            out.push(Loop::straight(self.start, &self.insts));
+        }
+    }
 }

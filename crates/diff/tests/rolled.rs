@@ -10,16 +10,7 @@ use adjit_ir::trace::trace;
 use adjit_ir::{interpret, verify, Function, ParamKind, Rolled, Type, Value};
 
 fn repeated(seed: u64, data: bool) -> Function {
-    let opts = RepeatOptions {
-        template: 3 + (seed % 9) as usize,
-        trips: 6 + (seed as usize * 7) % 60,
-        carried: 1 + (seed % 3) as usize,
-        interrupt: [0, 0, 5, 7][(seed % 4) as usize],
-        ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
-        non_smooth: seed % 2 == 1,
-        data,
-    };
-    let func = random_repeated(seed, &opts);
+    let func = random_repeated(seed, &RepeatOptions::of_seed(seed, data));
     verify(&func).expect("generated programs verify");
     func
 }

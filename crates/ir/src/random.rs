@@ -214,6 +214,25 @@ impl Default for RepeatOptions {
     }
 }
 
+impl RepeatOptions {
+    /// The sizes every loop-rolling campaign gives seed `seed`: templates of 3–11
+    /// instructions, 6–65 trips, 1–3 carried values, an interruption every 5th or 7th
+    /// iteration for half the seeds, every 5th seed in f32, odd seeds non-smooth; with `data`,
+    /// literals that change per iteration. One sizing for every suite, so that a failing seed
+    /// is the same program in all of them.
+    pub fn of_seed(seed: u64, data: bool) -> RepeatOptions {
+        RepeatOptions {
+            template: 3 + (seed % 9) as usize,
+            trips: 6 + (seed as usize * 7) % 60,
+            carried: 1 + (seed % 3) as usize,
+            interrupt: [0, 0, 5, 7][(seed % 4) as usize],
+            ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
+            non_smooth: seed % 2 == 1,
+            data,
+        }
+    }
+}
+
 /// Where a template operand comes from.
 #[derive(Clone, Copy, Debug)]
 enum Src {

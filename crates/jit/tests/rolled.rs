@@ -82,16 +82,7 @@ fn repeated(seed: u64) -> Function {
 /// A random repeated program of `seed`'s sizes; with `data`, literals that change per
 /// iteration (data traced in as literals).
 fn repeated_program(seed: u64, data: bool) -> Function {
-    let opts = RepeatOptions {
-        template: 3 + (seed % 9) as usize,
-        trips: 6 + (seed as usize * 7) % 60,
-        carried: 1 + (seed % 3) as usize,
-        interrupt: [0, 0, 5, 7][(seed % 4) as usize],
-        ty: if seed % 5 == 4 { Type::F32 } else { Type::F64 },
-        non_smooth: seed % 2 == 1,
-        data,
-    };
-    let func = random_repeated(seed, &opts);
+    let func = random_repeated(seed, &RepeatOptions::of_seed(seed, data));
     verify(&func).expect("generated programs verify");
     func
 }
