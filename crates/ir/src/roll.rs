@@ -37,7 +37,8 @@
 
 use std::ops::Range;
 
-use crate::{Function, InstData, Operand, Type, Value};
+use crate::function::{Function, InstData, Operand, Value};
+use crate::types::Type;
 use rustc_hash::FxHashMap;
 
 /// Fewest iterations a run is rolled with.
