@@ -129,15 +129,16 @@ pub(crate) struct Forwarded {
     pub func: Function,
     /// Per primal value, its copy.
     pub map: Vec<Value>,
-    /// Per primal value, its tangent in the first direction (`None`: zero).
-    pub tangent: Vec<Option<Value>>,
+    /// Per direction, per primal value, its tangent (`None`: zero).
+    pub tangents: Vec<Vec<Option<Value>>>,
     /// Values before the output tangents' `const 0.0`s (every line of every instruction).
     pub n_body: usize,
 }
 
-/// [`jvp`] with one direction of tangent parameters, and the maps from the primal's values.
-pub(crate) fn jvp_with_maps(func: &Function) -> Forwarded {
-    forward_with_maps(func, Seeds::Params(1), format!("{}_jvp", func.name))
+/// [`jvp_vector`] with `k` directions of tangent parameters, and the maps from the primal's
+/// values.
+pub(crate) fn jvp_with_maps(func: &Function, k: usize) -> Forwarded {
+    forward_with_maps(func, Seeds::Params(k), format!("{}_jvp{k}", func.name))
 }
 
 fn forward_with_maps(func: &Function, seeds: Seeds<'_>, name: String) -> Forwarded {
@@ -276,11 +277,10 @@ fn forward_with_maps(func: &Function, seeds: Seeds<'_>, name: String) -> Forward
             rets.push(dr);
         }
     }
-    let first = tangent.into_iter().next().unwrap_or_default();
     Forwarded {
         func: b.finish(&rets),
         map,
-        tangent: first,
+        tangents: tangent,
         n_body,
     }
 }

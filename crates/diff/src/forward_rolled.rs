@@ -47,35 +47,51 @@ const NONE: u32 = u32::MAX;
 /// assert!(df.n_template_insts() < 40);
 /// ```
 pub fn jvp_rolled(r: &Rolled) -> Rolled {
+    forward(r, 1, format!("{}_jvp", r.header().name))
+}
+
+/// Forward mode with `k` directions of a rolled program: `expand(jvp_vector_rolled(r, k))` is
+/// `jvp_vector(expand(r), k)`.
+pub fn jvp_vector_rolled(r: &Rolled, k: usize) -> Rolled {
+    forward(r, k, format!("{}_jvp{k}", r.header().name))
+}
+
+fn forward(r: &Rolled, k: usize, name: String) -> Rolled {
     let act = activity_rolled(r);
     let header = r.header();
     // Every name of the program is taken; derived names are given in program order, as
     // `jvp` gives them.
     let mut names = NameTable::from_names(r.names().cloned());
-    let mut b = Builder::new(format!("{}_jvp", header.name));
+    let mut b = Builder::new(name);
     for p in header.params() {
         b.copy_param(header, p);
     }
-    for p in header.differentiated_params() {
-        let data = header.data(p);
-        match &data.name {
-            Some(n) => {
-                let name = names.fresh(tangent_name(n, 1, 0));
-                b.param(data.ty, &name)
-            }
-            None => b.param_unnamed(data.ty),
-        };
+    for dir in 0..k {
+        for p in header.differentiated_params() {
+            let data = header.data(p);
+            match &data.name {
+                Some(n) => {
+                    let name = names.fresh(tangent_name(n, k, dir));
+                    b.param(data.ty, &name)
+                }
+                None => b.param_unnamed(data.ty),
+            };
+        }
     }
     let mut out = Rolled::new(b.finish(&[]));
     let n = r.n_values();
     let mut images = Images {
         prim: vec![NONE; n],
-        tan: vec![NONE; n],
+        tan: vec![vec![NONE; n]; k],
     };
-    // The tangent parameters follow the parameters, one per differentiated one.
-    for (rank, p) in (header.n_params..).zip(header.differentiated_params()) {
+    // The tangent parameters follow the parameters: per direction, one per differentiated
+    // parameter.
+    let n_diff = header.differentiated_params().count();
+    for (rank, p) in header.differentiated_params().enumerate() {
         if act.is_active(p) {
-            images.tan[p.index()] = rank as u32;
+            for (dir, tan) in images.tan.iter_mut().enumerate() {
+                tan[p.index()] = (header.n_params + dir * n_diff + rank) as u32;
+            }
         }
     }
     for p in 0..header.n_params {
@@ -95,32 +111,35 @@ pub fn jvp_rolled(r: &Rolled) -> Rolled {
         .collect();
     let mut types = header.ret_types.clone();
     let mut zeros = segments::Zeros::new(out.n_values());
-    for (v, &ty) in header.rets.iter().zip(&header.ret_types) {
-        if !ty.is_float() {
-            continue;
+    for tan in &images.tan {
+        for (v, &ty) in header.rets.iter().zip(&header.ret_types) {
+            if !ty.is_float() {
+                continue;
+            }
+            let t = tan[v.index()];
+            let dv = if t != NONE { t as usize } else { zeros.get(ty) };
+            rets.push(Value::new(dv));
+            types.push(ty);
         }
-        let t = images.tan[v.index()];
-        let dv = if t != NONE { t as usize } else { zeros.get(ty) };
-        rets.push(Value::new(dv));
-        types.push(ty);
     }
     zeros.finish(&mut out);
     out.set_rets(rets, types);
     out
 }
 
-/// Where each primal value went: its copy and its tangent (`NONE`: zero), by index.
+/// Where each primal value went: its copy and, per direction, its tangent (`NONE`: zero), by
+/// index.
 struct Images {
     prim: Vec<u32>,
-    tan: Vec<u32>,
+    tan: Vec<Vec<u32>>,
 }
 
 /// A read of a segment's template from outside the iteration: the primal operand number
-/// `ext` (in the order [`Template::ext`] lists them), its copy or its tangent.
+/// `ext` (in the order [`Template::ext`] lists them), its copy or its tangent in a direction.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Read {
     Same(u32),
-    Ext { ext: usize, tangent: bool },
+    Ext { ext: usize, tangent: Option<usize> },
 }
 
 /// Where a template position's tangent is: a line of the segment's template, the tangent of
@@ -139,9 +158,9 @@ struct Template {
     /// The lines, with their operands (in text order) as reads.
     lines: Vec<ValueData>,
     reads: Vec<Vec<Read>>,
-    /// Per template position of the primal, its copy's line and its tangent.
+    /// Per template position of the primal, its copy's line, and per direction its tangent.
     prim: Vec<u32>,
-    tan: Vec<TanAt>,
+    tan: Vec<Vec<TanAt>>,
 }
 
 /// The key of iteration `j`: which positions are useful, which outside reads have a tangent.
@@ -153,7 +172,8 @@ fn key(l: &Loop, j: usize, act: &Activity, images: &Images) -> Vec<bool> {
     for srcs in &l.sources {
         for &s in srcs {
             if !matches!(s, Source::Same { .. }) {
-                key.push(images.tan[l.source_value(s, j)] != NONE);
+                // Every direction has a tangent where the first has (active values).
+                key.push(images.tan[0][l.source_value(s, j)] != NONE);
             }
         }
     }
@@ -177,7 +197,7 @@ fn derive(
             if !matches!(s, Source::Same { .. }) {
                 let v = l.source_value(s, j);
                 let p = tf.add_param(r.ty(v), None);
-                if images.tan[v] == NONE {
+                if images.tan[0][v] == NONE {
                     tf.set_param_kind(p, ParamKind::Data);
                 }
                 ext.push(s);
@@ -212,9 +232,11 @@ fn derive(
             tf.push_ret(Value::new(m + t));
         }
     }
-    let g = jvp_with_maps(&tf);
+    let k = images.tan.len();
+    let g = jvp_with_maps(&tf, k);
     let n_params = g.func.n_params;
-    // The tangent parameters follow the primal ones, one per differentiated parameter.
+    // The tangent parameters follow the primal ones: per direction, one per differentiated
+    // parameter.
     let diff: Vec<usize> = tf.differentiated_params().map(Value::index).collect();
     let read = |v: Value| -> Read {
         let i = v.index();
@@ -223,12 +245,13 @@ fn derive(
         } else if i < m {
             Read::Ext {
                 ext: i,
-                tangent: false,
+                tangent: None,
             }
         } else {
+            let at = i - m;
             Read::Ext {
-                ext: diff[i - m],
-                tangent: true,
+                ext: diff[at % diff.len()],
+                tangent: Some(at / diff.len()),
             }
         }
     };
@@ -246,13 +269,19 @@ fn derive(
     let prim = (0..l.period())
         .map(|t| (g.map[m + t].index() - n_params) as u32)
         .collect();
-    let tan = (0..l.period())
-        .map(|t| match g.tangent[m + t] {
-            None => TanAt::Zero,
-            Some(v) => match read(v) {
-                Read::Same(p) => TanAt::Line(p),
-                Read::Ext { ext, .. } => TanAt::Ext(ext),
-            },
+    let tan = g
+        .tangents
+        .iter()
+        .map(|tangent| {
+            (0..l.period())
+                .map(|t| match tangent[m + t] {
+                    None => TanAt::Zero,
+                    Some(v) => match read(v) {
+                        Read::Same(p) => TanAt::Line(p),
+                        Read::Ext { ext, .. } => TanAt::Ext(ext),
+                    },
+                })
+                .collect()
         })
         .collect();
     Template {
@@ -288,25 +317,26 @@ fn segment(
         }
     }
     // The lines named after a position's name in every iteration: its copy, and its tangent
-    // where made for it.
-    let named_lines: Vec<(usize, u32, bool)> = (0..l.period())
-        .flat_map(|t| {
-            let copy = (t, tpl.prim[t], false);
-            let tangent = match tpl.tan[t] {
-                TanAt::Line(p) if p > tpl.prim[t] => Some((t, p, true)),
-                _ => None,
-            };
-            std::iter::once(copy).chain(tangent)
-        })
-        .collect();
+    // where made for it, direction by direction (`None`: the copy).
+    let k = tpl.tan.len();
+    let mut named_lines: Vec<(usize, u32, Option<usize>)> = Vec::new();
+    for t in 0..l.period() {
+        named_lines.push((t, tpl.prim[t], None));
+        for (dir, tan) in tpl.tan.iter().enumerate() {
+            if let TanAt::Line(p) = tan[t] {
+                if p > tpl.prim[t] {
+                    named_lines.push((t, p, Some(dir)));
+                }
+            }
+        }
+    }
     let name_iteration =
         |names: &mut NameTable, j: usize, mut set: Box<dyn FnMut(u32, Name) + '_>| {
-            for &(t, p, tangent) in &named_lines {
+            for &(t, p, dir) in &named_lines {
                 if let Some(n) = l.name(t, j) {
-                    let name = if tangent {
-                        names.fresh(tangent_name(n, 1, 0))
-                    } else {
-                        n.clone()
+                    let name = match dir {
+                        Some(dir) => names.fresh(tangent_name(n, k, dir)),
+                        None => n.clone(),
                     };
                     set(p, name);
                 }
@@ -327,11 +357,13 @@ fn segment(
         for t in 0..l.period() {
             let v = l.value(t, j);
             images.prim[v] = (base + tpl.prim[t] as usize) as u32;
-            images.tan[v] = match tpl.tan[t] {
-                TanAt::Line(p) => (base + p as usize) as u32,
-                TanAt::Ext(e) => images.tan[l.source_value(tpl.ext[e], j)],
-                TanAt::Zero => NONE,
-            };
+            for (tan, at) in images.tan.iter_mut().zip(&tpl.tan) {
+                tan[v] = match at[t] {
+                    TanAt::Line(p) => (base + p as usize) as u32,
+                    TanAt::Ext(e) => tan[l.source_value(tpl.ext[e], j)],
+                    TanAt::Zero => NONE,
+                };
+            }
         }
     };
     // Every outside read, the index it reads in iteration `j`.
@@ -343,10 +375,9 @@ fn segment(
                 Read::Same(_) => None,
                 Read::Ext { ext, tangent } => {
                     let v = l.source_value(tpl.ext[ext], j);
-                    let img = if tangent {
-                        images.tan[v]
-                    } else {
-                        images.prim[v]
+                    let img = match tangent {
+                        Some(dir) => images.tan[dir][v],
+                        None => images.prim[v],
                     };
                     Some(img as usize)
                 }

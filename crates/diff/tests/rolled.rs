@@ -1,10 +1,13 @@
-//! Derivatives of rolled programs: `jvp_rolled` and `vjp_rolled` of `Rolled::from_function(f)`
-//! expand to exactly `jvp(f)` and `vjp(f)` (every line, literal and name), on random repeated
+//! Derivatives of rolled programs: `jvp_rolled`, `jvp_vector_rolled` and `vjp_rolled` of
+//! `Rolled::from_function(f)` expand to exactly `jvp(f)`, `jvp_vector(f, k)` and `vjp(f)`
+//! (every line, literal and name), on random repeated
 //! programs (carried state, strides, interruptions, data literals, `data` parameters, f32),
 //! irregular programs and traces; the derivative holds a template's worth of lines, not the
 //! trace's.
 
-use adjit_diff::{activity, activity_rolled, jvp, jvp_rolled, vjp, vjp_rolled};
+use adjit_diff::{
+    activity, activity_rolled, jvp, jvp_rolled, jvp_vector, jvp_vector_rolled, vjp, vjp_rolled,
+};
 use adjit_ir::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
 use adjit_ir::trace::trace;
 use adjit_ir::{interpret, verify, Function, ParamKind, Rolled, Type, Value};
@@ -19,6 +22,7 @@ fn repeated(seed: u64, data: bool) -> Function {
 type Mode = (fn(&Rolled) -> Rolled, fn(&Function) -> Function);
 const FORWARD: Mode = (jvp_rolled, jvp);
 const REVERSE: Mode = (vjp_rolled, vjp);
+const FORWARD3: Mode = (|r| jvp_vector_rolled(r, 3), |f| jvp_vector(f, 3));
 
 /// Both modes of `func` rolled expand to the flat ones, verify, and their interpreters agree;
 /// the JVP and the VJP.
@@ -31,6 +35,9 @@ fn check(func: &Function, seed: u64) -> (Rolled, Rolled) {
     );
     let d = check_mode(func, seed, FORWARD);
     let g = check_mode(func, seed, REVERSE);
+    if seed % 3 == 0 {
+        check_mode(func, seed, FORWARD3);
+    }
     // Differentiated again: forward over reverse (a Hessian-vector product's lines).
     assert!(
         jvp_rolled(&g).expand() == jvp(&vjp(func)),
