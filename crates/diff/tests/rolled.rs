@@ -35,7 +35,7 @@ fn check(func: &Function, seed: u64) -> (Rolled, Rolled) {
     );
     let d = check_mode(func, seed, FORWARD);
     let g = check_mode(func, seed, REVERSE);
-    if seed % 3 == 0 {
+    if seed.is_multiple_of(3) {
         check_mode(func, seed, FORWARD3);
     }
     // Differentiated again: forward over reverse (a Hessian-vector product's lines).
