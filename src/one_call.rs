@@ -193,7 +193,9 @@ pub fn dump(func: &Function, stage: Stage, options: &DumpOptions) -> Result<Stri
         }
         Stage::Rolled => {
             let derived = adjit_diff::derive(func, options.mode)?; // verified above
-            Ok(rolled_text(&derived.func, &JitOptions::default()))
+            let mut text = rolled_text(&derived.func, &JitOptions::default());
+            text.push_str(&templates_text(func, options.mode));
+            Ok(text)
         }
         Stage::Lumps => crate::inverse::dump_lumps(func, false),
         Stage::Dot => crate::inverse::dump_lumps(func, true),
@@ -282,6 +284,42 @@ pub fn compile_inverse_object_as(
 /// The `rolled` stage: which instructions of `func` the JIT runs as loops, the share they
 /// cover, and each loop's body (its first iteration, as text, numbered as in the program the
 /// JIT lowers).
+/// One line on the program held as its loops before derivation ([`adjit_ir::Rolled`]) and, for
+/// the modes that have one, its derivative taken per template (`jvp_rolled`,
+/// `jvp_vector_rolled`, `vjp_rolled`; unsimplified, so not the program above).
+fn templates_text(func: &Function, mode: Mode) -> String {
+    let rolled = adjit_ir::Rolled::from_function(func);
+    let held = |r: &adjit_ir::Rolled| {
+        format!(
+            "{} instructions in {} loop(s), {} held",
+            r.n_values() - r.n_params(),
+            r.loops().len(),
+            r.n_template_insts()
+        )
+    };
+    let derived = match mode {
+        Mode::Jvp => Some(("jvp_rolled", adjit_diff::jvp_rolled(&rolled))),
+        Mode::JvpVector(k) => Some((
+            "jvp_vector_rolled",
+            adjit_diff::jvp_vector_rolled(&rolled, k),
+        )),
+        Mode::Vjp => Some(("vjp_rolled", adjit_diff::vjp_rolled(&rolled))),
+        Mode::Primal | Mode::Gradient | Mode::Hvp => None,
+    };
+    let mut line = format!(
+        "; held as loops before derivation (adjit_ir::Rolled): {}",
+        held(&rolled)
+    );
+    if let Some((pass, d)) = derived {
+        line.push_str(&format!(
+            "; derived per template (adjit_diff::{pass}, unsimplified): {}",
+            held(&d)
+        ));
+    }
+    line.push('\n');
+    line
+}
+
 fn rolled_text(func: &Function, opts: &JitOptions) -> String {
     use std::fmt::Write;
     // The program as the JIT lowers it (scheduled, unless the program order rolled better):

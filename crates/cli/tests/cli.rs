@@ -2029,6 +2029,13 @@ fn dump_rolled_shows_the_loops_and_bench_counts_them() {
     // (almost) every term.
     assert!(out.contains("1 loop(s) cover"), "{out}");
     assert!(out.contains("1996 trips"), "{out}");
+    // The program held as loops before derivation, and its VJP per template.
+    let templates = out.lines().last().unwrap_or_default();
+    assert!(
+        templates.starts_with("; held as loops before derivation (adjit_ir::Rolled): ")
+            && templates.contains("derived per template (adjit_diff::vjp_rolled"),
+        "{out}"
+    );
     let small = adjit(&["dump", "--stage", "rolled", &example("rosenbrock.ir")]);
     assert!(small.ok().contains("nothing is rolled"));
     let at = vec!["0.5"; n].join(",");
