@@ -461,6 +461,20 @@ impl Function {
         }
     }
 
+    /// The function's name, parameters (with their kinds) and returns, without its
+    /// instructions (the returns then point past its values): the header of a program held
+    /// another way, such as [`crate::Rolled`]. Copies the parameters only.
+    pub fn header(&self) -> Function {
+        Function {
+            name: self.name.clone(),
+            values: self.values[..self.n_params].to_vec(),
+            n_params: self.n_params,
+            rets: self.rets.clone(),
+            ret_types: self.ret_types.clone(),
+            data_params: self.data_params.clone(),
+        }
+    }
+
     pub fn n_values(&self) -> usize {
         self.values.len()
     }

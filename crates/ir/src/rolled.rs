@@ -248,9 +248,7 @@ impl Rolled {
     /// `func` (verified) with the runs [`crate::roll`] finds in it kept as loops, and the
     /// instructions between them as loops of one trip.
     pub fn from_function(func: &Function) -> Rolled {
-        let mut header = func.clone();
-        header.values.truncate(func.n_params);
-        let mut out = Rolled::new(header);
+        let mut out = Rolled::new(func.header());
         let straight_to = |out: &mut Rolled, end: usize| {
             let start = out.n_values;
             if end > start {

@@ -123,9 +123,7 @@ fn a_broken_index_or_carry_is_seen() {
         },
     ];
     for mutate in mutations {
-        let mut header = func.clone();
-        header.values.truncate(func.n_params);
-        let mut broken = Rolled::new(header);
+        let mut broken = Rolled::new(func.header());
         let mut done = false;
         for l in rolled.loops() {
             let mut l = l.clone();
@@ -163,9 +161,7 @@ fn verify_finds_broken_loops() {
         .find(|(_, l)| l.trips > 1)
         .expect("a loop");
     let rebuild = |edit: &dyn Fn(&mut adjit_ir::Loop)| {
-        let mut header = func.clone();
-        header.values.truncate(func.n_params);
-        let mut out = Rolled::new(header);
+        let mut out = Rolled::new(func.header());
         for (i, l) in rolled.loops().iter().enumerate() {
             let mut l = l.clone();
             if i == k {
@@ -217,9 +213,7 @@ fn verify_finds_broken_loops() {
     let y = b.param(Type::F64, "y");
     let s = b.mul(y, 2.0);
     let f = b.finish(&[s]);
-    let mut header = f.clone();
-    header.values.truncate(2);
-    let mut bad = Rolled::new(header);
+    let mut bad = Rolled::new(f.header());
     let mut l = adjit_ir::Loop::straight(2, &f.values[2..]);
     l.sources[0][0] = Source::Affine {
         base: x.index() as u32,
