@@ -209,10 +209,7 @@ fn derive(
     for t in 0..l.period() {
         let srcs = &l.sources[t];
         let mut k = 0;
-        let inst = match probe {
-            Some(bits) => l.instance_with(t, j, |k| bits[k]),
-            None => l.instance(t, j),
-        };
+        let inst = segments::instance(l, t, j, probe);
         let inst = inst.map_values(|_| {
             let s = srcs[k];
             k += 1;

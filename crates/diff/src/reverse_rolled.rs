@@ -285,10 +285,7 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
         let mut n_outside = 0;
         for t in 0..l.period() {
             let srcs = &l.sources[t];
-            let inst = match probe {
-                Some(bits) => l.instance_with(t, j, |k| bits[k]),
-                None => l.instance(t, j),
-            };
+            let inst = segments::instance(l, t, j, probe);
             let mut k = 0;
             let inst = inst.map_values(|_| {
                 let s = srcs[k];

@@ -69,6 +69,15 @@ pub(crate) fn hold(
     })
 }
 
+/// Instruction `t` of iteration `j` of `l`, with its tables' literals replaced by `probe` (per
+/// table) when given ([`markers`]).
+pub(crate) fn instance(l: &Loop, t: usize, j: usize, probe: Option<&[u64]>) -> InstData {
+    match probe {
+        Some(bits) => l.instance_with(t, j, |k| bits[k]),
+        None => l.instance(t, j),
+    }
+}
+
 /// Whether iteration `j` of `l` names any value (a segment over named iterations keeps the
 /// names of its later iterations beside its template).
 pub(crate) fn named(l: &Loop, j: usize) -> bool {

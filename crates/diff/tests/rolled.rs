@@ -84,10 +84,7 @@ fn check_mode(func: &Function, seed: u64, (rolled_mode, flat_mode): Mode) -> Rol
 
 /// Programs per campaign: 120 in CI; `ADJIT_ROLL_CASES=5000` for a long run.
 fn cases() -> u64 {
-    std::env::var("ADJIT_ROLL_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(120)
+    adjit_ir::random::campaign_cases()
 }
 
 #[test]

@@ -214,6 +214,15 @@ impl Default for RepeatOptions {
     }
 }
 
+/// Programs per loop-rolling campaign: `ADJIT_ROLL_CASES` if set (a long run: 5000), else 120
+/// (what CI runs).
+pub fn campaign_cases() -> u64 {
+    std::env::var("ADJIT_ROLL_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(120)
+}
+
 impl RepeatOptions {
     /// The sizes every loop-rolling campaign gives seed `seed`: templates of 3–11
     /// instructions, 6–65 trips, 1–3 carried values, an interruption every 5th or 7th
