@@ -185,18 +185,6 @@ pub enum RolledError {
         inst: String,
         ty: Type,
     },
-    #[error(
-        "loop {index} (v{start}), position {pos}: {count} operand rules for {want} value operands"
-    )]
-    Sources {
-        index: usize,
-        start: usize,
-        pos: usize,
-        count: usize,
-        want: usize,
-    },
-    #[error("loop {index} (v{start}): a template holds instructions only")]
-    NotAnInstruction { index: usize, start: usize },
     #[error("loop {index} (v{start}): a literal table names position {pos}, slot {slot}, which is no literal of the template")]
     Table {
         index: usize,
@@ -284,11 +272,21 @@ impl Rolled {
     /// Appends `l`, which must start at the next value.
     ///
     /// # Panics
-    /// If `l` does not start at [`Rolled::n_values`], or its tables or names do not have one
-    /// entry per iteration.
+    /// If `l` does not start at [`Rolled::n_values`], a template value is not an instruction,
+    /// a position does not have one rule per value operand, or its tables or names do not
+    /// have one entry per iteration (what [`Loop::instance`] relies on; what the rules read is
+    /// checked by [`Rolled::verify`]).
     pub fn push(&mut self, l: Loop) {
         assert_eq!(l.start, self.n_values, "a loop starts at the next value");
         assert_eq!(l.sources.len(), l.period());
+        for (data, sources) in l.template.iter().zip(&l.sources) {
+            let ValueDef::Inst(inst) = &data.def else {
+                panic!("a template holds instructions only");
+            };
+            let mut operands = 0;
+            inst.for_each_value(|_| operands += 1);
+            assert_eq!(sources.len(), operands, "one rule per value operand");
+        }
         assert!(l.tables.iter().all(|t| t.bits.len() == l.trips));
         assert!(l.names.is_empty() || l.names.len() == (l.trips - 1) * l.period());
         self.n_values = l.end();
@@ -386,29 +384,14 @@ impl Rolled {
     }
 
     /// Checks that every iteration reads values defined before it, of the types its
-    /// instruction takes, and that the returns are values of their declared types: what the
+    /// instruction takes, that literal tables name literals, and that the returns are values
+    /// of their declared types (each loop's shape is checked by [`Rolled::push`]): what the
     /// rolled transforms assume (as the flat ones assume [`crate::verify`]). Each read is
     /// checked in every iteration, without expanding; names are not checked (their
     /// uniqueness is the expansion's, [`crate::verify`]).
     pub fn verify(&self) -> Result<(), RolledError> {
         for (index, l) in self.loops.iter().enumerate() {
             let start = l.start;
-            for (pos, data) in l.template.iter().enumerate() {
-                let ValueDef::Inst(inst) = &data.def else {
-                    return Err(RolledError::NotAnInstruction { index, start });
-                };
-                let mut want = 0;
-                inst.for_each_value(|_| want += 1);
-                if l.sources[pos].len() != want {
-                    return Err(RolledError::Sources {
-                        index,
-                        start,
-                        pos,
-                        count: l.sources[pos].len(),
-                        want,
-                    });
-                }
-            }
             for table in &l.tables {
                 let (pos, slot) = (table.pos as usize, table.slot as usize);
                 let n_literals = l.template.get(pos).map_or(0, |d| match &d.def {
