@@ -164,20 +164,21 @@ struct Template {
 }
 
 /// The key of iteration `j`: which positions are useful, which outside reads have a tangent.
-fn key(l: &Loop, j: usize, act: &Activity, images: &Images) -> Vec<bool> {
-    let mut key = Vec::with_capacity(2 * l.period());
-    for t in 0..l.period() {
-        key.push(act.is_useful(Value::new(l.value(t, j))));
-    }
-    for srcs in &l.sources {
-        for &s in srcs {
-            if !matches!(s, Source::Same { .. }) {
-                // Every direction has a tangent where the first has (active values).
-                key.push(images.tan[0][l.source_value(s, j)] != NONE);
-            }
-        }
-    }
-    key
+fn key<'a>(
+    l: &'a Loop,
+    j: usize,
+    act: &'a Activity,
+    images: &'a Images,
+) -> impl Iterator<Item = bool> + 'a {
+    let useful = (0..l.period()).map(move |t| act.is_useful(Value::new(l.value(t, j))));
+    // Every direction has a tangent where the first has (active values).
+    let tangents = l
+        .sources
+        .iter()
+        .flatten()
+        .filter(|s| !matches!(s, Source::Same { .. }))
+        .map(move |&s| images.tan[0][l.source_value(s, j)] != NONE);
+    useful.chain(tangents)
 }
 
 /// Differentiates iteration `j` of `l` (see the module docs), with the literals of its tables
@@ -363,31 +364,30 @@ fn segment(
             }
         }
     };
-    // Every outside read, the index it reads in iteration `j`.
-    let reads_at = |images: &Images, j: usize| -> Vec<usize> {
-        tpl.reads
-            .iter()
-            .flatten()
-            .filter_map(|&rd| match rd {
-                Read::Same(_) => None,
-                Read::Ext { ext, tangent } => {
-                    let v = l.source_value(tpl.ext[ext], j);
-                    let img = match tangent {
-                        Some(dir) => images.tan[dir][v],
-                        None => images.prim[v],
-                    };
-                    Some(img as usize)
-                }
-            })
-            .collect()
+    // Every outside read, the index it reads in iteration `j`, into `out` (cleared).
+    let reads_at = |images: &Images, j: usize, out: &mut Vec<usize>| {
+        out.clear();
+        out.extend(tpl.reads.iter().flatten().filter_map(|&rd| match rd {
+            Read::Same(_) => None,
+            Read::Ext { ext, tangent } => {
+                let v = l.source_value(tpl.ext[ext], j);
+                let img = match tangent {
+                    Some(dir) => images.tan[dir][v],
+                    None => images.prim[v],
+                };
+                Some(img as usize)
+            }
+        }));
     };
     fill(images, j0);
-    let first = reads_at(images, j0);
+    let mut first = Vec::new();
+    reads_at(images, j0, &mut first);
     let mut rules = segments::fixed(&first);
     let mut tables: Vec<(u32, u8, usize)> = Vec::new();
     let mut j1 = j0 + 1;
-    let key0 = key(l, j0, act, images);
-    if j1 < l.trips && key(l, j1, act, images) == key0 {
+    let key0: Vec<bool> = key(l, j0, act, images).collect();
+    let same_key = |images: &Images, j: usize| key(l, j, act, images).eq(key0.iter().copied());
+    if j1 < l.trips && same_key(images, j1) {
         let literal_ok = l.tables.is_empty()
             || match segments::markers(l, j0) {
                 None => false,
@@ -404,13 +404,16 @@ fn segment(
             };
         if literal_ok {
             fill(images, j1);
-            let second = reads_at(images, j1);
+            let mut here = Vec::new();
+            reads_at(images, j1, &mut here);
+            let second = here.clone();
             if let Some(found) = segments::rules(&first, &second, start, period) {
                 rules = found;
                 j1 += 1;
-                while j1 < l.trips && key(l, j1, act, images) == key0 {
+                while j1 < l.trips && same_key(images, j1) {
                     fill(images, j1);
-                    if !segments::hold(&rules, &reads_at(images, j1), start, period, j1 - j0) {
+                    reads_at(images, j1, &mut here);
+                    if !segments::hold(&rules, &here, start, period, j1 - j0) {
                         break;
                     }
                     j1 += 1;

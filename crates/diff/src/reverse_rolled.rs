@@ -136,6 +136,9 @@ pub fn vjp_rolled(r: &Rolled) -> Rolled {
         act: &act,
         adj,
         shift: &shift,
+        key: Vec::new(),
+        values: Vec::new(),
+        advanced: Vec::new(),
     };
     for l in r.loops().iter().rev() {
         let mut j = l.trips;
@@ -222,14 +225,26 @@ struct Sweep<'a, F: Fn(usize) -> usize> {
     adj: Vec<u32>,
     /// Primal value → its forward-sweep copy.
     shift: &'a F,
+    /// Buffers of the per-iteration work (a key, an iteration's outside values, the adjoints
+    /// an iteration sets): one allocation for the sweep, not per iteration.
+    key: Vec<u32>,
+    values: Vec<usize>,
+    advanced: Vec<(usize, u32)>,
 }
 
 /// The distinct outside values iteration `j` of `l` reads: per operand (template position,
 /// value operand) that is not of the same iteration, the number of its value among them, and
 /// the values in order of first read.
 fn outside(l: &Loop, j: usize) -> (Vec<u32>, Vec<usize>) {
-    let mut which = Vec::new();
-    let mut values: Vec<usize> = Vec::new();
+    let (mut which, mut values) = (Vec::new(), Vec::new());
+    outside_into(l, j, &mut which, &mut values);
+    (which, values)
+}
+
+/// [`outside`] into buffers (cleared first): the sweep asks for every iteration's.
+fn outside_into(l: &Loop, j: usize, which: &mut Vec<u32>, values: &mut Vec<usize>) {
+    which.clear();
+    values.clear();
     for srcs in &l.sources {
         for &s in srcs {
             if matches!(s, Source::Same { .. }) {
@@ -246,13 +261,14 @@ fn outside(l: &Loop, j: usize) -> (Vec<u32>, Vec<usize>) {
             which.push(k as u32);
         }
     }
-    (which, values)
 }
 
 impl<F: Fn(usize) -> usize> Sweep<'_, F> {
-    /// The key of iteration `j` (see the module docs).
-    fn key(&self, l: &Loop, j: usize) -> Vec<u32> {
-        let (mut key, values) = outside(l, j);
+    /// The key of iteration `j` (see the module docs), in `self.key`.
+    fn key(&mut self, l: &Loop, j: usize) -> &[u32] {
+        let mut key = std::mem::take(&mut self.key);
+        let mut values = std::mem::take(&mut self.values);
+        outside_into(l, j, &mut key, &mut values);
         for &v in &values {
             let v = Value::new(v);
             key.push(
@@ -265,7 +281,9 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
                 u32::from(self.act.is_active(v)) | u32::from(self.adj[v.index()] != NONE) << 1,
             );
         }
-        key
+        self.key = key;
+        self.values = values;
+        &self.key
     }
 
     /// The adjoint lines of iteration `j` of `l`, with the tables' literals replaced by
@@ -424,37 +442,38 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
         names
     }
 
-    /// The outside reads of iteration `j`'s lines, in operand order.
-    fn reads_at(&self, l: &Loop, tpl: &Template, j: usize, base: usize) -> Vec<usize> {
-        tpl.reads
-            .iter()
-            .flatten()
-            .filter(|rd| !matches!(rd, Read::Line(_)))
-            .map(|&rd| self.resolve(l, tpl, j, base, rd))
-            .collect()
+    /// The outside reads of iteration `j`'s lines, in operand order, into `out` (cleared).
+    fn reads_at(&self, l: &Loop, tpl: &Template, j: usize, base: usize, out: &mut Vec<usize>) {
+        out.clear();
+        out.extend(
+            tpl.reads
+                .iter()
+                .flatten()
+                .filter(|rd| !matches!(rd, Read::Line(_)))
+                .map(|&rd| self.resolve(l, tpl, j, base, rd)),
+        );
     }
 
-    /// The adjoints after iteration `j`: those of the values it read from outside.
+    /// The adjoints after iteration `j`: those of the values it read from outside (all read
+    /// before any is written).
     fn advance(&mut self, l: &Loop, tpl: &Template, j: usize, base: usize) {
-        let new: Vec<(usize, u32)> = tpl
-            .ext_adjoint
-            .iter()
-            .enumerate()
-            .filter_map(|(k, a)| {
-                let (t, n) = tpl.ext[k];
-                let v = l.source_value(l.sources[t][n], j);
-                a.map(|rd| (v, self.resolve(l, tpl, j, base, rd) as u32))
-            })
-            .collect();
-        for (v, a) in new {
+        let mut new = std::mem::take(&mut self.advanced);
+        new.clear();
+        new.extend(tpl.ext_adjoint.iter().enumerate().filter_map(|(k, a)| {
+            let (t, n) = tpl.ext[k];
+            let v = l.source_value(l.sources[t][n], j);
+            a.map(|rd| (v, self.resolve(l, tpl, j, base, rd) as u32))
+        }));
+        for &(v, a) in &new {
             self.adj[v] = a;
         }
+        self.advanced = new;
     }
 
     /// Emits the segment of `l` from iteration `j0` down into `out`; returns the iteration
     /// after its last (the next one down, plus one), 0 when it reaches the first.
     fn segment(&mut self, l: &Loop, j0: usize, out: &mut Rolled) -> usize {
-        let key0 = self.key(l, j0);
+        let key0 = self.key(l, j0).to_vec();
         let mut tpl = self.derive(l, j0, None);
         let start = out.n_values();
         // The template's names are given again, in the program's table (below).
@@ -471,15 +490,18 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
                 segments::table_slots(l, j0, &tpl.lines, &probe.lines, &markers)
             })
         };
-        let first = self.reads_at(l, &tpl, j0, start);
+        let mut first = Vec::new();
+        self.reads_at(l, &tpl, j0, start, &mut first);
         self.advance(l, &tpl, j0, start);
         let mut rules = segments::fixed(&first);
         let mut tables = Vec::new();
         let mut i = 1;
-        let extends = |s: &Self, i: usize| i <= j0 && s.key(l, j0 - i) == key0;
+        let extends = |s: &mut Self, i: usize| i <= j0 && s.key(l, j0 - i) == key0;
         if let Some(slots) = table_slots {
             if extends(self, 1) {
-                let second = self.reads_at(l, &tpl, j0 - 1, start + period);
+                let mut here = Vec::new();
+                self.reads_at(l, &tpl, j0 - 1, start + period, &mut here);
+                let second = here.clone();
                 if let Some(found) = segments::rules(&first, &second, start, period) {
                     rules = found;
                     tables = slots;
@@ -487,7 +509,7 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
                     i = 2;
                     while extends(self, i) {
                         let (j, base) = (j0 - i, start + i * period);
-                        let here = self.reads_at(l, &tpl, j, base);
+                        self.reads_at(l, &tpl, j, base, &mut here);
                         if !segments::hold(&rules, &here, start, period, i) {
                             break;
                         }
