@@ -112,6 +112,13 @@ impl Seeds<'_> {
     }
 }
 
+/// Whether a primal name could equal a tangent name: every tangent name (`dp`, `dp_2`, and the
+/// `_k` variants of a clash) starts with `d`, so the name table holds only those names. A
+/// traced program's 10⁶ parameter names (`x0` …) then stay out of it.
+pub(crate) fn could_be_tangent_name(name: &str) -> bool {
+    name.starts_with('d')
+}
+
 pub(crate) fn tangent_name(primal: &str, k: usize, dir: usize) -> String {
     if k == 1 {
         format!("d{primal}")
@@ -144,7 +151,7 @@ pub(crate) fn jvp_with_maps(func: &Function, k: usize) -> Forwarded {
 fn forward_with_maps(func: &Function, seeds: Seeds<'_>, name: String) -> Forwarded {
     let k = seeds.directions();
     let act = activity(func);
-    let mut names = NameTable::new(func);
+    let mut names = NameTable::only(func, could_be_tangent_name);
     let mut b = Builder::new(name);
     let mut map: Vec<Value> = Vec::with_capacity(func.n_values());
     for p in func.params() {

@@ -21,7 +21,7 @@ use adjit_ir::roll::Source;
 use adjit_ir::{Builder, Function, Loop, Name, ParamKind, Rolled, Value, ValueData, ValueDef};
 
 use crate::activity::{activity_rolled, Activity};
-use crate::forward::{jvp_with_maps, tangent_name};
+use crate::forward::{could_be_tangent_name, jvp_with_maps, tangent_name};
 use crate::rules::NameTable;
 use crate::segments;
 
@@ -61,7 +61,11 @@ fn forward(r: &Rolled, k: usize, name: String) -> Rolled {
     let header = r.header();
     // Every name of the program is taken; derived names are given in program order, as
     // `jvp` gives them.
-    let mut names = NameTable::from_names(r.names().cloned());
+    let mut names = NameTable::from_names(
+        r.names()
+            .filter(|n| could_be_tangent_name(n.as_str()))
+            .cloned(),
+    );
     let mut b = Builder::new(name);
     for p in header.params() {
         b.copy_param(header, p);

@@ -611,17 +611,6 @@ pub(crate) struct NameTable {
 }
 
 impl NameTable {
-    /// A table holding every name of `func`.
-    pub(crate) fn new(func: &adjit_ir::Function) -> NameTable {
-        // Room for one derived name per primal name (`p_b`, `dp`) from the start: growing
-        // the table rehashed every name so far, several times over.
-        let named = func.values.iter().filter(|d| d.name.is_some()).count();
-        let mut taken = rustc_hash::FxHashSet::default();
-        taken.reserve(2 * named);
-        taken.extend(func.values.iter().filter_map(|d| d.name.clone()));
-        NameTable { taken }
-    }
-
     /// A table holding only the names of `func` that `could_clash` accepts, for a caller
     /// whose derived names (every `base` it asks [`NameTable::fresh`] for, and the `base_k`
     /// variants) can equal no other primal name. Reverse mode's `p_b` can only equal a name

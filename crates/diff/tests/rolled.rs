@@ -215,3 +215,28 @@ fn the_ir_corpus() {
     }
     assert!(checked >= 25, "only {checked} programs");
 }
+
+/// Derived names that meet primal names get a suffix, and the name tables (which hold only
+/// the primal names a derived name could equal) see every such meeting: `%dx` is taken, so
+/// `x`'s tangent is `%dx_2`; `%x_b` is taken, so `x`'s adjoint is `%x_b_2`.
+#[test]
+fn derived_names_step_around_primal_ones() {
+    let src = "func @clash(%x: f64, %y: f64) -> f64 {
+  %dx = mul %x, %y
+  %x_b = sin %dx
+  %dy_2 = mul %x_b, %dx
+  %z = add %dy_2, %x
+  ret %z
+}
+";
+    let func = adjit_ir::parse_function(src).expect("parses");
+    verify(&func).expect("verifies");
+    let d = jvp(&func);
+    verify(&d).expect("the JVP's names are unique");
+    assert_eq!(d.name_of(Value::new(2)), Some("dx_2"), "{d}");
+    assert_eq!(d.name_of(Value::new(3)), Some("dy"), "{d}");
+    let g = vjp(&func);
+    verify(&g).expect("the VJP's names are unique");
+    assert!(g.to_string().contains("%x_b_2"), "{g}");
+    check(&func, 1);
+}
