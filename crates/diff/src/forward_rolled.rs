@@ -18,7 +18,7 @@
 //! two `u32` images and one activity byte; its derivative rules run once per segment.
 
 use adjit_ir::roll::Source;
-use adjit_ir::{Builder, Function, Loop, Name, ParamKind, Rolled, Value, ValueData, ValueDef};
+use adjit_ir::{Builder, Loop, Name, Rolled, Value, ValueData, ValueDef};
 
 use crate::activity::{activity_rolled, Activity};
 use crate::forward::{could_be_tangent_name, jvp_with_maps, tangent_name};
@@ -195,39 +195,20 @@ fn derive(
     images: &Images,
     probe: Option<&[u64]>,
 ) -> Template {
-    let mut tf = Function::new(format!("{}_iteration", r.header().name));
-    let mut ext = Vec::new();
-    for srcs in &l.sources {
-        for &s in srcs {
-            if !matches!(s, Source::Same { .. }) {
-                let v = l.source_value(s, j);
-                let p = tf.add_param(r.ty(v), None);
-                if images.tan[0][v] == NONE {
-                    tf.set_param_kind(p, ParamKind::Data);
-                }
-                ext.push(s);
-            }
-        }
-    }
+    // One parameter per outside read (a value read twice is two parameters: tangents are
+    // read, never accumulated, so nothing depends on which reads meet).
+    let ext: Vec<Source> = l
+        .sources
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|s| !matches!(s, Source::Same { .. }))
+        .collect();
+    let params: Vec<usize> = ext.iter().map(|&s| l.source_value(s, j)).collect();
     let m = ext.len();
-    let mut next_ext = 0;
-    for t in 0..l.period() {
-        let srcs = &l.sources[t];
-        let mut k = 0;
-        let inst = segments::instance(l, t, j, probe);
-        let inst = inst.map_values(|_| {
-            let s = srcs[k];
-            k += 1;
-            match s {
-                Source::Same { pos } => Value::new(m + pos as usize),
-                _ => {
-                    next_ext += 1;
-                    Value::new(next_ext - 1)
-                }
-            }
-        });
-        tf.push_inst(l.template[t].ty, inst, l.name(t, j).cloned());
-    }
+    let param_of: Vec<u32> = (0..m as u32).collect();
+    let carries = |v: usize| images.tan[0][v] != NONE;
+    let mut tf = segments::iteration(r, l, j, probe, &params, carries, &param_of);
     for t in 0..l.period() {
         let v = Value::new(l.value(t, j));
         if act.is_useful(v) && l.template[t].ty.is_float() {
@@ -410,8 +391,7 @@ fn segment(
             fill(images, j1);
             let mut here = Vec::new();
             reads_at(images, j1, &mut here);
-            let second = here.clone();
-            if let Some(found) = segments::rules(&first, &second, start, period) {
+            if let Some(found) = segments::rules(&first, &here, start, period) {
                 rules = found;
                 j1 += 1;
                 while j1 < l.trips && same_key(images, j1) {

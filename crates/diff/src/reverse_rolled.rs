@@ -19,8 +19,7 @@
 
 use adjit_ir::roll::Source;
 use adjit_ir::{
-    BinaryOp, Builder, Function, InstData, Loop, Name, Operand, ParamKind, Rolled, Value,
-    ValueData, ValueDef,
+    BinaryOp, Builder, InstData, Loop, Name, Operand, Rolled, Value, ValueData, ValueDef,
 };
 
 use crate::activity::{activity_rolled, Activity};
@@ -292,33 +291,19 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
         let r = self.r;
         let (which, values) = outside(l, j);
         let m = values.len();
-        let mut tf = Function::new(format!("{}_iteration", r.header().name));
-        for &v in &values {
-            let p = tf.add_param(r.ty(v), None);
-            if !self.act.is_varied(Value::new(v)) {
-                tf.set_param_kind(p, ParamKind::Data);
-            }
-        }
+        let act = self.act;
+        let carries = |v: usize| act.is_varied(Value::new(v));
+        let mut tf = segments::iteration(r, l, j, probe, &values, carries, &which);
+        // One outside read of each distinct value: (template position, value operand).
         let mut ext = vec![(0, 0); m];
         let mut n_outside = 0;
-        for t in 0..l.period() {
-            let srcs = &l.sources[t];
-            let inst = segments::instance(l, t, j, probe);
-            let mut k = 0;
-            let inst = inst.map_values(|_| {
-                let s = srcs[k];
-                k += 1;
-                match s {
-                    Source::Same { pos } => Value::new(m + pos as usize),
-                    _ => {
-                        let e = which[n_outside] as usize;
-                        ext[e] = (t, k - 1);
-                        n_outside += 1;
-                        Value::new(e)
-                    }
+        for (t, sources) in l.sources.iter().enumerate() {
+            for (k, s) in sources.iter().enumerate() {
+                if !matches!(s, Source::Same { .. }) {
+                    ext[which[n_outside] as usize] = (t, k);
+                    n_outside += 1;
                 }
-            });
-            tf.push_inst(l.template[t].ty, inst, l.name(t, j).cloned());
+            }
         }
         // Returns: the values that arrive with an adjoint, own ones first.
         let mut seeded: Vec<Read> = Vec::new();
@@ -501,8 +486,7 @@ impl<F: Fn(usize) -> usize> Sweep<'_, F> {
             if extends(self, 1) {
                 let mut here = Vec::new();
                 self.reads_at(l, &tpl, j0 - 1, start + period, &mut here);
-                let second = here.clone();
-                if let Some(found) = segments::rules(&first, &second, start, period) {
+                if let Some(found) = segments::rules(&first, &here, start, period) {
                     rules = found;
                     tables = slots;
                     self.advance(l, &tpl, j0 - 1, start + period);

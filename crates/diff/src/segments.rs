@@ -10,7 +10,10 @@
 //! read stops following it.
 
 use adjit_ir::roll::{LiteralTable, Source};
-use adjit_ir::{BinaryOp, InstData, Loop, Operand, Rolled, Type, ValueData, ValueDef};
+use adjit_ir::{
+    BinaryOp, Function, InstData, Loop, Operand, ParamKind, Rolled, Type, Value, ValueData,
+    ValueDef,
+};
 
 /// The rules of the outside reads of a segment starting at `start` with `period` lines,
 /// from where they read in its first two iterations; `None` when one follows neither rule.
@@ -76,6 +79,42 @@ pub(crate) fn instance(l: &Loop, t: usize, j: usize, probe: Option<&[u64]>) -> I
         Some(bits) => l.instance_with(t, j, |k| bits[k]),
         None => l.instance(t, j),
     }
+}
+
+/// Iteration `j` of `l` as a function of what it reads from outside: parameter `p` is the
+/// value `params[p]` (of kind `data` where `carries(value)` is false), the instructions are
+/// the iteration's (tables' literals replaced by `probe` when given), and its `n`-th outside
+/// read (operands not of the same iteration, in order) reads parameter `param_of[n]`. No
+/// returns: the caller says which values the derivative is wanted of.
+pub(crate) fn iteration(
+    r: &Rolled,
+    l: &Loop,
+    j: usize,
+    probe: Option<&[u64]>,
+    params: &[usize],
+    carries: impl Fn(usize) -> bool,
+    param_of: &[u32],
+) -> Function {
+    let mut tf = Function::new(format!("{}_iteration", r.header().name));
+    for &v in params {
+        let p = tf.add_param(r.ty(v), None);
+        if !carries(v) {
+            tf.set_param_kind(p, ParamKind::Data);
+        }
+    }
+    let m = params.len();
+    let mut outside = param_of.iter();
+    for t in 0..l.period() {
+        let mut sources = l.sources[t].iter();
+        let inst = instance(l, t, j, probe).map_values(|_| {
+            match sources.next().expect("one rule per value operand") {
+                Source::Same { pos } => Value::new(m + *pos as usize),
+                _ => Value::new(*outside.next().expect("one parameter per outside read") as usize),
+            }
+        });
+        tf.push_inst(l.template[t].ty, inst, l.name(t, j).cloned());
+    }
+    tf
 }
 
 /// Whether iteration `j` of `l` names any value (a segment over named iterations keeps the
