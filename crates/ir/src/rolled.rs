@@ -64,7 +64,11 @@ impl Loop {
             Source::Same { pos } => self.value(pos as usize, j),
             Source::Carried { init, .. } if j == 0 => init as usize,
             Source::Carried { pos, .. } => self.value(pos as usize, j - 1),
-            Source::Affine { base, step } => (base as i64 + step * j as i64) as usize,
+            // Wrapping: a loop built with a step past the program reads an index `verify`
+            // refuses, never overflows.
+            Source::Affine { base, step } => {
+                i64::from(base).wrapping_add(step.wrapping_mul(j as i64)) as usize
+            }
         }
     }
 
@@ -414,16 +418,9 @@ impl Rolled {
             }
             for j in 0..l.trips {
                 for pos in 0..l.period() {
-                    let here = l.value(pos, j) as i64;
                     for (operand, &s) in l.sources[pos].iter().enumerate() {
-                        let value = match s {
-                            Source::Same { pos: p } => here - pos as i64 + i64::from(p),
-                            Source::Carried { init, .. } if j == 0 => i64::from(init),
-                            Source::Carried { pos: p, .. } => {
-                                here - (pos + l.period()) as i64 + i64::from(p)
-                            }
-                            Source::Affine { base, step } => i64::from(base) + step * j as i64,
-                        };
+                        // An index that would be negative reads back as one (wrapping).
+                        let value = l.source_value(s, j) as i64;
                         // Same: earlier in the iteration; Carried: a position of the loop, its
                         // first value before the loop; Affine: before the loop.
                         let fits = match s {
