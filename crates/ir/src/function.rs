@@ -578,13 +578,7 @@ impl Function {
     /// `result_ty`) takes: the type of its value operands, which is the result's except for
     /// `fcmp` (whose result is `bool`).
     pub fn literal_type(&self, inst: &InstData, result_ty: Type) -> Type {
-        match inst {
-            InstData::Fcmp { args, .. } => args
-                .iter()
-                .find_map(|a| a.as_value())
-                .map_or(Type::F64, |v| self.ty(v)),
-            _ => result_ty,
-        }
+        literal_type_with(inst, result_ty, |v| self.ty(v))
     }
 
     pub fn data(&self, v: Value) -> &ValueData {
@@ -686,6 +680,18 @@ impl Function {
     /// types are inconsistent (the verifier says why). Out-of-range operands give `None`.
     pub fn result_type(&self, inst: &InstData) -> Option<Type> {
         result_type_with(inst, |v| self.values.get(v.index()).map(|d| d.ty))
+    }
+}
+
+/// [`Function::literal_type`] when value `v` has type `ty_of(v)`: a comparison's literals
+/// take its value operand's type, every other instruction's its result type.
+pub fn literal_type_with(inst: &InstData, result_ty: Type, ty_of: impl Fn(Value) -> Type) -> Type {
+    match inst {
+        InstData::Fcmp { args, .. } => args
+            .iter()
+            .find_map(|a| a.as_value())
+            .map_or(Type::F64, ty_of),
+        _ => result_ty,
     }
 }
 

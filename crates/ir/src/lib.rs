@@ -29,7 +29,8 @@ mod verify;
 
 pub use builder::Builder;
 pub use function::{
-    Function, InstData, Name, Operand, Operands, ParamKind, Value, ValueData, ValueDef,
+    literal_type_with, Function, InstData, Name, Operand, Operands, ParamKind, Value, ValueData,
+    ValueDef,
 };
 pub use interp::{interpret, InterpError, Interpreter};
 pub use opcode::{BinaryOp, CmpPred, UnaryOp};

@@ -416,8 +416,15 @@ impl Rolled {
                     });
                 }
             }
-            for j in 0..l.trips {
-                for pos in 0..l.period() {
+            if l.trips == 0 {
+                continue;
+            }
+            for pos in 0..l.period() {
+                // Where a read falls is monotone in the iteration: its first and last
+                // iterations (and a carried value's first) are the ones to check.
+                let mut checked = [0, l.trips - 1, 1.min(l.trips - 1)];
+                checked.sort_unstable();
+                for j in checked {
                     for (operand, &s) in l.sources[pos].iter().enumerate() {
                         // An index that would be negative reads back as one (wrapping).
                         let value = l.source_value(s, j) as i64;
@@ -441,8 +448,25 @@ impl Rolled {
                             });
                         }
                     }
+                }
+                // Types: the instruction is checked again only where the types it reads
+                // change (a read at a stride walking over values of several types).
+                let ty = l.template[pos].ty;
+                let mut last: Option<[Option<Type>; 3]> = None;
+                for j in 0..l.trips {
+                    let mut types = [None; 3];
+                    for (at, &s) in types.iter_mut().zip(&l.sources[pos]) {
+                        *at = Some(match s {
+                            Source::Same { pos: p } => l.template[p as usize].ty,
+                            Source::Carried { pos: p, .. } if j > 0 => l.template[p as usize].ty,
+                            _ => self.ty(l.source_value(s, j)),
+                        });
+                    }
+                    if last == Some(types) {
+                        continue;
+                    }
+                    last = Some(types);
                     let inst = l.instance(pos, j);
-                    let ty = l.template[pos].ty;
                     if result_type_with(&inst, |v| Some(self.ty(v.index()))) != Some(ty) {
                         return Err(RolledError::Type {
                             index,

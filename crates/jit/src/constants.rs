@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use adjit_ir::{Function, InstData, Operand, Type};
+use adjit_ir::{literal_type_with, Function, InstData, Operand, Rolled, Type};
 use cranelift_module::{DataDescription, DataId, Linkage, Module};
 
 use crate::error::JitError;
@@ -46,22 +46,20 @@ pub(crate) struct ConstTable {
 /// The bits of `-0.0`: the sign mask `neg` is lowered with (`bxor`), a literal of the chunk.
 pub(crate) const SIGN_MASK: u64 = 0x8000_0000_0000_0000;
 
-/// Every float literal of `inst` (operands, `const` values, `neg`'s sign mask), with its type.
-fn for_each_literal(func: &Function, inst: &InstData, ty: Type, mut f: impl FnMut(LiteralKey)) {
+/// Every float literal of `inst` (operands, `const` values, `neg`'s sign mask), with its type;
+/// `lit_ty` is the type of its literal operands ([`Function::literal_type`]).
+fn for_each_literal(inst: &InstData, ty: Type, lit_ty: Type, mut f: impl FnMut(LiteralKey)) {
     match inst {
         InstData::Const { ty, bits } if ty.is_float() => f((*ty, *bits)),
         InstData::Unary {
             op: adjit_ir::UnaryOp::Neg,
             ..
         } => f((ty, SIGN_MASK)),
-        _ => {
-            let lit_ty = func.literal_type(inst, ty);
-            inst.for_each_operand(|o| {
-                if let Operand::Const(c) = o {
-                    f((lit_ty, c.to_bits()))
-                }
-            })
-        }
+        _ => inst.for_each_operand(|o| {
+            if let Operand::Const(c) = o {
+                f((lit_ty, c.to_bits()))
+            }
+        }),
     }
 }
 
@@ -92,7 +90,8 @@ impl ConstTable {
                 .filter(|&v| looped || plan.live[v])
             {
                 if let Some(inst) = func.inst(adjit_ir::Value::new(v)) {
-                    for_each_literal(func, inst, func.values[v].ty, |k| {
+                    let ty = func.values[v].ty;
+                    for_each_literal(inst, ty, func.literal_type(inst, ty), |k| {
                         if seen.insert(k, ()).is_none() {
                             distinct.push(k);
                         }
@@ -122,6 +121,60 @@ impl ConstTable {
             let gap_tables = run.outer.as_ref().map_or(&[][..], |o| &o.gap_tables[..]);
             let mut entries = Vec::with_capacity(run.tables.len() + gap_tables.len());
             for t in run.tables.iter().chain(gap_tables) {
+                let at = *seen.entry((t.ty, &t.bits[..])).or_insert_with(|| {
+                    table.tables.push((t.ty, t.bits.clone()));
+                    let at = next as u32;
+                    next += t.bits.len();
+                    at
+                });
+                entries.push(at);
+            }
+            table.run_tables.push(entries);
+        }
+        table
+    }
+
+    /// The table of a rolled program lowered as one function ([`crate::lower::rolled`]):
+    /// the literals of its live template positions, when there are more than
+    /// `const_table_above` or some loop has literal tables, and per loop (by index) its
+    /// literal tables' first entries.
+    pub fn build_rolled(
+        rolled: &Rolled,
+        live: &[Vec<bool>],
+        const_table_above: usize,
+    ) -> ConstTable {
+        let mut table = ConstTable {
+            entry_bytes: 8,
+            ..ConstTable::default()
+        };
+        let mut distinct: Vec<LiteralKey> = Vec::new();
+        let mut seen: HashMap<LiteralKey, ()> = HashMap::new();
+        for (l, live) in rolled.loops().iter().zip(live) {
+            for t in (0..l.period()).filter(|&t| live[t]) {
+                // Iteration 0's operands (a derived template's own are placeholders).
+                let inst = &l.instance(t, 0);
+                let ty = l.template[t].ty;
+                let lit_ty = literal_type_with(inst, ty, |v| rolled.ty(v.index()));
+                for_each_literal(inst, ty, lit_ty, |k| {
+                    if seen.insert(k, ()).is_none() {
+                        distinct.push(k);
+                    }
+                });
+            }
+        }
+        let has_tables = rolled.loops().iter().any(|l| !l.tables.is_empty());
+        let uses_table = distinct.len() > const_table_above || has_tables;
+        table.chunk_uses_table.push(uses_table);
+        if uses_table {
+            for (i, key) in distinct.into_iter().enumerate() {
+                table.index.insert(key, i as u32);
+            }
+        }
+        let mut next = table.index.len();
+        let mut seen: HashMap<(Type, &[u64]), u32> = HashMap::new();
+        for l in rolled.loops() {
+            let mut entries = Vec::with_capacity(l.tables.len());
+            for t in &l.tables {
                 let at = *seen.entry((t.ty, &t.bits[..])).or_insert_with(|| {
                     table.tables.push((t.ty, t.bits.clone()));
                     let at = next as u32;

@@ -1,7 +1,7 @@
 //! The error type of the backend: everything that can go wrong between a [`adjit_ir::Function`]
 //! and a call into its machine code.
 
-use adjit_ir::VerifyErrors;
+use adjit_ir::{RolledError, VerifyErrors};
 
 /// Why a function could not be compiled or called.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -9,6 +9,9 @@ pub enum JitError {
     /// The input function does not verify; nothing is lowered from an unverified function.
     #[error("cannot compile an unverified function: {0}")]
     NotVerified(#[from] VerifyErrors),
+    /// The input rolled program does not verify ([`adjit_ir::Rolled::verify`]).
+    #[error("cannot compile an unverified rolled program: {0}")]
+    RolledNotVerified(#[from] RolledError),
     /// The input buffer of [`crate::CompiledFunction::call`] has the wrong length.
     #[error("expected {expected} inputs, got {got}")]
     InputLength { expected: usize, got: usize },

@@ -4,18 +4,24 @@
 
 use std::fmt::Write as _;
 
-use adjit_ir::{verify, Function};
+use adjit_ir::{verify, Function, Rolled};
 use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, Linkage, Module};
 
-use crate::abi::{jit_math_symbols, MathNames};
+use crate::abi::{jit_math_symbols, kernel_signature, MathNames};
 use crate::compiled::{CompiledFunction, KernelFn, Kernels, OwnedModule};
+use crate::constants::ConstTable;
 use crate::error::JitError;
 use crate::lanes::Lanes;
-use crate::options::JitOptions;
+use crate::lower::rolled::lower_rolled;
+use crate::lower::{Imports, LowerInput};
+use crate::options::{JitOptions, Pairing};
 use crate::pipeline::{lower_function, lowered_insts, prepare, shared_flags};
+use crate::plan::Plan;
 use crate::roll::Run;
+use crate::rolled_plan::RolledPlan;
 
 /// The host ISA with its detected features (FMA, SSE4.1, AVX on x86-64).
 fn host_isa(lowered: usize, opts: &JitOptions) -> Result<OwnedTargetIsa, JitError> {
@@ -89,6 +95,149 @@ pub unsafe fn compile_verified(
         pairs,
         func.n_params,
         func.n_outputs(),
+    ))
+}
+
+/// Most template instructions [`compile_rolled`] lowers as one function; a rolled program
+/// holding more is compiled expanded (its straight code chunked and planned value by value).
+pub const ROLLED_MAX_HELD: usize = 50_000;
+
+/// Compile a rolled program ([`adjit_ir::Rolled`]) for the host from its templates, without
+/// expanding it: each loop becomes a counted loop and compile time, code size and memory
+/// follow the templates, not the trip counts. The results are bitwise those of
+/// [`compile`] of [`Rolled::expand`] (and of the interpreter). Rolled derivatives
+/// (`adjit_diff::vjp_rolled`, `jvp_rolled`) compile this way without ever being expanded.
+///
+/// The expansion is compiled instead, giving [`compile`]'s code, when that is the better
+/// choice or the only one: rolling is off ([`JitOptions::roll`]), the program is small
+/// (fewer than [`JitOptions::roll_above`] instructions) or its loops hold more than half of
+/// it, it holds more than [`ROLLED_MAX_HELD`] template instructions, or it reads across the
+/// end of a loop at a moving index or returns more than a few thousand values out of step
+/// with its loops. [`CompiledFunction::loops`] says how many loops the code has. Two-point
+/// batch kernels ([`JitOptions::batch_lanes`]) are not made for the rolled form.
+///
+/// ```
+/// use adjit_ir::{trace, Rolled};
+/// // Σ (x_i − 1)², traced term by term: one loop of 3 instructions per term, 40,000 terms.
+/// let f = trace::trace(40_000, |x| {
+///     let mut s = x[0] * 0.0;
+///     for &xi in x {
+///         s = s + (xi - 1.0) * (xi - 1.0);
+///     }
+///     s
+/// });
+/// let rolled = Rolled::from_function(&f);
+/// let code = adjit_jit::compile_rolled(&rolled, &Default::default()).unwrap();
+/// assert!(code.loops() >= 1);
+/// let x = vec![2.0; 40_000];
+/// let mut y = [0.0];
+/// code.call(&x, &mut y).unwrap();
+/// assert_eq!(y, [40_000.0]);
+/// ```
+pub fn compile_rolled(rolled: &Rolled, opts: &JitOptions) -> Result<CompiledFunction, JitError> {
+    rolled.verify()?;
+    let insts = rolled.n_values() - rolled.n_params();
+    let held = rolled.n_template_insts();
+    let plan = match opts.roll && insts >= opts.roll_above && 2 * held <= insts {
+        true if held <= ROLLED_MAX_HELD => RolledPlan::new(rolled),
+        _ => None,
+    };
+    let code = match plan {
+        Some(plan) => Some(compile_planned(rolled, &plan, opts)?),
+        None => None,
+    };
+    match code {
+        Some(code) => Ok(code),
+        None => compile(&rolled.expand(), opts),
+    }
+}
+
+/// [`compile_rolled`] from the templates whatever the program's size and the share its loops
+/// hold (a loop of one trip is straight code): `None` when the program reads across the end
+/// of a loop at a moving index, returns more than a few thousand values out of step with its
+/// loops, or holds more than [`ROLLED_MAX_HELD`] template instructions.
+pub fn compile_templates(
+    rolled: &Rolled,
+    opts: &JitOptions,
+) -> Result<Option<CompiledFunction>, JitError> {
+    rolled.verify()?;
+    if rolled.n_template_insts() > ROLLED_MAX_HELD {
+        return Ok(None);
+    }
+    match RolledPlan::new(rolled) {
+        Some(plan) => compile_planned(rolled, &plan, opts).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Lower `rolled` (verified) as planned into one function and compile it.
+fn compile_planned(
+    rolled: &Rolled,
+    plan: &RolledPlan,
+    opts: &JitOptions,
+) -> Result<CompiledFunction, JitError> {
+    let insts = rolled.n_values() - rolled.n_params();
+    let lowered = plan.live.iter().flatten().filter(|&&live| live).count();
+    let mut owned = new_module(lowered, opts)?;
+    let module = owned.module_mut();
+    let mut consts = ConstTable::build_rolled(rolled, &plan.live, opts.const_table_above);
+    consts.define(module, "rolled.constants")?;
+    let empty = Plan::empty();
+    let input = LowerInput {
+        func: rolled.header(),
+        plan: &empty,
+        runs: &[],
+        consts: &consts,
+        lanes: Lanes::One,
+        math: opts.math,
+        mask_selects: opts.mask_selects
+            && module.isa().triple().architecture == target_lexicon::Architecture::X86_64,
+        pair_loops: Pairing::Off,
+    };
+    let mut imports = Imports::new(MathNames::Wrappers);
+    let sig = kernel_signature(module);
+    let id = module
+        .declare_function("rolled", Linkage::Local, &sig)
+        .map_err(|e| JitError::cranelift("declaring `rolled`", e))?;
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    lower_rolled(
+        module,
+        &mut imports,
+        &input,
+        rolled,
+        plan,
+        &mut ctx.func,
+        &mut fctx,
+    )?;
+    module.define_function(id, &mut ctx).map_err(|e| {
+        JitError::cranelift(format!("compiling the rolled @{}", rolled.header().name), e)
+    })?;
+    let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
+    module.clear_context(&mut ctx);
+    module
+        .finalize_definitions()
+        .map_err(|e| JitError::cranelift("finalizing definitions", e))?;
+    let ptr = module.get_finalized_function(id);
+    // SAFETY: `ptr` is the finalized code of a function declared with `kernel_signature`,
+    // i.e. `extern "C" fn(*const f64, *mut f64, *mut f64)` in the host's default calling
+    // convention; it stays valid while `owned` lives, and `Kernels` owns both.
+    let kernel = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
+    let loops = rolled.loops().iter().filter(|l| l.trips > 1).count();
+    let kernels = Kernels {
+        module: owned,
+        chunks: vec![kernel],
+        n_slots: plan.n_slots,
+        code_bytes,
+        loops,
+        // A loop's body runs once per trip: as much code as the expanded program.
+        executed_bytes: code_bytes.saturating_mul(insts.max(1)) / lowered.max(1),
+    };
+    Ok(CompiledFunction::new(
+        kernels,
+        None,
+        rolled.n_params(),
+        rolled.header().rets.len(),
     ))
 }
 

@@ -33,12 +33,16 @@ mod pipeline;
 mod plan;
 mod regroup;
 mod roll;
+mod rolled_plan;
 mod schedule;
 mod symbols;
 
 pub use compiled::{threads_for, CompiledFunction, RawEntry, PARALLEL_CODE_BYTES, STREAM_BYTES};
 pub use error::JitError;
-pub use jit::{asm_text, clif_text, compile, compile_verified};
+pub use jit::{
+    asm_text, clif_text, compile, compile_rolled, compile_templates, compile_verified,
+    ROLLED_MAX_HELD,
+};
 pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
 pub use options::{JitOptions, MathImpl, OptLevel, Pairing, RegAlloc};
 pub use pair_batch::PairBatch;

@@ -53,6 +53,7 @@ use crate::plan::{Fill, Home, Plan, NO_SLOT};
 use crate::roll::{Across, Outer, Run, Source};
 
 pub(crate) mod paired;
+pub(crate) mod rolled;
 
 /// Registers of a nest's current row, made in its outer loop's header before the row's inner
 /// loop (so they dominate it and the gap); empty outside nests.
@@ -205,40 +206,7 @@ pub(crate) fn lower_chunk<M: Module>(
     clif: &mut ir::Function,
     fctx: &mut FunctionBuilderContext,
 ) -> Result<(), JitError> {
-    clif.signature = kernel_signature(module);
-    clif.name = UserFuncName::user(0, chunk as u32);
-    let const_data = match (input.consts.chunk_uses_table[chunk], input.consts.data) {
-        (true, Some(id)) => Some(module.declare_data_in_func(id, clif)),
-        _ => None,
-    };
-    let mut b = FunctionBuilder::new(clif, fctx);
-    let block = b.create_block();
-    b.append_block_params_for_function_params(block);
-    b.switch_to_block(block);
-    b.seal_block(block);
-    let params = b.block_params(block).to_vec();
-    let ptr = module.target_config().pointer_type();
-    let const_base = const_data.map(|gv| b.ins().symbol_value(ptr, gv));
-    let mut lowerer = Lowerer {
-        b,
-        module,
-        imports,
-        func_refs: HashMap::new(),
-        input,
-        lanes: input.lanes,
-        chunk: chunk as u32,
-        cache,
-        inputs: params[0],
-        outputs: params[1],
-        work: params[2],
-        const_base,
-        table_bases: HashMap::new(),
-        overrides: Vec::new(),
-        body_literals: None,
-        tabled: [None; 3],
-        next_slot: 0,
-        last_masks: None,
-    };
+    let mut lowerer = Lowerer::begin(module, imports, input, chunk, cache, clif, fctx);
     let func = input.func;
     if chunk == 0 {
         // Fills first: every other output in their spans is stored after them.
@@ -288,6 +256,55 @@ pub(crate) fn lower_chunk<M: Module>(
     let config = lowerer.module.target_config();
     lowerer.b.finalize(config);
     Ok(())
+}
+
+impl<'a, 'm, M: Module> Lowerer<'a, 'm, M> {
+    /// A lowerer building chunk `chunk` into `clif`: the kernel signature, the entry block
+    /// with the three buffer pointers, and the constant table's address if the chunk reads it.
+    fn begin(
+        module: &'m mut M,
+        imports: &'m mut Imports,
+        input: &'m LowerInput<'m>,
+        chunk: usize,
+        cache: &'m mut [Option<Cached>],
+        clif: &'a mut ir::Function,
+        fctx: &'a mut FunctionBuilderContext,
+    ) -> Self {
+        clif.signature = kernel_signature(module);
+        clif.name = UserFuncName::user(0, chunk as u32);
+        let const_data = match (input.consts.chunk_uses_table[chunk], input.consts.data) {
+            (true, Some(id)) => Some(module.declare_data_in_func(id, clif)),
+            _ => None,
+        };
+        let mut b = FunctionBuilder::new(clif, fctx);
+        let block = b.create_block();
+        b.append_block_params_for_function_params(block);
+        b.switch_to_block(block);
+        b.seal_block(block);
+        let params = b.block_params(block).to_vec();
+        let ptr = module.target_config().pointer_type();
+        let const_base = const_data.map(|gv| b.ins().symbol_value(ptr, gv));
+        Lowerer {
+            b,
+            module,
+            imports,
+            func_refs: HashMap::new(),
+            input,
+            lanes: input.lanes,
+            chunk: chunk as u32,
+            cache,
+            inputs: params[0],
+            outputs: params[1],
+            work: params[2],
+            const_base,
+            table_bases: HashMap::new(),
+            overrides: Vec::new(),
+            body_literals: None,
+            tabled: [None; 3],
+            next_slot: 0,
+            last_masks: None,
+        }
+    }
 }
 
 impl<M: Module> Lowerer<'_, '_, M> {
@@ -1376,7 +1393,17 @@ impl<M: Module> Lowerer<'_, '_, M> {
     fn lower_inst(&mut self, v: usize, inst: &InstData) -> Result<ir::Value, JitError> {
         let func = self.input.func;
         let ty = func.values[v].ty;
-        let lit_ty = func.literal_type(inst, ty);
+        self.lower_inst_as(ty, func.literal_type(inst, ty), inst)
+    }
+
+    /// `inst`, of result type `ty` and literals of type `lit_ty`, with its value operands read
+    /// by [`Self::use_value`].
+    fn lower_inst_as(
+        &mut self,
+        ty: Type,
+        lit_ty: Type,
+        inst: &InstData,
+    ) -> Result<ir::Value, JitError> {
         self.next_slot = 0;
         Ok(match *inst {
             InstData::Const { ty, bits } => match self.next_tabled() {

@@ -94,6 +94,23 @@ pub(crate) enum Home {
 }
 
 impl Plan {
+    /// A plan of one empty chunk, no slots and no outputs: the plan of a lowering that places
+    /// its values itself (a rolled program, see [`crate::rolled_plan`]).
+    pub fn empty() -> Plan {
+        Plan {
+            chunks: std::iter::once(0..0).collect(),
+            slots: Vec::new(),
+            n_slots: 0,
+            outputs: Vec::new(),
+            live: Vec::new(),
+            evictions: Vec::new(),
+            registers: 0,
+            chunk_runs: vec![None],
+            homes: Vec::new(),
+            fills: Vec::new(),
+        }
+    }
+
     /// The instructions lowered for chunk `c`: its range, or the first iteration of its run
     /// (and a nest's gap).
     pub fn lowered_values(&self, c: usize, runs: &[Run]) -> Vec<usize> {

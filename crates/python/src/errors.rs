@@ -95,7 +95,7 @@ pub fn kind_of(e: &adjit::Error) -> Kind {
         E::Jit(jit) => match jit {
             J::InputLength { .. } | J::OutputLength { .. } | J::BatchLength { .. } => Kind::Shape,
             J::UnknownTriple { .. } | J::Symbol { .. } => Kind::Option,
-            J::NotVerified(_) => Kind::Parse,
+            J::NotVerified(_) | J::RolledNotVerified(_) => Kind::Parse,
             J::HostNotSupported(_) | J::Cranelift { .. } | J::TooLarge(_) | J::ForeignBatch => {
                 Kind::Other
             }

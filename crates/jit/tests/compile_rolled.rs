@@ -1,0 +1,202 @@
+//! `compile_rolled`: a rolled program compiled from its templates gives the interpreter's
+//! bits (NaN = NaN) on random repeated programs (carried state, strides, interruptions, data
+//! literals, f32), irregular ones and traces, and so do its rolled derivatives
+//! (`jvp_rolled`, `jvp_vector_rolled`, `vjp_rolled`, forward over reverse), which are never
+//! expanded; the code has loops and its size does not grow with the trips; a rolled program
+//! whose rule is broken gives other numbers (the test can fail).
+
+mod common;
+
+use adjit_diff::{jvp_rolled, jvp_vector_rolled, vjp_rolled};
+use adjit_ir::random::{
+    campaign_cases, random_function, random_repeated, RandomOptions, RepeatOptions, Rng,
+};
+use adjit_ir::roll::Source;
+use adjit_ir::trace::trace;
+use adjit_ir::{verify, Function, Rolled};
+use adjit_jit::{compile, compile_rolled, compile_templates, CompiledFunction, JitOptions};
+use common::assert_same;
+
+/// Rolled from any size (the default leaves programs under 20,000 instructions to `compile`).
+fn opts() -> JitOptions {
+    JitOptions {
+        roll_above: 0,
+        ..JitOptions::default()
+    }
+}
+
+/// Compiled from the templates ([`compile_templates`], whatever the share of the program its
+/// loops hold), one call per point against the rolled interpreter (itself checked against the
+/// flat one in `adjit-ir`'s tests). `None` when the plan does not hold the program.
+fn check(rolled: &Rolled, seed: u64) -> Option<CompiledFunction> {
+    let name = &rolled.header().name;
+    let code = compile_templates(rolled, &opts()).unwrap_or_else(|e| panic!("@{name}: {e}"))?;
+    let mut rng = Rng::new(seed);
+    let mut out = vec![0.0; code.n_outputs()];
+    for _ in 0..3 {
+        let x = rng.vector(rolled.n_params(), -2.0, 2.0);
+        code.call(&x, &mut out).expect("lengths match");
+        let want = rolled.interpret(&x).expect("interprets");
+        assert_same(name, &x, &out, &want);
+    }
+    Some(code)
+}
+
+fn repeated(seed: u64, data: bool) -> Function {
+    let func = random_repeated(seed, &RepeatOptions::of_seed(seed, data));
+    verify(&func).expect("generated programs verify");
+    func
+}
+
+/// The program and its derivatives, all compiled from their templates; how many of them the
+/// plan held.
+fn check_all(func: &Function, seed: u64) -> (usize, usize) {
+    let rolled = Rolled::from_function(func);
+    let g = vjp_rolled(&rolled);
+    let mut programs = vec![jvp_rolled(&rolled), jvp_rolled(&g), g, rolled.clone()];
+    if seed.is_multiple_of(3) {
+        programs.push(jvp_vector_rolled(&rolled, 3));
+    }
+    let held = programs.iter().filter_map(|p| check(p, seed)).count();
+    (held, programs.len())
+}
+
+#[test]
+fn random_repeated_programs_and_their_derivatives() {
+    let (mut held, mut all) = (0, 0);
+    // Five programs compiled per seed: a third of the campaign's seeds.
+    for seed in 0..campaign_cases().div_ceil(3) {
+        let (h, a) = check_all(&repeated(seed, seed % 2 == 1), seed);
+        held += h;
+        all += a;
+    }
+    // Reads across a loop's end at a moving index are rare: nearly all are compiled rolled.
+    assert!(held * 10 >= all * 9, "{held} of {all} held");
+}
+
+#[test]
+fn irregular_programs_compile_from_their_straight_code() {
+    for seed in 0..20 {
+        let func = random_function(seed, &RandomOptions::default());
+        let (held, all) = check_all(&func, seed);
+        assert_eq!(held, all);
+    }
+}
+
+/// `compile_rolled` of a program with little repetition is `compile` of its expansion: the
+/// same code.
+#[test]
+fn little_repetition_compiles_as_before() {
+    for seed in 0..10 {
+        let func = random_function(seed, &RandomOptions::default());
+        let rolled = Rolled::from_function(&func);
+        let a = compile_rolled(&rolled, &opts()).expect("compiles");
+        let b = compile(&func, &opts()).expect("compiles");
+        assert_eq!(a.code_bytes(), b.code_bytes(), "@{}", func.name);
+        assert_eq!(a.loops(), b.loops());
+    }
+}
+
+/// Σ (x_i − 1)² + 100 (x_{i+1} − x_i²)², traced term by term.
+fn rosenbrock(n: usize) -> Function {
+    trace(n, |x| {
+        let mut s = x[0] * 0.0;
+        for i in 0..n - 1 {
+            let a = x[i] - 1.0;
+            let b = x[i + 1] - x[i] * x[i];
+            s = s + a * a + b * b * 100.0;
+        }
+        s
+    })
+}
+
+#[test]
+fn a_traced_gradient_is_loops_whose_code_does_not_grow_with_the_trips() {
+    let mut sizes = Vec::new();
+    for n in [300, 3_000] {
+        let rolled = Rolled::from_function(&rosenbrock(n));
+        let g = vjp_rolled(&rolled);
+        let code = check(&g, n as u64).expect("held");
+        assert!(code.loops() >= 2, "forward and reverse loops: {code:?}");
+        sizes.push(code.code_bytes());
+        // The expansion is never built: the program held is a few dozen instructions.
+        assert!(g.n_template_insts() < 100, "{}", g.n_template_insts());
+    }
+    assert_eq!(sizes[0], sizes[1], "code bytes at n = 300 and 3,000");
+}
+
+/// A rolled program whose affine rule is broken (every read of `x` one further on) computes
+/// other numbers: the comparison above sees a wrong index.
+#[test]
+fn a_broken_affine_index_gives_other_numbers() {
+    let f = rosenbrock(200);
+    let good = Rolled::from_function(&f);
+    let mut broken = Rolled::new(good.header().clone());
+    let mut changed = false;
+    for l in good.loops() {
+        let mut l = l.clone();
+        for srcs in &mut l.sources {
+            for src in srcs {
+                if let Source::Affine { base, step } = src {
+                    if *step != 0 && !changed && l.trips > 1 {
+                        *base += 1;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        broken.push(l);
+    }
+    broken.set_rets(
+        good.header().rets.clone(),
+        good.header()
+            .rets
+            .iter()
+            .map(|r| good.ty(r.index()))
+            .collect(),
+    );
+    assert!(changed, "the trace reads x at a stride");
+    let x: Vec<f64> = (0..200).map(|i| 0.01 * i as f64).collect();
+    let run = |r: &Rolled| {
+        let code = compile_rolled(r, &opts()).expect("compiles");
+        assert!(code.loops() >= 1);
+        let mut y = [0.0];
+        code.call(&x, &mut y).expect("lengths match");
+        y[0]
+    };
+    assert_eq!(run(&good), good.interpret(&x).unwrap()[0]);
+    assert_ne!(run(&broken), run(&good));
+}
+
+#[test]
+fn wrong_buffer_lengths_are_errors() {
+    let rolled = Rolled::from_function(&rosenbrock(100));
+    let code = compile_rolled(&rolled, &opts()).expect("compiles");
+    let mut y = [0.0];
+    assert!(code.call(&[1.0; 99], &mut y).is_err());
+    assert!(code.call(&[1.0; 100], &mut []).is_err());
+}
+
+/// A rolled program that reads a value after its own is refused with the verifier's error,
+/// not lowered.
+#[test]
+fn an_unverified_rolled_program_is_an_error() {
+    let good = Rolled::from_function(&rosenbrock(100));
+    let mut bad = Rolled::new(good.header().clone());
+    for l in good.loops() {
+        let mut l = l.clone();
+        if l.trips > 1 {
+            for src in l.sources.iter_mut().flatten() {
+                if let Source::Affine { base, .. } = src {
+                    *base = 1_000_000;
+                }
+            }
+        }
+        bad.push(l);
+    }
+    let err = compile_rolled(&bad, &opts()).expect_err("reads forward");
+    assert!(
+        matches!(err, adjit_jit::JitError::RolledNotVerified(_)),
+        "{err}"
+    );
+}
