@@ -6,11 +6,13 @@
 
 use adjit_diff::layout::{Layout, Part};
 use adjit_diff::{Derived, Mode};
-use adjit_ir::Function;
+use std::sync::OnceLock;
+
+use adjit_ir::{Function, Rolled};
 use adjit_jit::{CompiledFunction, JitOptions, ObjectCode};
 
 use crate::error::{Error, Result};
-use crate::options::Options;
+use crate::options::{Engine, Options};
 use crate::prepared::{
     batch_by_points, batch_picked_by_points, batch_points, check_lengths, copy_picks, Prepared,
     Signature,
@@ -54,6 +56,65 @@ pub(crate) fn hvp_along(
     ))
 }
 
+/// The program a [`Compiled`] runs: the simplified derived program, or the derived program
+/// held as loops (its expansion made only if asked for).
+enum Program {
+    Flat(Function),
+    Rolled {
+        rolled: Rolled,
+        flat: OnceLock<Function>,
+    },
+}
+
+impl Program {
+    fn name(&self) -> &str {
+        match self {
+            Program::Flat(func) => &func.name,
+            Program::Rolled { rolled, .. } => &rolled.header().name,
+        }
+    }
+}
+
+/// With [`Options::rolled`] and native code, `mode` of `func` (verified here) derived per
+/// template of its loops and compiled from the templates
+/// ([`adjit_jit::compile_templates`]), never expanded: the primal, JVP, VJP and gradient
+/// modes of a program of at least [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above)
+/// instructions whose loops hold at least half of it. `None` (derive and compile as
+/// usual, simplified) otherwise, or when the rolled plan does not hold the derivative.
+/// The rolled derivative is not simplified: `simplify` works on the expansion.
+fn rolled(
+    func: &Function,
+    mode: Mode,
+    opts: &Options,
+) -> Result<Option<(Rolled, CompiledFunction)>> {
+    let scalar = func.ret_types.iter().filter(|t| t.is_float()).count() == 1;
+    let wanted = match mode {
+        Mode::Primal | Mode::Jvp | Mode::Vjp => true,
+        Mode::Gradient => scalar,
+        _ => false,
+    };
+    if !opts.rolled || !wanted || opts.engine != Engine::Jit || func.n_insts() < opts.jit.roll_above
+    {
+        return Ok(None);
+    }
+    adjit_ir::verify(func)?;
+    let r = Rolled::from_function(func);
+    if 2 * r.n_template_insts() > func.n_insts() {
+        return Ok(None);
+    }
+    let program = match mode {
+        Mode::Jvp => adjit_diff::jvp_rolled(&r),
+        Mode::Vjp => adjit_diff::vjp_rolled(&r),
+        Mode::Gradient => {
+            let mut g = adjit_diff::vjp_rolled_seeded_with_one(&r);
+            g.set_function_name(format!("{}_grad", func.name));
+            g
+        }
+        _ => r,
+    };
+    Ok(adjit_jit::compile_templates(&program, &opts.jit)?.map(|code| (program, code)))
+}
+
 /// A derived program, prepared once on an engine ([`Options::engine`]).
 ///
 /// ```
@@ -68,7 +129,8 @@ pub(crate) fn hvp_along(
 pub struct Compiled {
     /// The user's function's signature, for messages and the `bool` check.
     sig: Signature,
-    derived: Derived,
+    derived: Program,
+    layout: Layout,
     /// `layout.n_inputs()` and `n_outputs()`, kept so a call does not sum the parts.
     n_in: usize,
     n_out: usize,
@@ -79,7 +141,7 @@ impl std::fmt::Debug for Compiled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Compiled")
             .field("func", &self.sig.name())
-            .field("layout", &self.derived.layout.to_string())
+            .field("layout", &self.layout.to_string())
             .field("code", &self.code())
             .finish_non_exhaustive()
     }
@@ -91,15 +153,34 @@ impl Compiled {
         Compiled::with_options(func, mode, &Options::default())
     }
 
-    /// [`Compiled::new`] on the engine and with the code-generation options of `opts`.
+    /// [`Compiled::new`] on the engine and with the code-generation options of `opts`; with
+    /// [`Options::rolled`], a large program's repetition is kept rolled from derivation to
+    /// machine code (see [`rolled`]).
     pub fn with_options(func: &Function, mode: Mode, opts: &Options) -> Result<Compiled> {
-        let derived = derive(func, mode)?;
-        let runner = Runner::new(&derived.func, opts)?;
+        let (derived, layout, runner) = match rolled(func, mode, opts)? {
+            Some((program, code)) => (
+                Program::Rolled {
+                    rolled: program,
+                    flat: OnceLock::new(),
+                },
+                Layout::of(func, mode.kind()),
+                Runner::Jit(Box::new(code)),
+            ),
+            None => {
+                let Derived {
+                    func: program,
+                    layout,
+                } = derive(func, mode)?;
+                let runner = Runner::new(&program, opts)?;
+                (Program::Flat(program), layout, runner)
+            }
+        };
         Ok(Compiled {
             sig: Signature::of(func),
-            n_in: derived.layout.n_inputs(),
-            n_out: derived.layout.n_outputs(),
+            n_in: layout.n_inputs(),
+            n_out: layout.n_outputs(),
             derived,
+            layout,
             runner,
         })
     }
@@ -138,16 +219,15 @@ impl Compiled {
     #[cold]
     #[inline(never)]
     fn arity_error(&self, inputs: usize, outputs: usize) -> Error {
-        let layout = &self.derived.layout;
-        crate::prepared::arity_error(&self.derived.func.name, layout, inputs, outputs)
+        crate::prepared::arity_error(self.derived.name(), &self.layout, inputs, outputs)
     }
 
     /// Evaluate with one slice per part of the layout: `inputs` in the order of
     /// [`Layout::input_parts`], `outputs` in the order of [`Layout::output_parts`]. A wrong
     /// length names the part. Does not allocate after the first call on a thread.
     pub fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {
-        let layout = &self.derived.layout;
-        let name = &self.derived.func.name;
+        let layout = &self.layout;
+        let name = self.derived.name();
         let in_lens = inputs.iter().map(|s| s.len());
         let out_lens = outputs.iter().map(|s| s.len());
         check_lengths(name, layout, in_lens, layout.output_parts(), out_lens)?;
@@ -173,14 +253,26 @@ impl Compiled {
         })
     }
 
-    /// The derived IR that runs (after simplification).
+    /// The derived IR that runs (after simplification); compiled with [`Options::rolled`],
+    /// the rolled program's expansion, built at the first call of this method.
     pub fn ir(&self) -> &Function {
-        &self.derived.func
+        match &self.derived {
+            Program::Flat(func) => func,
+            Program::Rolled { rolled, flat } => flat.get_or_init(|| rolled.expand()),
+        }
+    }
+
+    /// The derived program held as loops, when it was compiled rolled ([`Options::rolled`]).
+    pub fn rolled(&self) -> Option<&Rolled> {
+        match &self.derived {
+            Program::Flat(_) => None,
+            Program::Rolled { rolled, .. } => Some(rolled),
+        }
     }
 
     /// Which input and output slots hold which part.
     pub fn layout(&self) -> &Layout {
-        &self.derived.layout
+        &self.layout
     }
 
     /// The native code (batched and multi-threaded calls live there); `None` on the
@@ -190,11 +282,11 @@ impl Compiled {
     }
 
     pub fn n_inputs(&self) -> usize {
-        self.derived.layout.n_inputs()
+        self.layout.n_inputs()
     }
 
     pub fn n_outputs(&self) -> usize {
-        self.derived.layout.n_outputs()
+        self.layout.n_outputs()
     }
 }
 
@@ -370,7 +462,7 @@ impl Prepared for Compiled {
     }
 
     fn layout(&self) -> &Layout {
-        &self.derived.layout
+        &self.layout
     }
 
     fn call_parts(&self, inputs: &[&[f64]], outputs: &mut [&mut [f64]]) -> Result<()> {

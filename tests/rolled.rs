@@ -17,6 +17,19 @@ fn rolled() -> Options {
     }
 }
 
+/// [`rolled`], and kept rolled from derivation on ([`Options::rolled`]).
+fn rolled_through() -> Options {
+    Options {
+        rolled: true,
+        ..rolled()
+    }
+}
+
+thread_local! {
+    /// Programs [`every_mode_equal`] compiled rolled through the pipeline.
+    static ROLLED_THROUGH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn unrolled() -> Options {
     Options {
         jit: JitOptions {
@@ -89,6 +102,17 @@ fn every_mode_equal(
         b.call(&x, &mut yb).expect("calls");
         interp.call(&x, &mut yi).expect("calls");
         assert!(same(&ya, &yb), "seed {seed} {mode:?}: rolled != unrolled");
+        // Derived per template and compiled from the templates (`Options::rolled`).
+        let c = Compiled::with_options(func, mode, &rolled_through()).expect("compiles");
+        let mut yc = ya.clone();
+        c.call(&x, &mut yc).expect("calls");
+        assert!(
+            same(&yc, &yi),
+            "seed {seed} {mode:?}: rolled through the pipeline != interpreter"
+        );
+        if c.rolled().is_some() {
+            ROLLED_THROUGH.with(|n| n.set(n.get() + 1));
+        }
         assert!(
             same(&ya, &yi),
             "seed {seed} {mode:?}: rolled != interpreter"
@@ -114,6 +138,12 @@ fn every_mode_rolled_equals_unrolled_and_the_interpreter() {
     assert!(
         rolled_programs >= 48,
         "only {rolled_programs} of 72 derivative programs rolled"
+    );
+    // Primal, JVP, VJP and gradient of the programs with enough repetition.
+    let through = ROLLED_THROUGH.with(|n| n.get());
+    assert!(
+        through >= 40,
+        "only {through} of 48 programs rolled through the pipeline"
     );
     // Seeds 2, 5, 8 and 11 have data literals: their derived programs read them from tables.
     assert!(
@@ -490,4 +520,41 @@ fn labels_roll(f: &Function) {
             grad[k]
         );
     }
+}
+
+/// A traced gradient kept rolled from the trace on (`Options::rolled`): the same numbers as
+/// the usual pipeline, code of a few hundred bytes whatever the length, and the IR it runs is
+/// the rolled program (its expansion made only when asked for).
+#[test]
+fn a_gradient_rolled_through_the_pipeline_equals_the_usual_one() {
+    let mut sizes = Vec::new();
+    for n in [3_000, 9_000] {
+        let f = adjit::trace(n, |x| {
+            let mut s = x[0] * 0.0;
+            for i in 0..n - 1 {
+                let a = x[i + 1] - x[i] * x[i];
+                let b = 1.0 - x[i];
+                s = s + a * a * 100.0 + b * b;
+            }
+            s
+        });
+        let opts = Options {
+            rolled: true,
+            ..Options::default()
+        };
+        let g = adjit::Gradient::with_options(&f, &opts).expect("compiles");
+        let usual = adjit::Gradient::new(&f).expect("compiles");
+        let held = g.compiled().rolled().expect("rolled through");
+        assert!(held.n_template_insts() < 60, "{}", held.n_template_insts());
+        let code = g.compiled().code().expect("native");
+        assert!(code.loops() >= 2, "{code:?}");
+        sizes.push(code.code_bytes());
+        let x: Vec<f64> = (0..n).map(|i| 0.5 + 0.01 * (i % 13) as f64).collect();
+        let (mut ga, mut gb) = (vec![0.0; n], vec![0.0; n]);
+        let ya = g.call(&x, &mut ga).expect("calls");
+        let yb = usual.call(&x, &mut gb).expect("calls");
+        assert!(same(&[ya], &[yb]) && same(&ga, &gb), "n = {n}");
+        assert_eq!(g.compiled().ir().n_params, n);
+    }
+    assert_eq!(sizes[0], sizes[1], "code bytes at n = 3,000 and 9,000");
 }

@@ -40,4 +40,5 @@ pub use hessian::{hessian, hvp, hvp_along, DiffError};
 pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};
 pub use reverse_rolled::vjp_rolled;
+pub use seeded::{vjp_rolled_seeded_with_one, vjp_seeded_with_one};
 pub use simplify::{simplify, simplify_owned};

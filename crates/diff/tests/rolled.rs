@@ -7,6 +7,7 @@
 
 use adjit_diff::{
     activity, activity_rolled, jvp, jvp_rolled, jvp_vector, jvp_vector_rolled, vjp, vjp_rolled,
+    vjp_rolled_seeded_with_one, vjp_seeded_with_one,
 };
 use adjit_ir::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
 use adjit_ir::trace::trace;
@@ -38,6 +39,13 @@ fn check(func: &Function, seed: u64) -> (Rolled, Rolled) {
     if seed.is_multiple_of(3) {
         check_mode(func, seed, FORWARD3);
     }
+    // The gradient mode's program: every cotangent the constant 1.
+    assert!(
+        vjp_rolled_seeded_with_one(&Rolled::from_function(func)).expand()
+            == vjp_seeded_with_one(func),
+        "seeded with one: {}",
+        func.name
+    );
     // Differentiated again: forward over reverse (a Hessian-vector product's lines).
     assert!(
         jvp_rolled(&g).expand() == jvp(&vjp(func)),

@@ -305,6 +305,11 @@ impl Rolled {
         self.header.ret_types = types;
     }
 
+    /// Renames the program (its expansion's name).
+    pub fn set_function_name(&mut self, name: String) {
+        self.header.name = name;
+    }
+
     /// The parameters, name and returns (a function of parameters only).
     pub fn header(&self) -> &Function {
         &self.header
