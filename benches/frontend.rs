@@ -2,7 +2,8 @@
 //! Rosenbrock (six instructions per term) at 10⁴, 10⁵ and 10⁶ lines, as written by the
 //! printer and compactly (`%a=add %b,1.0`) and with names without digits (`%x_bc`, which the
 //! parser finds through its hash table rather than its tables of numbered names), and its gradient (`vjp_seeded_with_one`, then
-//! `simplify`, and `Gradient::new` from the function to callable code) at 10⁴ and 10⁵. Each
+//! `simplify`, and `Gradient::new` from the function to callable code, usually and kept rolled
+//! with `Options::rolled`) at 10⁴ and 10⁵. Each
 //! phase should be linear: the time per line the same at every size, within one run.
 //!
 //! `cargo bench --bench frontend -- --warm-up-time 1 --measurement-time 5`
@@ -116,6 +117,21 @@ fn frontend(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new("vjp_rolled", lines), &rolled, |b, r| {
                 b.iter(|| adjit::diff::vjp_rolled(r))
             });
+            // The same way kept rolled (`Options::rolled`): search, derive per template and
+            // compile from the templates, against `gradient_new` above.
+            let rolled_through = adjit::Options {
+                rolled: true,
+                ..adjit::Options::default()
+            };
+            group.bench_with_input(
+                BenchmarkId::new("gradient_new_rolled", lines),
+                &func,
+                |b, func| {
+                    b.iter(|| {
+                        adjit::Gradient::with_options(func, &rolled_through).expect("compiles")
+                    })
+                },
+            );
         }
     }
     group.finish();

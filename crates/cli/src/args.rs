@@ -272,6 +272,12 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also measure the primal, jvp and taped vjp rows kept rolled from derivation to
+        /// machine code (rows with strategy `rolled`): for programs of 20,000 instructions or
+        /// more that repeat, compile time and memory follow the distinct work, calls may be
+        /// slower (see docs/rolling.md).
+        #[arg(long, conflicts_with = "batch")]
+        rolled: bool,
         /// Also write an SVG plot of time per call against peak memory (one point per row that
         /// stores intermediates: compare strategies by it).
         #[arg(long, value_name = "OUT.svg")]

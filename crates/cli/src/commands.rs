@@ -278,6 +278,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
             strategies,
             modes,
             json,
+            rolled,
             plot,
             batch,
             lanes,
@@ -317,7 +318,7 @@ pub fn run(command: Command) -> Result<Outcome, CliError> {
                 Some(rows) => rows,
                 None => {
                     let x = read_point(&func, &point)?;
-                    bench(&func, &x, &modes, &strategies, !json)?
+                    bench(&func, &x, &modes, &strategies, rolled, !json)?
                 }
             };
             if let Some(path) = plot {
@@ -410,20 +411,29 @@ fn bench(
     x: &[f64],
     modes: &[BenchMode],
     strategies: &[adjit::Strategy],
+    rolled: bool,
     may_show_progress: bool,
 ) -> Result<Vec<BenchRow>, CliError> {
     let progress = may_show_progress && std::io::stderr().is_terminal();
-    let mut plan: Vec<(BenchMode, Option<adjit::Strategy>)> = Vec::new();
+    // (mode, strategy, kept rolled through the pipeline)
+    let mut plan: Vec<(BenchMode, Option<adjit::Strategy>, bool)> = Vec::new();
     for &mode in modes {
         if mode == BenchMode::Vjp {
-            plan.extend(strategies.iter().map(|&s| (mode, Some(s))));
+            plan.extend(strategies.iter().map(|&s| (mode, Some(s), false)));
         } else {
-            plan.push((mode, None));
+            plan.push((mode, None, false));
+        }
+        let rolls = matches!(mode, BenchMode::Primal | BenchMode::Jvp | BenchMode::Vjp);
+        if rolled && rolls {
+            plan.push((mode, None, true));
         }
     }
     let mut rows = Vec::with_capacity(plan.len());
-    for (i, (mode, strategy)) in plan.iter().enumerate() {
-        let strategy_label = strategy.map(strategy_name);
+    for (i, &(mode, strategy, rolled)) in plan.iter().enumerate() {
+        let strategy_label = match rolled {
+            true => Some("rolled".to_string()),
+            false => strategy.map(strategy_name),
+        };
         if progress {
             show_progress(&format!(
                 "\r[{}/{}] {} {}        ",
@@ -433,7 +443,10 @@ fn bench(
                 strategy_label.as_deref().unwrap_or("")
             ));
         }
-        let measured = crate::measure::bench(func, x, *mode, strategy.unwrap_or_default());
+        let measured = match rolled {
+            true => crate::measure::bench_rolled(func, x, mode),
+            false => crate::measure::bench(func, x, mode, strategy.unwrap_or_default()),
+        };
         let measurement = match measured {
             Ok(m) => m,
             Err(e) => {

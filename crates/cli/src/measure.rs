@@ -187,6 +187,32 @@ pub fn bench(
     measure(&compiled, x, compile_ms, facts)
 }
 
+/// Benchmark the primal, JVP or VJP (a tape) of `func` at `x` kept rolled from derivation to
+/// machine code ([`adjit::Options::rolled`]): the row's peak bytes are the code's workspace
+/// (the tape's arrays among it).
+pub fn bench_rolled(
+    func: &Function,
+    x: &[f64],
+    mode: BenchMode,
+) -> adjit::Result<BenchMeasurement> {
+    let mode = match mode {
+        BenchMode::Primal => Mode::Primal,
+        BenchMode::Jvp => Mode::Jvp,
+        _ => Mode::Vjp,
+    };
+    let options = adjit::Options {
+        rolled: true,
+        ..adjit::Options::default()
+    };
+    let (compiled, compile_ms) = timed(|| Compiled::with_options(func, mode, &options))?;
+    let facts = Facts {
+        peak_bytes: compiled.code().map_or(0, |c| c.workspace_bytes() as u64),
+        code: compiled.code().map(CodeStats::of),
+        ..Facts::default()
+    };
+    measure(&compiled, x, compile_ms, facts)
+}
+
 /// What a row reports besides its times, read from the object it measures.
 #[derive(Default)]
 struct Facts {

@@ -934,6 +934,51 @@ fn bench_json_rows() {
     assert_eq!(number_after("recomputed_ops", vjp_at), 0.0, "{json}");
 }
 
+/// `--rolled` adds a row per mode kept rolled through the pipeline: the traced-size
+/// Rosenbrock's gradient compiles as loops (code of a few hundred bytes, not the 10,000
+/// terms' worth), and a program under the rolling threshold compiles as usual.
+#[test]
+fn bench_rolled_rows() {
+    let rosen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ir/bench/rosenbrock10000.ir");
+    let at = vec!["0.9"; 10_000].join(",");
+    let rosen = rosen.to_str().expect("utf-8 path");
+    let run = adjit(&[
+        "bench", rosen, "--at", &at, "--modes", "vjp", "--rolled", "--json",
+    ]);
+    let json = run.ok();
+    let rolled_at = json
+        .find("{\"mode\": \"vjp\", \"strategy\": \"rolled\"")
+        .unwrap_or_else(|| panic!("{json}"));
+    let number_after = |key: &str, from: usize| -> f64 {
+        let at = json[from..].find(&format!("\"{key}\": ")).unwrap() + from + key.len() + 4;
+        let end = json[at..].find([',', '}']).unwrap() + at;
+        json[at..end].parse().unwrap()
+    };
+    assert!(number_after("code_bytes", rolled_at) < 2_000.0, "{json}");
+    assert!(number_after("loops", rolled_at) >= 2.0, "{json}");
+    let small_run = adjit(&[
+        "bench",
+        &example("rosenbrock.ir"),
+        "--at",
+        "1,2",
+        "--modes",
+        "primal",
+        "--rolled",
+    ]);
+    let small = small_run.ok();
+    assert!(small.contains("primal  rolled"), "{small}");
+    let batch = adjit(&[
+        "bench",
+        &example("rosenbrock.ir"),
+        "--at",
+        "1,2",
+        "--batch",
+        "10",
+        "--rolled",
+    ]);
+    assert!(batch.fails(2).contains("--rolled"));
+}
+
 #[test]
 fn bench_json_rows_for_checkpointing() {
     let rosen = example("rosenbrock.ir");
