@@ -155,7 +155,7 @@ impl Compiled {
 
     /// [`Compiled::new`] on the engine and with the code-generation options of `opts`; with
     /// [`Options::rolled`], a large program's repetition is kept rolled from derivation to
-    /// machine code (see [`rolled`]).
+    /// machine code ([`Compiled::rolled`] then holds the loops).
     pub fn with_options(func: &Function, mode: Mode, opts: &Options) -> Result<Compiled> {
         let (derived, layout, runner) = match rolled(func, mode, opts)? {
             Some((program, code)) => (

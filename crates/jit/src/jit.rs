@@ -223,7 +223,9 @@ fn compile_planned(
     // i.e. `extern "C" fn(*const f64, *mut f64, *mut f64)` in the host's default calling
     // convention; it stays valid while `owned` lives, and `Kernels` owns both.
     let kernel = unsafe { std::mem::transmute::<*const u8, KernelFn>(ptr) };
-    let loops = rolled.loops().iter().filter(|l| l.trips > 1).count();
+    // A reverse loop fused into its forward loop is not a loop of its own.
+    let fused = plan.fused.iter().flatten().count();
+    let loops = rolled.loops().iter().filter(|l| l.trips > 1).count() - fused;
     let kernels = Kernels {
         module: owned,
         chunks: vec![kernel],

@@ -20,20 +20,31 @@
 //! - **Returns**: a returned position whose iterations go to outputs `first + step·j` (one or
 //!   several such streams) is stored in the loop; parameters are copied first; any other
 //!   returned value is copied after the last loop, from its register or its home.
+//! - **Fusion** (see [`Fusion`]): a reverse sweep (a loop of `n` trips that reads a forward
+//!   loop of `n` trips backwards, `x̄` of term `n − 1 − j` in its iteration `j`) runs inside
+//!   the forward loop, in the forward order, when every instruction can still read exactly
+//!   the values it reads in the expanded program: its reads of the forward loop are of the
+//!   same term (registers of the fused iteration, so no tape), and its carried values (an
+//!   adjoint finished by the next term, `x̄[i+1]` in Rosenbrock) feed positions that then run
+//!   one term late (*shifted*), which nothing shifted feeds back. The loops of one trip
+//!   between the two run after the fused loop, before the shifted positions of the last
+//!   term, which read their carried value's first value there. Only the order of
+//!   independent instructions changes, so the bits do not.
 //!
 //! [`RolledPlan::new`] refuses (`None`) what this form does not hold, and the caller compiles
 //! the expanded program instead: a read whose indices cross from the parameters into the
 //! loops, and more than [`MAX_LATE_COPIES`] scattered returns.
 
 use adjit_ir::roll::Source;
-use adjit_ir::Rolled;
+use adjit_ir::{Loop, Rolled};
 
 /// Most returned values copied one by one after the last loop; past it the expanded program
 /// is compiled (its plan stores each at its definition).
 pub(crate) const MAX_LATE_COPIES: usize = 4096;
 
 /// Where one template position's values live in `work`: iteration `j` in slot
-/// `first + stride·j`.
+/// `first + stride·j`. A stride of 0 (a fused reverse loop's position read after the loop at
+/// its last iteration only) holds that iteration alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Home {
     pub first: u32,
@@ -57,6 +68,47 @@ pub(crate) enum Place {
     Loop { k: usize, t: usize, j: usize },
 }
 
+/// A reverse loop run in the forward order inside the forward loop it reads (see the module
+/// docs): iteration `i` of the fused loop runs the forward loop's iteration `i`, the reverse
+/// loop's *unshifted* positions for term `i` (its iteration `n − 1 − i`) and its *shifted*
+/// positions for term `i − 1`; the shifted positions of term `n − 1` run after the straight
+/// loops between the two (they read a carried value's first value, made there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Fusion {
+    /// The reverse loop; the loops between it and the forward loop have one trip.
+    pub reverse: usize,
+    /// Per position of the reverse loop: whether it runs one term late (it reads a value
+    /// carried from the next term, or a shifted position of its own term).
+    pub shifted: Vec<bool>,
+}
+
+/// How a reverse loop's operand is read when it is fused (see [`Fusion`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FusedRead {
+    /// Position `q` of the forward loop, of the same term.
+    Forward(usize),
+    /// Its own rule, as in an unfused loop (same iteration, carried, invariant, or a moving
+    /// index into the parameters or a loop before the forward one).
+    Rule,
+}
+
+/// How the reverse loop `r` (of `n` trips) reads `base + step·j` (its iteration `j`) when
+/// fused with the forward loop `f`: `None` if fusing cannot hold that read (a value of the
+/// forward loop other than its same term's, or of the loops between the two).
+pub(crate) fn fused_read(f: &Loop, n: usize, base: u32, step: i64) -> Option<FusedRead> {
+    let last = i64::from(base) + step * (n as i64 - 1);
+    if i64::from(base).max(last) < f.start as i64 {
+        // Every value it reads is made before the fused loop.
+        return Some(FusedRead::Rule);
+    }
+    let base = base as usize;
+    let rel = base.checked_sub(f.start)?;
+    let period = f.period();
+    // Iteration `j` reads the forward loop's position `q` of term `n − 1 − j`.
+    let same_term = rel / period == n - 1 && step == -(period as i64);
+    same_term.then_some(FusedRead::Forward(rel % period))
+}
+
 /// The storage decisions for one rolled program.
 #[derive(Clone, Debug)]
 pub(crate) struct RolledPlan {
@@ -70,6 +122,8 @@ pub(crate) struct RolledPlan {
     pub streams: Vec<Vec<Vec<Stream>>>,
     /// `(place, output)` of returned parameters and of returns copied after the last loop.
     pub copies: Vec<(Place, usize)>,
+    /// Per loop: the reverse loop fused into it, if any (see [`Fusion`]).
+    pub fused: Vec<Option<Fusion>>,
 }
 
 impl RolledPlan {
@@ -161,6 +215,15 @@ impl RolledPlan {
             }
         }
 
+        let fused = fusions(loops, &live);
+        // Per loop: the forward loop it is fused into.
+        let mut fused_into: Vec<Option<usize>> = vec![None; loops.len()];
+        for (k, fusion) in fused.iter().enumerate() {
+            if let Some(fusion) = fusion {
+                fused_into[fusion.reverse] = Some(k);
+            }
+        }
+
         // What the reads from outside an iteration need.
         // Per loop, per position: whether it needs an array of one slot per trip.
         let mut needs: Vec<Vec<bool>> = loops.iter().map(|l| vec![false; l.period()]).collect();
@@ -168,10 +231,17 @@ impl RolledPlan {
 
         // A read of `v` at a fixed place after its loop: a register unless it is an
         // iteration before the last.
-        let need_fixed = |v: usize, needs: &mut Vec<Vec<bool>>| -> Option<()> {
+        // Per loop, per position of a fused reverse loop: whether its last iteration (the
+        // fused loop's first term) is read after the loop: one slot, stored by that term.
+        let mut lasts: Vec<Vec<bool>> = loops.iter().map(|l| vec![false; l.period()]).collect();
+        // A fused reverse loop ends on its first iteration's term: every value read after it
+        // is read from its home.
+        let need_fixed = |v: usize, needs: &mut Vec<Vec<bool>>, lasts: &mut Vec<Vec<bool>>| {
             if let Place::Loop { k, t, j } = place(v)? {
-                if j + 1 < loops[k].trips {
-                    needs[k][t] = true;
+                match (j + 1 < loops[k].trips, fused_into[k].is_some()) {
+                    (true, _) => needs[k][t] = true,
+                    (false, true) => lasts[k][t] = true,
+                    (false, false) => {}
                 }
             }
             Some(())
@@ -179,11 +249,18 @@ impl RolledPlan {
         for (k, l) in loops.iter().enumerate() {
             for t in (0..l.period()).filter(|&t| live[k][t]) {
                 for &src in &l.sources[t] {
+                    if let (Some(f), Source::Affine { base, step }) = (fused_into[k], src) {
+                        if fused_read(&loops[f], l.trips, base, step) != Some(FusedRead::Rule) {
+                            continue; // a register of the fused loop
+                        }
+                    }
                     match src {
                         Source::Same { .. } => {}
-                        Source::Carried { init, .. } => need_fixed(init as usize, &mut needs)?,
+                        Source::Carried { init, .. } => {
+                            need_fixed(init as usize, &mut needs, &mut lasts)?
+                        }
                         Source::Affine { base, step } if step == 0 || l.trips == 1 => {
-                            need_fixed(base as usize, &mut needs)?
+                            need_fixed(base as usize, &mut needs, &mut lasts)?
                         }
                         Source::Affine { base, step } => {
                             let Some((from, to)) = span_of(base, step, l.trips)? else {
@@ -228,7 +305,7 @@ impl RolledPlan {
                     Some(s) => streams[k][t] = s,
                     None => {
                         for (j, out) in outs {
-                            need_fixed(l.value(t, j), &mut needs)?;
+                            need_fixed(l.value(t, j), &mut needs, &mut lasts)?;
                             copies.push((Place::Loop { k, t, j }, out));
                         }
                     }
@@ -261,12 +338,15 @@ impl RolledPlan {
                 );
                 continue;
             }
-            let row = needs[k].iter().map(|&needed| {
-                needed.then(|| {
-                    let first = n_slots as u32;
-                    n_slots += l.trips;
-                    Home { first, stride: 1 }
-                })
+            let row = needs[k].iter().zip(&lasts[k]).map(|(&array, &last)| {
+                let (slots, stride) = match (array, last) {
+                    (true, _) => (l.trips, 1),
+                    (false, true) => (1, 0),
+                    (false, false) => return None,
+                };
+                let first = n_slots as u32;
+                n_slots += slots;
+                Some(Home { first, stride })
             });
             homes.push(row.collect());
         }
@@ -280,8 +360,71 @@ impl RolledPlan {
             n_slots,
             streams,
             copies,
+            fused,
         })
     }
+}
+
+/// The reverse loops that fuse into their forward loops: a loop of `n > 1` trips after loops
+/// of one trip after a loop of `n` trips, whose live positions read the forward loop only at
+/// the same term and the loops between only through a carried value's first value, and
+/// whose carried reads are of positions that are not themselves shifted (see [`Fusion`]).
+fn fusions(loops: &[Loop], live: &[Vec<bool>]) -> Vec<Option<Fusion>> {
+    let mut fused = vec![None; loops.len()];
+    let mut k = 0;
+    while k < loops.len() {
+        let f = &loops[k];
+        let n = f.trips;
+        let r = (k + 1..loops.len()).find(|&r| loops[r].trips > 1);
+        if let Some(r) = r.filter(|&r| n > 1 && loops[r].trips == n) {
+            if let Some(shifted) = shifts(f, &loops[r], &live[r]) {
+                fused[k] = Some(Fusion {
+                    reverse: r,
+                    shifted,
+                });
+                k = r + 1;
+                continue;
+            }
+        }
+        k += 1;
+    }
+    fused
+}
+
+/// The shifted positions of the reverse loop `r` fused with `f` (see [`Fusion`]), if it can
+/// be fused: it reads `f`'s same term somewhere, and nothing [`fused_read`] refuses.
+fn shifts(f: &Loop, r: &Loop, live: &[bool]) -> Option<Vec<bool>> {
+    let mut shifted = vec![false; r.period()];
+    let mut any_forward = false;
+    // A position is shifted when it reads a carried value or a shifted position of its own
+    // term (always an earlier position): one pass in template order.
+    for t in (0..r.period()).filter(|&t| live[t]) {
+        for &src in &r.sources[t] {
+            match src {
+                Source::Same { pos } => shifted[t] |= shifted[pos as usize],
+                Source::Carried { init, .. } => {
+                    // The first value is read by term n − 1, after the loops between: one
+                    // of them or a value before the forward loop.
+                    if (init as usize) >= f.start && (init as usize) < f.end() {
+                        return None;
+                    }
+                    shifted[t] = true;
+                }
+                Source::Affine { base, step } => match fused_read(f, r.trips, base, step)? {
+                    FusedRead::Forward(_) => any_forward = true,
+                    FusedRead::Rule => {}
+                },
+            }
+        }
+    }
+    // A carried value is the next term's, made in the same fused iteration only if its
+    // position is not shifted itself.
+    let carried_shifted = (0..r.period()).filter(|&t| live[t]).any(|t| {
+        r.sources[t]
+            .iter()
+            .any(|&src| matches!(src, Source::Carried { pos, .. } if shifted[pos as usize]))
+    });
+    (any_forward && !carried_shifted).then_some(shifted)
 }
 
 /// `outs` (`(iteration, output)` of one position, over `trips` iterations) as streams
