@@ -21,15 +21,17 @@
 //!   several such streams) is stored in the loop; parameters are copied first; any other
 //!   returned value is copied after the last loop, from its register or its home.
 //! - **Fusion** (see [`Fusion`]): a reverse sweep (a loop of `n` trips that reads a forward
-//!   loop of `n` trips backwards, `x̄` of term `n − 1 − j` in its iteration `j`) runs inside
-//!   the forward loop, in the forward order, when every instruction can still read exactly
-//!   the values it reads in the expanded program: its reads of the forward loop are of the
-//!   same term (registers of the fused iteration, so no tape), and its carried values (an
-//!   adjoint finished by the next term, `x̄[i+1]` in Rosenbrock) feed positions that then run
-//!   one term late (*shifted*), which nothing shifted feeds back. The loops of one trip
-//!   between the two run after the fused loop, before the shifted positions of the last
-//!   term, which read their carried value's first value there. Only the order of
-//!   independent instructions changes, so the bits do not.
+//!   loop of at least `n` trips backwards, `x̄` of term `n − 1 − j` in its iteration `j`) runs
+//!   inside the forward loop, in the forward order, when every instruction can still read
+//!   exactly the values it reads in the expanded program: its reads of the forward loop are of
+//!   the same term or the term before (registers of the fused loop, so no tape), and a line
+//!   that reads a value carried from its previous iteration (an adjoint the next term
+//!   finishes, `x̄[i+1]` in Rosenbrock) runs that many terms later than the line it reads
+//!   (its *lag*), up to [`MAX_LAG`] (a backward recurrence, whose lags grow without end, is
+//!   not fused). The lowering is a software pipeline over the terms; the loops of one trip
+//!   between the two run after it, before the last terms' lagging lines, which read their
+//!   carried values' first values there. Only the order of independent instructions
+//!   changes, so the bits do not.
 //!
 //! [`RolledPlan::new`] refuses (`None`) what this form does not hold, and the caller compiles
 //! the expanded program instead: a read whose indices cross from the parameters into the
@@ -69,24 +71,28 @@ pub(crate) enum Place {
 }
 
 /// A reverse loop run in the forward order inside the forward loop it reads (see the module
-/// docs): iteration `i` of the fused loop runs the forward loop's iteration `i`, the reverse
-/// loop's *unshifted* positions for term `i` (its iteration `n − 1 − i`) and its *shifted*
-/// positions for term `i − 1`; the shifted positions of term `n − 1` run after the straight
-/// loops between the two (they read a carried value's first value, made there).
+/// docs): virtual iteration `v` of the fused loop runs the forward loop's iteration `v` and
+/// the reverse loop's positions of lag `g` for term `v − g` (its iteration `n − 1 − v + g`,
+/// for its `n` trips); the forward loop's iterations past `n` run after it, then the straight
+/// loops between the two, then the virtual iterations past `n − 1` (the last term's lagging
+/// positions read a carried value's first value, made there).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Fusion {
     /// The reverse loop; the loops between it and the forward loop have one trip.
     pub reverse: usize,
-    /// Per position of the reverse loop: whether it runs one term late (it reads a value
-    /// carried from the next term, or a shifted position of its own term).
-    pub shifted: Vec<bool>,
+    /// Per position of the reverse loop: how many terms late it runs (its *lag*): one more
+    /// than a value carried from the next term it reads, at least that of a position of its
+    /// own term it reads.
+    pub lag: Vec<usize>,
 }
 
 /// How a reverse loop's operand is read when it is fused (see [`Fusion`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FusedRead {
-    /// Position `q` of the forward loop, of the same term.
-    Forward(usize),
+    /// Position `q` of the forward loop, of the same term (`before` false) or of the term
+    /// before (a value the forward loop carries; term 0 reads the value before the loop in
+    /// its place, `f.start − period + q`).
+    Forward { q: usize, before: bool },
     /// Its own rule, as in an unfused loop (same iteration, carried, invariant, or a moving
     /// index into the parameters or a loop before the forward one).
     Rule,
@@ -104,9 +110,17 @@ pub(crate) fn fused_read(f: &Loop, n: usize, base: u32, step: i64) -> Option<Fus
     let base = base as usize;
     let rel = base.checked_sub(f.start)?;
     let period = f.period();
-    // Iteration `j` reads the forward loop's position `q` of term `n − 1 − j`.
-    let same_term = rel / period == n - 1 && step == -(period as i64);
-    same_term.then_some(FusedRead::Forward(rel % period))
+    if step != -(period as i64) {
+        return None;
+    }
+    // Iteration `j` reads the forward loop's position `q` of term `n − 1 − j`, or of the term
+    // before.
+    let q = rel % period;
+    match (rel / period + 1).checked_sub(n) {
+        Some(0) => Some(FusedRead::Forward { q, before: false }),
+        None if rel / period + 2 == n => Some(FusedRead::Forward { q, before: true }),
+        _ => None,
+    }
 }
 
 /// The storage decisions for one rolled program.
@@ -250,8 +264,16 @@ impl RolledPlan {
             for t in (0..l.period()).filter(|&t| live[k][t]) {
                 for &src in &l.sources[t] {
                     if let (Some(f), Source::Affine { base, step }) = (fused_into[k], src) {
-                        if fused_read(&loops[f], l.trips, base, step) != Some(FusedRead::Rule) {
-                            continue; // a register of the fused loop
+                        let f = &loops[f];
+                        match fused_read(f, l.trips, base, step) {
+                            Some(FusedRead::Rule) => {}
+                            // Term 0 reads the value before the forward loop in its place.
+                            Some(FusedRead::Forward { q, before: true }) => {
+                                let v = (f.start + q).checked_sub(f.period())?;
+                                need_fixed(v, &mut needs, &mut lasts)?;
+                                continue;
+                            }
+                            _ => continue, // a register of the fused loop
                         }
                     }
                     match src {
@@ -366,9 +388,10 @@ impl RolledPlan {
 }
 
 /// The reverse loops that fuse into their forward loops: a loop of `n > 1` trips after loops
-/// of one trip after a loop of `n` trips, whose live positions read the forward loop only at
-/// the same term and the loops between only through a carried value's first value, and
-/// whose carried reads are of positions that are not themselves shifted (see [`Fusion`]).
+/// of one trip after a loop of at least `n` trips (a reverse sweep whose last term's lines
+/// differ, as a sum's first term, is one trip shorter), whose live positions read the forward
+/// loop only at the same term or the one before and the loops between only through a carried
+/// value's first value, and whose lags stay within [`MAX_LAG`] (see [`Fusion`], [`lags`]).
 fn fusions(loops: &[Loop], live: &[Vec<bool>]) -> Vec<Option<Fusion>> {
     let mut fused = vec![None; loops.len()];
     let mut k = 0;
@@ -376,12 +399,9 @@ fn fusions(loops: &[Loop], live: &[Vec<bool>]) -> Vec<Option<Fusion>> {
         let f = &loops[k];
         let n = f.trips;
         let r = (k + 1..loops.len()).find(|&r| loops[r].trips > 1);
-        if let Some(r) = r.filter(|&r| n > 1 && loops[r].trips == n) {
-            if let Some(shifted) = shifts(f, &loops[r], &live[r]) {
-                fused[k] = Some(Fusion {
-                    reverse: r,
-                    shifted,
-                });
+        if let Some(r) = r.filter(|&r| (2..=n).contains(&loops[r].trips)) {
+            if let Some(lag) = lags(f, &loops[r], &live[r]) {
+                fused[k] = Some(Fusion { reverse: r, lag });
                 k = r + 1;
                 continue;
             }
@@ -391,40 +411,60 @@ fn fusions(loops: &[Loop], live: &[Vec<bool>]) -> Vec<Option<Fusion>> {
     fused
 }
 
-/// The shifted positions of the reverse loop `r` fused with `f` (see [`Fusion`]), if it can
-/// be fused: it reads `f`'s same term somewhere, and nothing [`fused_read`] refuses.
-fn shifts(f: &Loop, r: &Loop, live: &[bool]) -> Option<Vec<bool>> {
-    let mut shifted = vec![false; r.period()];
+/// Most terms a fused reverse line runs late.
+pub(crate) const MAX_LAG: usize = 4;
+
+/// The lag of every position of the reverse loop `r` fused with `f` (see [`Fusion`]), if it
+/// can be fused: it reads `f`'s same term (or the term before) somewhere, nothing
+/// [`fused_read`] refuses, and no lag passes [`MAX_LAG`] (a carried value feeding itself runs
+/// later and later: a true backward recurrence, which cannot run forward).
+fn lags(f: &Loop, r: &Loop, live: &[bool]) -> Option<Vec<usize>> {
     let mut any_forward = false;
-    // A position is shifted when it reads a carried value or a shifted position of its own
-    // term (always an earlier position): one pass in template order.
     for t in (0..r.period()).filter(|&t| live[t]) {
         for &src in &r.sources[t] {
             match src {
-                Source::Same { pos } => shifted[t] |= shifted[pos as usize],
+                Source::Same { .. } => {}
+                // The first value is read by term n − 1, after the loops between: one of
+                // them or a value before the forward loop.
                 Source::Carried { init, .. } => {
-                    // The first value is read by term n − 1, after the loops between: one
-                    // of them or a value before the forward loop.
                     if (init as usize) >= f.start && (init as usize) < f.end() {
                         return None;
                     }
-                    shifted[t] = true;
                 }
-                Source::Affine { base, step } => match fused_read(f, r.trips, base, step)? {
-                    FusedRead::Forward(_) => any_forward = true,
-                    FusedRead::Rule => {}
-                },
+                Source::Affine { base, step } => {
+                    if let FusedRead::Forward { .. } = fused_read(f, r.trips, base, step)? {
+                        any_forward = true;
+                    }
+                }
             }
         }
     }
-    // A carried value is the next term's, made in the same fused iteration only if its
-    // position is not shifted itself.
-    let carried_shifted = (0..r.period()).filter(|&t| live[t]).any(|t| {
-        r.sources[t]
-            .iter()
-            .any(|&src| matches!(src, Source::Carried { pos, .. } if shifted[pos as usize]))
-    });
-    (any_forward && !carried_shifted).then_some(shifted)
+    if !any_forward {
+        return None;
+    }
+    // lag(t) = the most of lag(p) over its same-term reads p and lag(p) + 1 over its carried
+    // reads p (the next term's), to a fixed point.
+    let mut lag = vec![0usize; r.period()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for t in (0..r.period()).filter(|&t| live[t]) {
+            let mut at = lag[t];
+            for &src in &r.sources[t] {
+                match src {
+                    Source::Same { pos } => at = at.max(lag[pos as usize]),
+                    Source::Carried { pos, .. } => at = at.max(lag[pos as usize] + 1),
+                    Source::Affine { .. } => {}
+                }
+            }
+            if at > MAX_LAG {
+                return None;
+            }
+            changed |= at != lag[t];
+            lag[t] = at;
+        }
+    }
+    Some(lag)
 }
 
 /// `outs` (`(iteration, output)` of one position, over `trips` iterations) as streams

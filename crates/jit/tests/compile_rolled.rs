@@ -128,15 +128,18 @@ fn a_traced_gradient_is_loops_whose_code_does_not_grow_with_the_trips() {
 }
 
 /// A sum over terms of `x[i]` and `x[i + 1]` (an objective traced term by term), each term a
-/// random chain of four operations, with a literal per term from data for odd seeds.
+/// random chain of four operations, with a literal per term from data for odd seeds; every
+/// third seed a three-point stencil (`x[i − 1]` too) added to the sum in two steps, whose
+/// reverse sweep finishes an adjoint two terms later (lines that lag two terms).
 fn random_sum(seed: u64, n: usize) -> Function {
     let mut rng = Rng::new(seed);
     let ops: Vec<usize> = (0..4).map(|_| rng.below(7)).collect();
     let data = rng.vector(n, 0.5, 1.5);
     let with_data = seed % 2 == 1;
+    let stencil = seed.is_multiple_of(3);
     trace(n, |x| {
         let mut s = x[0] * 0.0;
-        for i in 0..n - 1 {
+        for i in 1..n - 1 {
             let (a, b) = (x[i], x[i + 1]);
             let mut t = a;
             for (k, &op) in ops.iter().enumerate() {
@@ -151,7 +154,12 @@ fn random_sum(seed: u64, n: usize) -> Function {
                     _ => t.max(other) * 1.5,
                 };
             }
-            s += t;
+            if stencil {
+                s = (x[i - 1] * t).mul_add(0.5, s);
+                s += (x[i - 1] - b) * (x[i - 1] - b);
+            } else {
+                s += t;
+            }
         }
         s
     })

@@ -14,7 +14,7 @@
 //! program's ([`Lowerer::lower_inst_as`]) and every iteration runs in program order, so the
 //! results are bitwise those of the expanded program and of the interpreter.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use adjit_ir::roll::Source;
 use adjit_ir::{literal_type_with, InstData, Loop, Rolled, Type, Value};
@@ -98,18 +98,56 @@ struct Memo {
     loaded: HashMap<(u32, i64), ir::Value>,
 }
 
-/// A fused reverse loop, as [`Lowerer::reverse_part`] reads it.
+/// A fused reverse loop, as [`Lowerer::reverse_lag`] reads it.
 struct Reverse<'a> {
     /// The reverse loop.
     k: usize,
     /// The forward loop it is fused into.
     forward: &'a Loop,
-    /// The trips of both.
+    /// The reverse loop's trips: the terms both run.
     n: usize,
     /// Its values read at a fixed place, made before the fused loop.
     invariants: &'a HashMap<usize, ir::Value>,
-    /// Per position: whether it runs one term late.
-    shifted: &'a [bool],
+    /// Per position: how many terms late it runs.
+    lag: &'a [usize],
+    /// The most of `lag` over the live positions.
+    max_lag: usize,
+}
+
+/// The two loops of a fused one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Sweep {
+    Forward,
+    Reverse,
+}
+
+/// A fused loop's values by (loop, position, virtual iteration that made them).
+type History = HashMap<(Sweep, usize, i64), ir::Value>;
+/// Values of earlier virtual iterations by (loop, position, iterations back).
+type Past = HashMap<(Sweep, usize, usize), ir::Value>;
+/// One virtual iteration's values by (loop, position).
+type Now = HashMap<(Sweep, usize), ir::Value>;
+
+/// A virtual iteration: its index in a register, and known when it is straight code.
+#[derive(Clone, Copy)]
+struct Step {
+    at: ir::Value,
+    v: Option<i64>,
+}
+
+/// A term of the reverse loop: in a register, and known when it is straight code.
+#[derive(Clone, Copy)]
+struct Term {
+    at: ir::Value,
+    known: Option<i64>,
+}
+
+/// A forward iteration's values as [`Now`] entries.
+fn forward_values(body: &[Option<ir::Value>]) -> Now {
+    body.iter()
+        .enumerate()
+        .filter_map(|(q, x)| x.map(|x| ((Sweep::Forward, q), x)))
+        .collect()
 }
 
 /// Where value `v` lies.
@@ -430,13 +468,17 @@ impl<M: Module> Lowerer<'_, '_, M> {
     }
 
     /// The forward loop `kf`, the loops of one trip after it and the reverse loop
-    /// `fusion.reverse` fused into it (see [`Fusion`]): iteration 0 of the forward loop and
-    /// the reverse loop's unshifted positions of term 0 first, then a loop over terms
-    /// `1..n` running the forward iteration, the unshifted positions of the term and the
-    /// shifted positions of the term before, then the loops between, then the shifted
-    /// positions of term `n − 1`. Every instruction reads exactly the values it reads in the
-    /// expanded program. Pushes the values of every loop it lowers to `last` (none for the
-    /// reverse loop: what is read of it later is read from its homes).
+    /// `fusion.reverse` fused into it (see [`Fusion`]), as a software pipeline over *virtual
+    /// iterations* `v`: each runs the forward iteration `v` (while `v < n`, `n` the reverse
+    /// loop's trips) and then, lag by lag, the reverse lines of lag `g` for term `v − g`
+    /// (while that term is one of `0..n`). Iterations `0..=max lag` are straight code, then
+    /// a loop runs the rest up to `n − 1` (values read some iterations back pass in chains of
+    /// header parameters), then the forward loop's remaining iterations, then the loops
+    /// between, then the iterations past `n − 1` (the last term's lagging lines read their
+    /// carried values' first values, made by the loops between). Every instruction reads
+    /// exactly the values it reads in the expanded program. Pushes the values of every loop
+    /// it lowers to `last` (none for the reverse loop: what is read of it later is read from
+    /// its homes).
     fn rolled_fused(
         &mut self,
         rolled: &Rolled,
@@ -448,7 +490,14 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let loops = rolled.loops();
         let kr = fusion.reverse;
         let (f, r) = (&loops[kf], &loops[kr]);
-        let n = f.trips;
+        let n = r.trips;
+        let lag = &fusion.lag;
+        let live_r = |t: &usize| plan.live[kr][*t];
+        let max_lag = (0..r.period())
+            .filter(live_r)
+            .map(|t| lag[t])
+            .max()
+            .unwrap_or(0);
         let ptr = self.module.target_config().pointer_type();
         let (f_invariants, carried) = self.loop_entry(rolled, plan, kf, last, true)?;
         // The reverse loop's invariants are made before the forward loop (the plan saw to it);
@@ -459,140 +508,195 @@ impl<M: Module> Lowerer<'_, '_, M> {
             forward: f,
             n,
             invariants: &r_invariants,
-            shifted: &fusion.shifted,
+            lag,
+            max_lag,
         };
-        // Registers crossing from one term to the next for the shifted positions: unshifted
-        // positions and forward positions they read.
-        let mut r_needed: Vec<usize> = Vec::new();
-        let mut f_needed: Vec<usize> = Vec::new();
-        for t in (0..r.period()).filter(|&t| plan.live[kr][t] && fusion.shifted[t]) {
+        // How many iterations back each value is read, at most; the forward values of term
+        // −1 that term 0 reads (the values before the forward loop in their places).
+        let mut ages: BTreeMap<(Sweep, usize), usize> = BTreeMap::new();
+        let mut history: History = HashMap::new();
+        for t in (0..r.period()).filter(live_r) {
             for &src in &r.sources[t] {
-                match src {
-                    Source::Same { pos } if !fusion.shifted[pos as usize] => {
-                        r_needed.push(pos as usize)
+                let (key, age) = match src {
+                    Source::Same { pos } => {
+                        ((Sweep::Reverse, pos as usize), lag[t] - lag[pos as usize])
                     }
-                    Source::Affine { base, step } => {
-                        if let Some(FusedRead::Forward(q)) = fused_read(f, n, base, step) {
-                            f_needed.push(q);
+                    Source::Carried { pos, .. } => (
+                        (Sweep::Reverse, pos as usize),
+                        lag[t] - 1 - lag[pos as usize],
+                    ),
+                    Source::Affine { base, step } => match fused_read(f, n, base, step) {
+                        Some(FusedRead::Forward { q, before }) => {
+                            if before && !history.contains_key(&(Sweep::Forward, q, -1)) {
+                                let v = f.start + q - f.period();
+                                let x = self.read_fixed(rolled, plan, last, place_of(rolled, v))?;
+                                history.insert((Sweep::Forward, q, -1), x);
+                            }
+                            ((Sweep::Forward, q), lag[t] + usize::from(before))
                         }
-                    }
-                    _ => {}
+                        _ => continue,
+                    },
+                };
+                if age > 0 {
+                    let at = ages.entry(key).or_insert(0);
+                    *at = (*at).max(age);
                 }
             }
         }
-        for v in [&mut r_needed, &mut f_needed] {
-            v.sort_unstable();
-            v.dedup();
-        }
+        let past_of = |history: &History, v: i64| -> Past {
+            let mut past = Past::new();
+            for (&(sweep, p), &most) in &ages {
+                for age in 1..=most {
+                    if let Some(&x) = history.get(&(sweep, p, v - age as i64)) {
+                        past.insert((sweep, p, age), x);
+                    }
+                }
+            }
+            past
+        };
+        let record = |history: &mut History, now: &Now, v: i64| {
+            for (&(sweep, p), &x) in now {
+                history.insert((sweep, p, v), x);
+            }
+        };
 
-        // Term 0: the forward iteration and the unshifted positions.
-        let zero = self.b.ins().iconst(ptr, 0);
-        let firsts: Vec<ir::Value> = carried
+        // Virtual iterations 0..=max lag, straight.
+        let mut f_carried: Vec<ir::Value> = carried
             .iter()
             .map(|&(_, init)| f_invariants[&(init as usize)])
             .collect();
-        let mut memo = Memo::default();
-        let f_body = self.loop_body(
-            rolled,
-            plan,
-            kf,
-            zero,
-            &f_invariants,
-            &carried,
-            &firsts,
-            &mut memo,
-        )?;
-        let r_now = self.reverse_part(
-            rolled,
-            plan,
-            &reverse,
-            false,
-            zero,
-            true,
-            &f_body,
-            &[],
-            None,
-            last,
-            &mut memo,
-        )?;
+        let live = "plan: a carried value is live";
+        let straight_end = (max_lag + 1).min(n);
+        let mut f_last = Vec::new();
+        for v in 0..straight_end {
+            let at = self.b.ins().iconst(ptr, v as i64);
+            let mut memo = Memo::default();
+            let f_body = self.loop_body(
+                rolled,
+                plan,
+                kf,
+                at,
+                &f_invariants,
+                &carried,
+                &f_carried,
+                &mut memo,
+            )?;
+            f_carried = carried
+                .iter()
+                .map(|&(pos, _)| f_body[pos as usize].expect(live))
+                .collect();
+            let mut now = forward_values(&f_body);
+            let past = past_of(&history, v as i64);
+            let step = Step {
+                at,
+                v: Some(v as i64),
+            };
+            self.virtual_iteration(rolled, plan, &reverse, step, &past, &mut now, last, memo)?;
+            record(&mut history, &now, v as i64);
+            f_last = f_body;
+        }
 
-        // Terms 1..n.
-        let mut types: Vec<types::Type> = carried
-            .iter()
-            .map(|&(pos, _)| self.reg_type(f.template[pos as usize].ty))
-            .collect();
-        types.extend(r_needed.iter().map(|&p| self.reg_type(r.template[p].ty)));
-        types.extend(f_needed.iter().map(|&q| self.reg_type(f.template[q].ty)));
-        let crossing = |f_body: &[Option<ir::Value>], r_now: &[Option<ir::Value>]| {
-            let live = "plan: a value read later is live";
+        // Virtual iterations max lag + 1 .. n, a loop.
+        if straight_end < n {
+            let chains: Vec<((Sweep, usize), usize)> = ages.iter().map(|(&k, &a)| (k, a)).collect();
+            let ty_of = |(sweep, p): (Sweep, usize)| match sweep {
+                Sweep::Forward => f.template[p].ty,
+                Sweep::Reverse => r.template[p].ty,
+            };
+            let mut types: Vec<types::Type> = carried
+                .iter()
+                .map(|&(pos, _)| self.reg_type(f.template[pos as usize].ty))
+                .collect();
+            let mut args = vec![self.b.ins().iconst(ptr, straight_end as i64)];
+            args.extend(&f_carried);
+            for &(key, most) in &chains {
+                for age in 1..=most {
+                    types.push(self.reg_type(ty_of(key)));
+                    let from = straight_end as i64 - age as i64;
+                    args.push(history[&(key.0, key.1, from)]);
+                }
+            }
+            let (header, params) = self.enter_loop(&types, args);
+            let j = params[0];
+            let n_carried = carried.len();
+            let mut past = Past::new();
+            let mut at = 1 + n_carried;
+            for &(key, most) in &chains {
+                for age in 1..=most {
+                    past.insert((key.0, key.1, age), params[at]);
+                    at += 1;
+                }
+            }
+            let mut memo = Memo::default();
+            let f_body = self.loop_body(
+                rolled,
+                plan,
+                kf,
+                j,
+                &f_invariants,
+                &carried,
+                &params[1..1 + n_carried],
+                &mut memo,
+            )?;
+            let mut now = forward_values(&f_body);
+            let step = Step { at: j, v: None };
+            self.virtual_iteration(rolled, plan, &reverse, step, &past, &mut now, last, memo)?;
             let mut next: Vec<ir::Value> = carried
                 .iter()
                 .map(|&(pos, _)| f_body[pos as usize].expect(live))
                 .collect();
-            next.extend(r_needed.iter().map(|&p| r_now[p].expect(live)));
-            next.extend(f_needed.iter().map(|&q| f_body[q].expect(live)));
-            next
-        };
-        let one = self.b.ins().iconst(ptr, 1);
-        let mut args = vec![one];
-        args.extend(crossing(&f_body, &r_now));
-        let (header, params) = self.enter_loop(&types, args);
-        let j = params[0];
-        let n_carried = carried.len();
-        let carried_in = &params[1..1 + n_carried];
-        // The previous term's registers, by position.
-        let mut r_prev: Vec<Option<ir::Value>> = vec![None; r.period()];
-        for (i, &p) in r_needed.iter().enumerate() {
-            r_prev[p] = Some(params[1 + n_carried + i]);
+            for &(key, most) in &chains {
+                for age in 1..=most {
+                    next.push(match age {
+                        1 => now[&key],
+                        _ => past[&(key.0, key.1, age - 1)],
+                    });
+                }
+            }
+            self.leave_loop(header, j, n, &next)?;
+            // The last iteration's values and those it held, for the iterations past n − 1.
+            let end = n as i64 - 1;
+            for (&(sweep, p, age), &x) in &past {
+                history.insert((sweep, p, end - age as i64), x);
+            }
+            record(&mut history, &now, end);
+            f_carried = carried
+                .iter()
+                .map(|&(pos, _)| f_body[pos as usize].expect(live))
+                .collect();
+            f_last = f_body;
         }
-        let mut f_prev: Vec<Option<ir::Value>> = vec![None; f.period()];
-        for (i, &q) in f_needed.iter().enumerate() {
-            f_prev[q] = Some(params[1 + n_carried + r_needed.len() + i]);
-        }
-        // The forward iteration and the unshifted positions run the same term: one memo.
-        let mut memo = Memo::default();
-        let f_body = self.loop_body(
-            rolled,
-            plan,
-            kf,
-            j,
-            &f_invariants,
-            &carried,
-            carried_in,
-            &mut memo,
-        )?;
-        let r_now = self.reverse_part(
-            rolled,
-            plan,
-            &reverse,
-            false,
-            j,
-            false,
-            &f_body,
-            &[],
-            None,
-            last,
-            &mut memo,
-        )?;
-        let before = self.b.ins().iadd_imm_s(j, -1);
-        self.reverse_part(
-            rolled,
-            plan,
-            &reverse,
-            true,
-            before,
-            false,
-            &f_prev,
-            &r_prev,
-            Some(&r_now),
-            last,
-            &mut Memo::default(),
-        )?;
-        let next = crossing(&f_body, &r_now);
-        self.leave_loop(header, j, n, &next)?;
-        last.push(f_body.clone());
 
-        // The loops between, then the shifted positions of term n − 1.
+        // The forward loop's iterations past the reverse loop's terms.
+        if f.trips > n {
+            let mut args = vec![self.b.ins().iconst(ptr, n as i64)];
+            args.extend(&f_carried);
+            let types: Vec<types::Type> = carried
+                .iter()
+                .map(|&(pos, _)| self.reg_type(f.template[pos as usize].ty))
+                .collect();
+            let (header, params) = self.enter_loop(&types, args);
+            let j = params[0];
+            let tail = self.loop_body(
+                rolled,
+                plan,
+                kf,
+                j,
+                &f_invariants,
+                &carried,
+                &params[1..],
+                &mut Memo::default(),
+            )?;
+            let next: Vec<ir::Value> = carried
+                .iter()
+                .map(|&(pos, _)| tail[pos as usize].expect(live))
+                .collect();
+            self.leave_loop(header, j, f.trips, &next)?;
+            f_last = tail;
+        }
+        last.push(f_last);
+
+        // The loops between, then the virtual iterations past n − 1.
         for (k, l) in loops.iter().enumerate().take(kr).skip(kf + 1) {
             let values = match l.trips {
                 0 => vec![None; l.period()],
@@ -600,48 +704,87 @@ impl<M: Module> Lowerer<'_, '_, M> {
             };
             last.push(values);
         }
-        let final_term = self.b.ins().iconst(ptr, n as i64 - 1);
-        self.reverse_part(
-            rolled,
-            plan,
-            &reverse,
-            true,
-            final_term,
-            false,
-            &f_body,
-            &r_now,
-            None,
-            last,
-            &mut Memo::default(),
-        )?;
+        for v in n..n + max_lag {
+            let at = self.b.ins().iconst(ptr, v as i64);
+            let past = past_of(&history, v as i64);
+            let mut now = Now::new();
+            let step = Step {
+                at,
+                v: Some(v as i64),
+            };
+            let memo = Memo::default();
+            self.virtual_iteration(rolled, plan, &reverse, step, &past, &mut now, last, memo)?;
+            record(&mut history, &now, v as i64);
+        }
         last.push(vec![None; r.period()]);
         Ok(())
     }
 
-    /// The unshifted (`shifted` false) or shifted positions of a fused reverse loop for term
-    /// `term` (a register; its iteration is `n − 1 − term`; `first_term`: it is 0): `forward` holds the forward
-    /// loop's values of that term, `unshifted` (for the shifted part) the term's unshifted
-    /// values, `next` the next term's unshifted values, which carried reads take (`None` for
-    /// term `n − 1`: they take their first values, read through `last`). Values are stored
-    /// to their homes and output streams at the iteration's place. Returns the part's values.
+    /// The reverse lines of one virtual iteration (see [`Self::rolled_fused`]), lag by lag:
+    /// those of lag `g` for term `v − g`, when that is a term. `now` holds this iteration's
+    /// forward values and receives its reverse ones; `past` the values of earlier iterations by
+    /// age. `memo` is the forward iteration's (lag 0 runs its term).
     #[allow(
         clippy::too_many_arguments,
         reason = "the fused loop's state, passed apart"
     )]
-    fn reverse_part(
+    fn virtual_iteration(
         &mut self,
         rolled: &Rolled,
         plan: &RolledPlan,
         rev: &Reverse<'_>,
-        shifted: bool,
-        term: ir::Value,
-        first_term: bool,
-        forward: &[Option<ir::Value>],
-        unshifted: &[Option<ir::Value>],
-        next: Option<&[Option<ir::Value>]>,
+        step: Step,
+        past: &Past,
+        now: &mut Now,
+        last: &LastValues,
+        memo: Memo,
+    ) -> Result<(), JitError> {
+        let mut memo = Some(memo);
+        for g in 0..=rev.max_lag {
+            let term = step.v.map(|v| v - g as i64);
+            if term.is_some_and(|term| term < 0 || term >= rev.n as i64) {
+                continue;
+            }
+            let at = match (term, g) {
+                (_, 0) => step.at,
+                (Some(term), _) => {
+                    let ptr = self.module.target_config().pointer_type();
+                    self.b.ins().iconst(ptr, term)
+                }
+                (None, _) => self.b.ins().iadd_imm_s(step.at, -(g as i64)),
+            };
+            let mut own = Memo::default();
+            let memo = match g {
+                0 => memo.as_mut().expect("lag 0 first"),
+                _ => &mut own,
+            };
+            let term = Term { at, known: term };
+            self.reverse_lag(rolled, plan, rev, g, term, past, now, last, memo)?;
+        }
+        Ok(())
+    }
+
+    /// The reverse lines of lag `g` for one term (see [`Self::virtual_iteration`]): each
+    /// operand from this iteration's values (`now`), an earlier one's (`past`, by age), the
+    /// rules (invariants, moving reads by term: iteration `n − 1 − term`), or for the last
+    /// term's carried reads their first values; stored to its homes and output streams at its
+    /// iteration's place.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the fused loop's state, passed apart"
+    )]
+    fn reverse_lag(
+        &mut self,
+        rolled: &Rolled,
+        plan: &RolledPlan,
+        rev: &Reverse<'_>,
+        g: usize,
+        term: Term,
+        past: &Past,
+        now: &mut Now,
         last: &LastValues,
         memo: &mut Memo,
-    ) -> Result<Vec<Option<ir::Value>>, JitError> {
+    ) -> Result<(), JitError> {
         let (k, n) = (rev.k, rev.n);
         let l = &rolled.loops()[k];
         let live = "plan: a read value is live";
@@ -649,30 +792,33 @@ impl<M: Module> Lowerer<'_, '_, M> {
         // term, from its place at iteration `n − 1`.
         let back = (n - 1) as i64;
         let Memo { advanced, loaded } = memo;
-        let mut body: Vec<Option<ir::Value>> = vec![None; l.period()];
-        for t in (0..l.period()).filter(|&t| plan.live[k][t] && rev.shifted[t] == shifted) {
+        let value = |now: &Now, key: (Sweep, usize), age: usize| match age {
+            0 => now.get(&key).copied(),
+            _ => past.get(&(key.0, key.1, age)).copied(),
+        };
+        for t in (0..l.period()).filter(|&t| plan.live[k][t] && rev.lag[t] == g) {
             let inst = &l.instance(t, 0);
             let mut operands = Vec::with_capacity(3);
             for &src in &l.sources[t] {
                 let x = match src {
                     Source::Same { pos } => {
                         let pos = pos as usize;
-                        match shifted && !rev.shifted[pos] {
-                            true => unshifted[pos],
-                            false => body[pos],
-                        }
-                        .expect(live)
+                        value(now, (Sweep::Reverse, pos), g - rev.lag[pos]).expect(live)
                     }
-                    Source::Carried { pos, init } => match next {
-                        Some(next) => next[pos as usize].expect(live),
-                        None => {
-                            let place = place_of(rolled, init as usize);
-                            self.read_fixed(rolled, plan, last, place)?
-                        }
-                    },
+                    Source::Carried { init, .. } if term.known == Some(back) => {
+                        let place = place_of(rolled, init as usize);
+                        self.read_fixed(rolled, plan, last, place)?
+                    }
+                    Source::Carried { pos, .. } => {
+                        let pos = pos as usize;
+                        value(now, (Sweep::Reverse, pos), g - 1 - rev.lag[pos]).expect(live)
+                    }
                     Source::Affine { base, step } => {
                         match fused_read(rev.forward, n, base, step).expect("plan: fusable") {
-                            FusedRead::Forward(q) => forward[q].expect(live),
+                            FusedRead::Forward { q, before } => {
+                                let age = g + usize::from(before);
+                                value(now, (Sweep::Forward, q), age).expect(live)
+                            }
                             FusedRead::Rule if step == 0 => rev.invariants[&(base as usize)],
                             FusedRead::Rule => {
                                 // By term: from the value at iteration n − 1, moving back.
@@ -682,7 +828,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                                     Some(&x) => x,
                                     None => {
                                         let x = self.load_moving(
-                                            rolled, plan, advanced, term, from, -step,
+                                            rolled, plan, advanced, term.at, from, -step,
                                         )?;
                                         loaded.insert((from, -step), x);
                                         x
@@ -699,7 +845,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             for (table, &entry) in l.tables.iter().zip(&input.consts.run_tables[k]) {
                 if table.pos as usize == t {
                     let base = self.table_base();
-                    let at = self.advance(advanced, base, term, -width);
+                    let at = self.advance(advanced, base, term.at, -width);
                     let off = offset(entry as usize + n - 1)?;
                     let x = self.b.ins().load(clif_type(table.ty), READONLY, at, off);
                     self.tabled[table.slot as usize] = Some(x);
@@ -707,32 +853,33 @@ impl<M: Module> Lowerer<'_, '_, M> {
             }
             let ty = l.template[t].ty;
             let x = self.lower_template(rolled, ty, inst, &operands)?;
-            body[t] = Some(x);
+            now.insert((Sweep::Reverse, t), x);
             match plan.homes[k][t] {
-                // The last iteration alone: stored by term 0.
-                Some(Home { first, stride: 0 }) if first_term => {
+                // The last iteration alone: stored by term 0 (never a loop's: the loop
+                // starts past the lags).
+                Some(Home { first, stride: 0 }) if term.known == Some(0) => {
                     self.b
                         .ins()
                         .store(FLAGS, x, self.work, offset(first as usize)?);
                 }
-                Some(Home { first, stride }) if stride > 0 => {
+                Some(Home { stride: 0, .. }) | None => {}
+                Some(Home { first, stride }) => {
                     let stride = i64::from(stride);
-                    let at = self.advance(advanced, self.work, term, -8 * stride);
+                    let at = self.advance(advanced, self.work, term.at, -8 * stride);
                     let slot = i64::from(first) + stride * back;
                     self.b.ins().store(FLAGS, x, at, offset(slot as usize)?);
                 }
-                _ => {}
             }
             if !plan.streams[k][t].is_empty() {
                 let y = self.value_to_boundary(x, ty);
                 for stream in &plan.streams[k][t] {
-                    let at = self.advance(advanced, self.outputs, term, -8 * stream.step);
+                    let at = self.advance(advanced, self.outputs, term.at, -8 * stream.step);
                     let out = stream.first as i64 + stream.step * back;
                     self.b.ins().store(FLAGS, y, at, offset(out as usize)?);
                 }
             }
         }
-        Ok(body)
+        Ok(())
     }
 
     /// The value `base + step·j` (`step` ≠ 0) in iteration `j` of a loop: from `inputs`, or
