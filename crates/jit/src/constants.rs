@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use adjit_ir::roll::LiteralTable;
 use adjit_ir::{literal_type_with, Function, InstData, Operand, Rolled, Type};
 use cranelift_module::{DataDescription, DataId, Linkage, Module};
 
@@ -115,23 +116,34 @@ impl ConstTable {
                 }
             }
         }
-        let mut next = table.index.len();
-        let mut seen: HashMap<(Type, &[u64]), u32> = HashMap::new();
-        for run in runs {
+        table.push_tables(runs.iter().map(|run| {
             let gap_tables = run.outer.as_ref().map_or(&[][..], |o| &o.gap_tables[..]);
-            let mut entries = Vec::with_capacity(run.tables.len() + gap_tables.len());
-            for t in run.tables.iter().chain(gap_tables) {
+            run.tables.iter().chain(gap_tables)
+        }));
+        table
+    }
+
+    /// Each group's literal tables after the literals (equal tables stored once), and per
+    /// group its tables' first entries in [`ConstTable::run_tables`].
+    fn push_tables<'a, G: Iterator<Item = &'a LiteralTable>>(
+        &mut self,
+        groups: impl Iterator<Item = G>,
+    ) {
+        let mut next = self.index.len();
+        let mut seen: HashMap<(Type, &[u64]), u32> = HashMap::new();
+        for group in groups {
+            let mut entries = Vec::new();
+            for t in group {
                 let at = *seen.entry((t.ty, &t.bits[..])).or_insert_with(|| {
-                    table.tables.push((t.ty, t.bits.clone()));
+                    self.tables.push((t.ty, t.bits.clone()));
                     let at = next as u32;
                     next += t.bits.len();
                     at
                 });
                 entries.push(at);
             }
-            table.run_tables.push(entries);
+            self.run_tables.push(entries);
         }
-        table
     }
 
     /// The table of a rolled program lowered as one function ([`crate::lower::rolled`]):
@@ -170,21 +182,7 @@ impl ConstTable {
                 table.index.insert(key, i as u32);
             }
         }
-        let mut next = table.index.len();
-        let mut seen: HashMap<(Type, &[u64]), u32> = HashMap::new();
-        for l in rolled.loops() {
-            let mut entries = Vec::with_capacity(l.tables.len());
-            for t in &l.tables {
-                let at = *seen.entry((t.ty, &t.bits[..])).or_insert_with(|| {
-                    table.tables.push((t.ty, t.bits.clone()));
-                    let at = next as u32;
-                    next += t.bits.len();
-                    at
-                });
-                entries.push(at);
-            }
-            table.run_tables.push(entries);
-        }
+        table.push_tables(rolled.loops().iter().map(|l| l.tables.iter()));
         table
     }
 

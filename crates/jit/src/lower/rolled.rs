@@ -142,6 +142,17 @@ struct Term {
     known: Option<i64>,
 }
 
+/// Where a line runs, for its addresses: iteration `from + dir·counter` of its loop (`dir` 1
+/// in a loop's own order, −1 for a fused reverse loop run by term; no counter: iteration
+/// `from` of straight code); `last`: it is known to be the loop's last iteration.
+#[derive(Clone, Copy)]
+struct Iteration {
+    counter: Option<ir::Value>,
+    from: i64,
+    dir: i64,
+    last: bool,
+}
+
 /// A forward iteration's values as [`Now`] entries.
 fn forward_values(body: &[Option<ir::Value>]) -> Now {
     body.iter()
@@ -234,6 +245,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let mut body: Vec<Option<ir::Value>> = vec![None; l.period()];
         // Values read from before the loop, each once.
         let mut read: HashMap<usize, ir::Value> = HashMap::new();
+        let mut advanced = HashMap::new();
         for t in (0..l.period()).filter(|&t| plan.live[k][t]) {
             let inst = l.instance(t, 0);
             let mut operands = Vec::with_capacity(3);
@@ -253,21 +265,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     }
                 });
             }
-            let ty = l.template[t].ty;
-            let x = self.lower_template(rolled, ty, &inst, &operands)?;
-            if let Some(home) = plan.homes[k][t] {
-                self.b
-                    .ins()
-                    .store(FLAGS, x, self.work, offset(home.first as usize)?);
-            }
-            if !plan.streams[k][t].is_empty() {
-                let y = self.value_to_boundary(x, ty);
-                for stream in &plan.streams[k][t] {
-                    self.b
-                        .ins()
-                        .store(FLAGS, y, self.outputs, offset(stream.first)?);
-                }
-            }
+            let it = Iteration {
+                counter: None,
+                from: 0,
+                dir: 1,
+                last: true,
+            };
+            let x = self.lower_line(rolled, plan, (k, t), &inst, &operands, it, &mut advanced)?;
             body[t] = Some(x);
         }
         Ok(body)
@@ -350,30 +354,73 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 };
                 operands.push(x);
             }
-            let input = self.input;
-            for (table, &entry) in l.tables.iter().zip(&input.consts.run_tables[k]) {
-                if table.pos as usize == t {
-                    let base = self.table_base();
-                    let x = self.table_entry(advanced, base, j, table.ty, entry)?;
-                    self.tabled[table.slot as usize] = Some(x);
-                }
-            }
-            let ty = l.template[t].ty;
-            let x = self.lower_template(rolled, ty, inst, &operands)?;
-            body[t] = Some(x);
-            if let Some(Home { first, stride }) = plan.homes[k][t] {
-                let at = self.advance(advanced, self.work, j, 8 * i64::from(stride));
-                self.b.ins().store(FLAGS, x, at, offset(first as usize)?);
-            }
-            if !plan.streams[k][t].is_empty() {
-                let y = self.value_to_boundary(x, ty);
-                for stream in &plan.streams[k][t] {
-                    let at = self.advance(advanced, self.outputs, j, 8 * stream.step);
-                    self.b.ins().store(FLAGS, y, at, offset(stream.first)?);
-                }
-            }
+            let it = Iteration {
+                counter: Some(j),
+                from: 0,
+                dir: 1,
+                last: false,
+            };
+            body[t] = Some(self.lower_line(rolled, plan, (k, t), inst, &operands, it, advanced)?);
         }
         Ok(body)
+    }
+
+    /// Line `t` of loop `k` (`inst`, its iteration 0, with its value operands in registers) in
+    /// iteration `it`: its literals that change per iteration from the tables, then the
+    /// instruction, stored to its home and its output streams. Returns its register.
+    #[allow(clippy::too_many_arguments, reason = "a line and where it runs")]
+    fn lower_line(
+        &mut self,
+        rolled: &Rolled,
+        plan: &RolledPlan,
+        (k, t): (usize, usize),
+        inst: &InstData,
+        operands: &[ir::Value],
+        it: Iteration,
+        advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
+    ) -> Result<ir::Value, JitError> {
+        let l = &rolled.loops()[k];
+        let input = self.input;
+        let width = input.consts.entry_bytes as i64;
+        let mut moved = |this: &mut Self, base: ir::Value, bytes: i64| match it.counter {
+            Some(counter) => this.advance(advanced, base, counter, it.dir * bytes),
+            None => base,
+        };
+        for (table, &entry) in l.tables.iter().zip(&input.consts.run_tables[k]) {
+            if table.pos as usize == t {
+                let base = self.table_base();
+                let at = moved(self, base, width);
+                let off = offset((i64::from(entry) + it.from) as usize)?;
+                let x = self.b.ins().load(clif_type(table.ty), READONLY, at, off);
+                self.tabled[table.slot as usize] = Some(x);
+            }
+        }
+        let ty = l.template[t].ty;
+        let x = self.lower_template(rolled, ty, inst, operands)?;
+        match plan.homes[k][t] {
+            // The last iteration alone (a fused reverse loop's): stored by that iteration.
+            Some(Home { first, stride: 0 }) if it.last => {
+                self.b
+                    .ins()
+                    .store(FLAGS, x, self.work, offset(first as usize)?);
+            }
+            Some(Home { stride: 0, .. }) | None => {}
+            Some(Home { first, stride }) => {
+                let stride = i64::from(stride);
+                let at = moved(self, self.work, 8 * stride);
+                let slot = i64::from(first) + stride * it.from;
+                self.b.ins().store(FLAGS, x, at, offset(slot as usize)?);
+            }
+        }
+        if !plan.streams[k][t].is_empty() {
+            let y = self.value_to_boundary(x, ty);
+            for stream in &plan.streams[k][t] {
+                let at = moved(self, self.outputs, 8 * stream.step);
+                let out = stream.first as i64 + stream.step * it.from;
+                self.b.ins().store(FLAGS, y, at, offset(out as usize)?);
+            }
+        }
+        Ok(x)
     }
 
     /// A loop header with the counter and `types` as parameters, entered with `args`;
@@ -840,44 +887,14 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 };
                 operands.push(x);
             }
-            let input = self.input;
-            let width = input.consts.entry_bytes as i64;
-            for (table, &entry) in l.tables.iter().zip(&input.consts.run_tables[k]) {
-                if table.pos as usize == t {
-                    let base = self.table_base();
-                    let at = self.advance(advanced, base, term.at, -width);
-                    let off = offset(entry as usize + n - 1)?;
-                    let x = self.b.ins().load(clif_type(table.ty), READONLY, at, off);
-                    self.tabled[table.slot as usize] = Some(x);
-                }
-            }
-            let ty = l.template[t].ty;
-            let x = self.lower_template(rolled, ty, inst, &operands)?;
+            let it = Iteration {
+                counter: Some(term.at),
+                from: back,
+                dir: -1,
+                last: term.known == Some(0),
+            };
+            let x = self.lower_line(rolled, plan, (k, t), inst, &operands, it, advanced)?;
             now.insert((Sweep::Reverse, t), x);
-            match plan.homes[k][t] {
-                // The last iteration alone: stored by term 0 (never a loop's: the loop
-                // starts past the lags).
-                Some(Home { first, stride: 0 }) if term.known == Some(0) => {
-                    self.b
-                        .ins()
-                        .store(FLAGS, x, self.work, offset(first as usize)?);
-                }
-                Some(Home { stride: 0, .. }) | None => {}
-                Some(Home { first, stride }) => {
-                    let stride = i64::from(stride);
-                    let at = self.advance(advanced, self.work, term.at, -8 * stride);
-                    let slot = i64::from(first) + stride * back;
-                    self.b.ins().store(FLAGS, x, at, offset(slot as usize)?);
-                }
-            }
-            if !plan.streams[k][t].is_empty() {
-                let y = self.value_to_boundary(x, ty);
-                for stream in &plan.streams[k][t] {
-                    let at = self.advance(advanced, self.outputs, term.at, -8 * stream.step);
-                    let out = stream.first as i64 + stream.step * back;
-                    self.b.ins().store(FLAGS, y, at, offset(out as usize)?);
-                }
-            }
         }
         Ok(())
     }
