@@ -83,7 +83,7 @@ fn load(py: Python<'_>, path: std::path::PathBuf, name: Option<&str>) -> PyResul
 
 /// One compiled transform (the public functions of `adjit/__init__.py` call this).
 #[pyfunction]
-#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1, math="auto"))]
+#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1, math="auto", rolled=false))]
 #[allow(clippy::too_many_arguments)]
 fn transform(
     f: &Function,
@@ -97,6 +97,7 @@ fn transform(
     threads: i64,
     lanes: i64,
     math: &str,
+    rolled: bool,
 ) -> PyResult<Transform> {
     let (threads, lanes) = (count("threads", threads)?, count("lanes", lanes)?);
     let what = match what {
@@ -126,6 +127,7 @@ fn transform(
         threads,
         lanes,
         math,
+        rolled,
     };
     Transform::new(f, what, &settings)
 }

@@ -138,6 +138,8 @@ pub struct Settings<'a> {
     pub lanes: usize,
     /// `libm` or `inline` ([`adjit::jit::MathImpl`]).
     pub math: &'a str,
+    /// Keep a large program rolled from derivation to machine code ([`Options::rolled`]).
+    pub rolled: bool,
 }
 
 /// `bytes:1e6` as `bytes:1000000`: budgets written the way Python writes big numbers.
@@ -167,6 +169,7 @@ impl Transform {
             ));
         }
         opts.jit.batch_lanes = s.lanes;
+        opts.rolled = s.rolled;
         opts.jit.math = adjit::jit::MathImpl::from_name(s.math).ok_or_else(|| {
             error(
                 Kind::Option,

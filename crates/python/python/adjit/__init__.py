@@ -154,7 +154,10 @@ class TransformOptions(TypedDict, total=False):
     ``strict=False`` (``True`` refuses inputs that would be copied), ``nonfinite="raise"``
     (``"propagate"`` lets NaN and infinities through), ``threads=0`` (batches: all cores when
     they pay; ``N``: at most N threads), ``lanes=1`` (``2`` also compiles two-point kernels for
-    batches) and ``math="auto"`` (``"inline"``: adjit's own elementary functions in the code).
+    batches), ``math="auto"`` (``"inline"``: adjit's own elementary functions in the code) and
+    ``rolled=False`` (``True``: a traced loop of millions of operations is differentiated and
+    compiled as its loops, never expanded, for ``jit``, ``value_and_grad``, ``grad``, ``jvp``
+    and ``vjp``: several times faster to compile, calls up to 1.2× slower).
     One set, checked by mypy, so no transform can drift from the others."""
 
     engine: Engine
@@ -163,6 +166,7 @@ class TransformOptions(TypedDict, total=False):
     threads: int
     lanes: int
     math: Math
+    rolled: bool
 
 
 def _transform(f: Any, what: str, **options: Any) -> Transform[Any]:
