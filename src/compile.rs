@@ -77,8 +77,8 @@ impl Program {
 
 /// With [`Options::rolled`] and native code, `mode` of `func` (verified here) derived per
 /// template of its loops and compiled from the templates
-/// ([`adjit_jit::compile_templates`]), never expanded: the primal, JVP, VJP and gradient
-/// modes of a program of at least [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above)
+/// ([`adjit_jit::compile_templates`]), never expanded: the primal, JVP (one or several
+/// directions), VJP, gradient and HVP modes of a program of at least [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above)
 /// instructions whose loops hold at least half of it. `None` (derive and compile as
 /// usual, simplified) otherwise, or when the rolled plan does not hold the derivative.
 /// The rolled derivative is not simplified: `simplify` works on the expansion.
@@ -90,8 +90,9 @@ fn rolled(
     let scalar = func.ret_types.iter().filter(|t| t.is_float()).count() == 1;
     let wanted = match mode {
         Mode::Primal | Mode::Jvp | Mode::Vjp => true,
-        Mode::Gradient => scalar,
-        _ => false,
+        // (No directions: the usual derivation names the error.)
+        Mode::JvpVector(k) => k > 0,
+        Mode::Gradient | Mode::Hvp => scalar,
     };
     if !opts.rolled || !wanted || opts.engine != Engine::Jit || func.n_insts() < opts.jit.roll_above
     {
@@ -104,7 +105,9 @@ fn rolled(
     }
     let program = match mode {
         Mode::Jvp => adjit_diff::jvp_rolled(&r),
+        Mode::JvpVector(k) => adjit_diff::jvp_vector_rolled(&r, k),
         Mode::Vjp => adjit_diff::vjp_rolled(&r),
+        Mode::Hvp => adjit_diff::hvp_rolled(&r),
         Mode::Gradient => {
             let mut g = adjit_diff::vjp_rolled_seeded_with_one(&r);
             g.set_function_name(format!("{}_grad", func.name));

@@ -124,8 +124,8 @@ pub struct Options {
     /// Lump sizes and pivot tolerance, for the inverse modes.
     pub inverse: InverseOptions,
     /// Keep a large program's repetition rolled from derivation to machine code, for
-    /// [`Compiled`](crate::Compiled) and [`Gradient`](crate::Gradient) in the primal, JVP, VJP
-    /// and gradient modes on native code: the program is held as its loops
+    /// [`Compiled`](crate::Compiled) and [`Gradient`](crate::Gradient) in the primal, JVP (one
+    /// or several directions), VJP, gradient and HVP modes on native code: the program is held as its loops
     /// ([`adjit_ir::Rolled`]), differentiated per template and compiled from the templates,
     /// never expanded, so compile time and memory follow its distinct work rather than its
     /// length (the traced Rosenbrock gradient, 10⁶ terms: 1.3 s and 1.4 GB from the trace to

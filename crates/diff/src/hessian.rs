@@ -11,11 +11,12 @@
 //! insists on exactly one float output. The pass relies on the derivative conventions of
 //! [`crate::rules`] (at kinks the "Hessian" is the derivative of the conventional gradient).
 
-use adjit_ir::{interpret, Function, InterpError, Value};
+use adjit_ir::{interpret, Function, InterpError, Rolled, Value};
 
 use crate::forward::{jvp, jvp_along};
+use crate::forward_rolled::jvp_rolled;
 use crate::layout::{Kind, Layout, Part};
-use crate::seeded::vjp_seeded_with_one;
+use crate::seeded::{vjp_rolled_seeded_with_one, vjp_seeded_with_one};
 use crate::simplify::{dce, simplify_owned};
 
 /// Why [`hessian`] could not compute a Hessian.
@@ -110,21 +111,57 @@ pub fn hvp(func: &Function) -> Function {
     hvp_outputs(func, &gradient, jvp(&gradient))
 }
 
-/// The HVP's outputs out of `h`, the one-direction JVP of the `gradient` program of `func`.
-fn hvp_outputs(func: &Function, gradient: &Function, mut h: Function) -> Function {
-    // jvp(gradient) returns (y…, x̄…, ẏ…, H·v…): keep the gradient program's outputs and the
-    // tangents of its x̄ part (the last of its float outputs), dropping the tangents ẏ.
+/// The HVP's returns out of `rets`, the returns of the one-direction JVP of the `gradient`
+/// program of `func`: that JVP returns (y…, x̄…, ẏ…, H·v…); keep the gradient program's
+/// outputs and the tangents of its x̄ part (the last of its float outputs), dropping the
+/// tangents ẏ.
+fn hvp_rets(func: &Function, gradient: &Function, rets: &[Value]) -> Vec<Value> {
     let n_grad = Layout::of(func, Kind::Gradient)
         .output(Part::Gradient)
         .len();
     let outer = Layout::of(gradient, Kind::Jvp(1));
     let tangents = outer.output(Part::OutputTangent(0));
     let hv = tangents.end - n_grad..tangents.end;
-    let rets: Vec<Value> = h.rets[outer.output(Part::Outputs)]
+    rets[outer.output(Part::Outputs)]
         .iter()
-        .chain(&h.rets[hv])
+        .chain(&rets[hv])
         .copied()
-        .collect();
+        .collect()
+}
+
+/// [`hvp`] of a rolled program, per template: [`jvp_rolled`] of
+/// [`vjp_rolled_seeded_with_one`], with the HVP's outputs
+/// `(y…, ∇f…, H·v…)`. Not simplified (its dead lines stay; a compiled rolled program does
+/// not lower them), so its expansion is `hvp`'s program before `simplify`, with the same
+/// numbers.
+///
+/// ```
+/// use adjit_ir::{trace::trace, Rolled};
+/// let f = trace(200, |x| {
+///     let mut s = x[0] * 0.0;
+///     for &xi in x {
+///         s = s + xi.sin() * xi;
+///     }
+///     s
+/// });
+/// let h = adjit_diff::hvp_rolled(&Rolled::from_function(&f));
+/// let x: Vec<f64> = (0..400).map(|i| 0.01 * i as f64).collect();
+/// let want = adjit_ir::interpret(&adjit_diff::hvp(&f), &x).unwrap();
+/// assert_eq!(h.interpret(&x).unwrap(), want);
+/// ```
+pub fn hvp_rolled(r: &Rolled) -> Rolled {
+    let gradient = vjp_rolled_seeded_with_one(r);
+    let mut h = jvp_rolled(&gradient);
+    let rets = hvp_rets(r.header(), gradient.header(), &h.header().rets);
+    let types = rets.iter().map(|v| h.ty(v.index())).collect();
+    h.set_rets(rets, types);
+    h.set_function_name(format!("{}_hvp", r.header().name));
+    h
+}
+
+/// The HVP's outputs out of `h`, the one-direction JVP of the `gradient` program of `func`.
+fn hvp_outputs(func: &Function, gradient: &Function, mut h: Function) -> Function {
+    let rets = hvp_rets(func, gradient, &h.rets);
     h.rets.clear();
     h.ret_types.clear();
     for r in rets {

@@ -36,7 +36,7 @@ pub use activity::{activity, activity_rolled, Activity};
 pub use derive::{derive, DeriveError, Derived, Mode, UnknownName};
 pub use forward::{jvp, jvp_along, jvp_unit_seeded, jvp_vector};
 pub use forward_rolled::{jvp_rolled, jvp_vector_rolled};
-pub use hessian::{hessian, hvp, hvp_along, DiffError};
+pub use hessian::{hessian, hvp, hvp_along, hvp_rolled, DiffError};
 pub use layout::{Layout, Part};
 pub use reverse::{tape_stats, vjp, vjp_with_tape, Tape, TapeStats};
 pub use reverse_rolled::vjp_rolled;

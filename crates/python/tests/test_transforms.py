@@ -455,3 +455,4 @@ def test_rolled_transforms_equal_the_usual_ones():
     _, xb = adjit.vjp(f, rolled=True)(x, 2.0)
     _, xb0 = adjit.vjp(f)(x, 2.0)
     assert np.array_equal(xb, xb0)
+    assert np.array_equal(adjit.hvp(f, rolled=True)(x, v), adjit.hvp(f)(x, v))

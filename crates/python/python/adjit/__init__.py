@@ -156,8 +156,8 @@ class TransformOptions(TypedDict, total=False):
     they pay; ``N``: at most N threads), ``lanes=1`` (``2`` also compiles two-point kernels for
     batches), ``math="auto"`` (``"inline"``: adjit's own elementary functions in the code) and
     ``rolled=False`` (``True``: a traced loop of millions of operations is differentiated and
-    compiled as its loops, never expanded, for ``jit``, ``value_and_grad``, ``grad``, ``jvp``
-    and ``vjp``: several times faster to compile, calls up to 1.2× slower).
+    compiled as its loops, never expanded, for ``jit``, ``value_and_grad``, ``grad``, ``jvp``,
+    ``vjp`` and ``hvp``: several times faster to compile, calls up to 1.2× slower).
     One set, checked by mypy, so no transform can drift from the others."""
 
     engine: Engine
