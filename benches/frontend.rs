@@ -120,7 +120,7 @@ fn frontend(c: &mut Criterion) {
             // The same way kept rolled (`Options::rolled`): search, derive per template and
             // compile from the templates, against `gradient_new` above.
             let rolled_through = adjit::Options {
-                rolled: true,
+                rolled: adjit::KeepRolled::Always,
                 ..adjit::Options::default()
             };
             group.bench_with_input(

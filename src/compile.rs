@@ -75,11 +75,12 @@ impl Program {
     }
 }
 
-/// With [`Options::rolled`] and native code, `mode` of `func` (verified here) derived per
-/// template of its loops and compiled from the templates
-/// ([`adjit_jit::compile_templates`]), never expanded: the primal, JVP (one or several
-/// directions), VJP, gradient and HVP modes of a program of at least [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above)
-/// instructions whose loops hold at least half of it. `None` (derive and compile as
+/// When [`Options::rolled`] keeps a program of its size rolled, on native code: `mode` of
+/// `func` (verified here) derived per template of its loops and compiled from the templates
+/// ([`adjit_jit::compile_templates`]), never expanded, for the primal, JVP (one or several
+/// directions), VJP, gradient and HVP modes of a program of at least
+/// [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above) instructions whose loops
+/// hold at least half of it. `None` (derive and compile as
 /// usual, simplified) otherwise, or when the rolled plan does not hold the derivative.
 /// The rolled derivative is not simplified: `simplify` works on the expansion.
 fn rolled(
@@ -94,8 +95,9 @@ fn rolled(
         Mode::JvpVector(k) => k > 0,
         Mode::Gradient | Mode::Hvp => scalar,
     };
-    if !opts.rolled || !wanted || opts.engine != Engine::Jit || func.n_insts() < opts.jit.roll_above
-    {
+    let insts = func.n_insts();
+    let keeps = opts.rolled.keeps(insts) && insts >= opts.jit.roll_above;
+    if !keeps || !wanted || opts.engine != Engine::Jit {
         return Ok(None);
     }
     adjit_ir::verify(func)?;
@@ -156,9 +158,9 @@ impl Compiled {
         Compiled::with_options(func, mode, &Options::default())
     }
 
-    /// [`Compiled::new`] on the engine and with the code-generation options of `opts`; with
-    /// [`Options::rolled`], a large program's repetition is kept rolled from derivation to
-    /// machine code ([`Compiled::rolled`] then holds the loops).
+    /// [`Compiled::new`] on the engine and with the code-generation options of `opts`; a large
+    /// program's repetition is kept rolled from derivation to machine code as
+    /// [`Options::rolled`] says ([`Compiled::rolled`] then holds the loops).
     pub fn with_options(func: &Function, mode: Mode, opts: &Options) -> Result<Compiled> {
         let (derived, layout, runner) = match rolled(func, mode, opts)? {
             Some((program, code)) => (

@@ -54,7 +54,7 @@ pub use one_call::{
     compile_inverse_object, compile_inverse_object_as, compile_object, compile_object_as,
     compile_object_with, dump, eval, hvp, inverse, jvp, jvp_vector, load, load_str, vjp,
 };
-pub use options::{DumpOptions, Engine, InverseMode, JacobianMode, Options, Stage};
+pub use options::{DumpOptions, Engine, InverseMode, JacobianMode, KeepRolled, Options, Stage};
 pub use prepared::Prepared;
 pub use sparse::{SparseHessian, SparseJacobian, SparseKind};
 pub use steps::{IteratedStep, StepStats, SummedLoss};

@@ -123,19 +123,49 @@ pub struct Options {
     pub jit: JitOptions,
     /// Lump sizes and pivot tolerance, for the inverse modes.
     pub inverse: InverseOptions,
-    /// Keep a large program's repetition rolled from derivation to machine code, for
-    /// [`Compiled`](crate::Compiled) and [`Gradient`](crate::Gradient) in the primal, JVP (one
-    /// or several directions), VJP, gradient and HVP modes on native code: the program is held as its loops
-    /// ([`adjit_ir::Rolled`]), differentiated per template and compiled from the templates,
-    /// never expanded, so compile time and memory follow its distinct work rather than its
-    /// length (the traced Rosenbrock gradient, 10⁶ terms: 1.3 s and 1.4 GB from the trace to
-    /// the callable, against 15 s and 3.5 GB). Off by default, because calls can be slower:
-    /// the usual pipeline schedules a gradient's forward and reverse work into one loop, the
-    /// rolled one runs a forward loop that stores a tape and a reverse loop that reads it (the
-    /// same Rosenbrock: 1.7× the time per call). Programs under
-    /// [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above) instructions, or with
-    /// little repetition, compile as usual. See docs/rolling.md.
-    pub rolled: bool,
+    /// Whether a large program's repetition is kept rolled from derivation to machine code
+    /// ([`KeepRolled`]); by default, from [`KeepRolled::AUTO_ABOVE`] instructions.
+    pub rolled: KeepRolled,
+}
+
+/// Whether [`Compiled`](crate::Compiled) and [`Gradient`](crate::Gradient) keep a program's
+/// repetition rolled from derivation to machine code, in the primal, JVP (one or several
+/// directions), VJP, gradient and HVP modes on native code: the program is held as its loops
+/// ([`adjit_ir::Rolled`]), differentiated per template and compiled from the templates, never
+/// expanded, so compile time and memory follow its distinct work rather than its length. The
+/// traced Rosenbrock at 10⁶ terms (8·10⁶ instructions): gradient 1.5–2.5 s and 1.15 GB from
+/// the trace to the callable against 11.6–12.6 s and 3.4 GB, HVP 4.8–5.2 s and 1.7 GB against
+/// 37–39 s and 7.6 GB. Calls can be slower: the usual pipeline runs two terms per trip in
+/// vector lanes, which the rolled lowering does not yet (that gradient 1.20×, the HVP 1.70×
+/// per call). Programs under [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above)
+/// instructions, with little repetition, or that the rolled plan does not hold compile as
+/// usual. See docs/rolling.md.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KeepRolled {
+    /// Rolled from [`KeepRolled::AUTO_ABOVE`] instructions, where the usual pipeline's compile
+    /// takes seconds and gigabytes; as usual below.
+    #[default]
+    Auto,
+    /// Rolled whenever it applies (from `roll_above` instructions).
+    Always,
+    /// Never: the usual pipeline (derive, simplify, schedule, find the loops, compile).
+    Never,
+}
+
+impl KeepRolled {
+    /// The size of a program (in instructions) from which [`KeepRolled::Auto`] keeps it
+    /// rolled: the traced Rosenbrock of 2.5·10⁵ terms, whose gradient the usual pipeline
+    /// compiles in about 2 s.
+    pub const AUTO_ABOVE: usize = 2_000_000;
+
+    /// Whether a program of `insts` instructions is kept rolled (given it repeats enough).
+    pub fn keeps(self, insts: usize) -> bool {
+        match self {
+            KeepRolled::Auto => insts >= KeepRolled::AUTO_ABOVE,
+            KeepRolled::Always => true,
+            KeepRolled::Never => false,
+        }
+    }
 }
 
 impl Options {

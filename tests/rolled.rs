@@ -20,7 +20,7 @@ fn rolled() -> Options {
 /// [`rolled`], and kept rolled from derivation on ([`Options::rolled`]).
 fn rolled_through() -> Options {
     Options {
-        rolled: true,
+        rolled: adjit::KeepRolled::Always,
         ..rolled()
     }
 }
@@ -539,7 +539,7 @@ fn a_gradient_rolled_through_the_pipeline_equals_the_usual_one() {
             s
         });
         let opts = Options {
-            rolled: true,
+            rolled: adjit::KeepRolled::Always,
             ..Options::default()
         };
         let g = adjit::Gradient::with_options(&f, &opts).expect("compiles");
@@ -559,4 +559,45 @@ fn a_gradient_rolled_through_the_pipeline_equals_the_usual_one() {
         assert_eq!(g.compiled().ir().n_params, n);
     }
     assert_eq!(sizes[0], sizes[1], "code bytes at n = 3,000 and 9,000");
+}
+
+/// By default (`KeepRolled::Auto`) a program is kept rolled from `KeepRolled::AUTO_ABOVE`
+/// instructions on, and compiled as usual below; `Never` keeps the usual pipeline.
+#[test]
+fn large_programs_are_kept_rolled_by_default() {
+    let rosenbrock = |n: usize| {
+        adjit::trace(n, |x| {
+            let mut s = x[0] * 0.0;
+            for i in 0..n - 1 {
+                let a = x[i + 1] - x[i] * x[i];
+                let b = 1.0 - x[i];
+                s = s + a * a * 100.0 + b * b;
+            }
+            s
+        })
+    };
+    let small = rosenbrock(3_000);
+    assert!(adjit::Gradient::new(&small)
+        .unwrap()
+        .compiled()
+        .rolled()
+        .is_none());
+    let n = adjit::KeepRolled::AUTO_ABOVE / 8 + 1;
+    let large = rosenbrock(n);
+    assert!(large.n_insts() >= adjit::KeepRolled::AUTO_ABOVE);
+    let g = adjit::Gradient::new(&large).unwrap();
+    assert!(g.compiled().rolled().is_some());
+    let x: Vec<f64> = (0..n).map(|i| 0.5 + 0.01 * (i % 13) as f64).collect();
+    let mut grad = vec![0.0; n];
+    let y = g.call(&x, &mut grad).unwrap();
+    // The interpreter of the rolled program (itself checked against the flat one).
+    let held = g.compiled().rolled().unwrap();
+    let want = held.interpret(&x).unwrap();
+    assert!(same(&[y], &want[..1]) && same(&grad, &want[1..]));
+    let never = Options {
+        rolled: adjit::KeepRolled::Never,
+        ..Options::default()
+    };
+    let usual = adjit::Compiled::with_options(&small, Mode::Gradient, &never).unwrap();
+    assert!(usual.rolled().is_none());
 }

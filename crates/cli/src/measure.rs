@@ -201,7 +201,7 @@ pub fn bench_rolled(
         _ => Mode::Vjp,
     };
     let options = adjit::Options {
-        rolled: true,
+        rolled: adjit::KeepRolled::Always,
         ..adjit::Options::default()
     };
     let (compiled, compile_ms) = timed(|| Compiled::with_options(func, mode, &options))?;

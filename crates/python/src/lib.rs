@@ -83,7 +83,7 @@ fn load(py: Python<'_>, path: std::path::PathBuf, name: Option<&str>) -> PyResul
 
 /// One compiled transform (the public functions of `adjit/__init__.py` call this).
 #[pyfunction]
-#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1, math="auto", rolled=false))]
+#[pyo3(signature = (f, what, strategy="tape", engine="jit", sparse=false, mode="reverse", strict=false, nonfinite="raise", threads=0, lanes=1, math="auto", rolled=None))]
 #[allow(clippy::too_many_arguments)]
 fn transform(
     f: &Function,
@@ -97,7 +97,7 @@ fn transform(
     threads: i64,
     lanes: i64,
     math: &str,
-    rolled: bool,
+    rolled: Option<bool>,
 ) -> PyResult<Transform> {
     let (threads, lanes) = (count("threads", threads)?, count("lanes", lanes)?);
     let what = match what {

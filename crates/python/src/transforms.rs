@@ -138,8 +138,9 @@ pub struct Settings<'a> {
     pub lanes: usize,
     /// `libm` or `inline` ([`adjit::jit::MathImpl`]).
     pub math: &'a str,
-    /// Keep a large program rolled from derivation to machine code ([`Options::rolled`]).
-    pub rolled: bool,
+    /// Keep a large program rolled from derivation to machine code ([`Options::rolled`]):
+    /// `None` from the automatic size on.
+    pub rolled: Option<bool>,
 }
 
 /// `bytes:1e6` as `bytes:1000000`: budgets written the way Python writes big numbers.
@@ -169,7 +170,11 @@ impl Transform {
             ));
         }
         opts.jit.batch_lanes = s.lanes;
-        opts.rolled = s.rolled;
+        opts.rolled = match s.rolled {
+            None => adjit::KeepRolled::Auto,
+            Some(true) => adjit::KeepRolled::Always,
+            Some(false) => adjit::KeepRolled::Never,
+        };
         opts.jit.math = adjit::jit::MathImpl::from_name(s.math).ok_or_else(|| {
             error(
                 Kind::Option,
