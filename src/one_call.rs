@@ -284,9 +284,10 @@ pub fn compile_inverse_object_as(
 /// The `rolled` stage: which instructions of `func` the JIT runs as loops, the share they
 /// cover, and each loop's body (its first iteration, as text, numbered as in the program the
 /// JIT lowers).
-/// One line on the program held as its loops before derivation ([`adjit_ir::Rolled`]) and, for
-/// the modes that have one, its derivative taken per template (`jvp_rolled`,
-/// `jvp_vector_rolled`, `vjp_rolled`; unsimplified, so not the program above).
+/// One line on the program held as its loops before derivation ([`adjit_ir::Rolled`]), its
+/// derivative taken per template (`jvp_rolled`, `jvp_vector_rolled`, `vjp_rolled`, the
+/// gradient's and the HVP's; unsimplified, so not the program above), and that derivative
+/// compiled from its templates ([`adjit_jit::compile_templates`]), as `Options::rolled` does.
 fn templates_text(func: &Function, mode: Mode) -> String {
     let rolled = adjit_ir::Rolled::from_function(func);
     let held = |r: &adjit_ir::Rolled| {
@@ -297,25 +298,45 @@ fn templates_text(func: &Function, mode: Mode) -> String {
             r.n_template_insts()
         )
     };
+    let scalar = func.ret_types.iter().filter(|t| t.is_float()).count() == 1;
     let derived = match mode {
         Mode::Jvp => Some(("jvp_rolled", adjit_diff::jvp_rolled(&rolled))),
-        Mode::JvpVector(k) => Some((
+        Mode::JvpVector(k) if k > 0 => Some((
             "jvp_vector_rolled",
             adjit_diff::jvp_vector_rolled(&rolled, k),
         )),
         Mode::Vjp => Some(("vjp_rolled", adjit_diff::vjp_rolled(&rolled))),
-        Mode::Primal | Mode::Gradient | Mode::Hvp => None,
+        Mode::Gradient if scalar => Some((
+            "vjp_rolled_seeded_with_one",
+            adjit_diff::vjp_rolled_seeded_with_one(&rolled),
+        )),
+        Mode::Hvp if scalar => Some(("hvp_rolled", adjit_diff::hvp_rolled(&rolled))),
+        _ => None,
     };
     let mut line = format!(
         "; held as loops before derivation (adjit_ir::Rolled): {}",
         held(&rolled)
     );
-    if let Some((pass, d)) = derived {
+    if let Some((pass, d)) = &derived {
         line.push_str(&format!(
             "; derived per template (adjit_diff::{pass}, unsimplified): {}",
-            held(&d)
+            held(d)
         ));
     }
+    let program = derived.as_ref().map_or(&rolled, |(_, d)| d);
+    let compiled = match adjit_jit::compile_templates(program, &JitOptions::default()) {
+        Ok(Some(code)) => format!(
+            "{} loop(s), {} code bytes, {} workspace bytes",
+            code.loops(),
+            code.code_bytes(),
+            code.workspace_bytes()
+        ),
+        Ok(None) => "not held by the rolled plan (compiled expanded)".to_string(),
+        Err(e) => format!("not compiled ({e})"),
+    };
+    line.push_str(&format!(
+        "; compiled from the templates (adjit_jit::compile_templates): {compiled}"
+    ));
     line.push('\n');
     line
 }

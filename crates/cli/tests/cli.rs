@@ -2075,11 +2075,14 @@ fn dump_rolled_shows_the_loops_and_bench_counts_them() {
     // (almost) every term.
     assert!(out.contains("1 loop(s) cover"), "{out}");
     assert!(out.contains("1996 trips"), "{out}");
-    // The program held as loops before derivation, and its VJP per template.
+    // The program held as loops before derivation, its VJP per template, and that compiled
+    // from the templates: one fused loop.
     let templates = out.lines().last().unwrap_or_default();
     assert!(
         templates.starts_with("; held as loops before derivation (adjit_ir::Rolled): ")
-            && templates.contains("derived per template (adjit_diff::vjp_rolled"),
+            && templates.contains("derived per template (adjit_diff::vjp_rolled")
+            && templates
+                .contains("compiled from the templates (adjit_jit::compile_templates): 1 loop(s)"),
         "{out}"
     );
     let small = adjit(&["dump", "--stage", "rolled", &example("rosenbrock.ir")]);

@@ -24,7 +24,7 @@
 //!   loop of at least `n` trips backwards, `x̄` of term `n − 1 − j` in its iteration `j`) runs
 //!   inside the forward loop, in the forward order, when every instruction can still read
 //!   exactly the values it reads in the expanded program: its reads of the forward loop are of
-//!   the same term or the term before (registers of the fused loop, so no tape), and a line
+//!   the same term or the ones beside it (registers of the fused loop, so no tape), and a line
 //!   that reads a value carried from its previous iteration (an adjoint the next term
 //!   finishes, `x̄[i+1]` in Rosenbrock) runs that many terms later than the line it reads
 //!   (its *lag*), up to [`MAX_LAG`] (a backward recurrence, whose lags grow without end, is
@@ -89,10 +89,10 @@ pub(crate) struct Fusion {
 /// How a reverse loop's operand is read when it is fused (see [`Fusion`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FusedRead {
-    /// Position `q` of the forward loop, of the same term (`before` false) or of the term
-    /// before (a value the forward loop carries; term 0 reads the value before the loop in
-    /// its place, `f.start − period + q`).
-    Forward { q: usize, before: bool },
+    /// Position `q` of the forward loop, of the term `offset` (−1, 0 or 1) from the reverse
+    /// line's own: term 0 reads the value before the loop in the place of term −1,
+    /// `f.start − period + q`; a line reading the term after runs at least one term late.
+    Forward { q: usize, offset: i64 },
     /// Its own rule, as in an unfused loop (same iteration, carried, invariant, or a moving
     /// index into the parameters or a loop before the forward one).
     Rule,
@@ -113,14 +113,13 @@ pub(crate) fn fused_read(f: &Loop, n: usize, base: u32, step: i64) -> Option<Fus
     if step != -(period as i64) {
         return None;
     }
-    // Iteration `j` reads the forward loop's position `q` of term `n − 1 − j`, or of the term
-    // before.
-    let q = rel % period;
-    match (rel / period + 1).checked_sub(n) {
-        Some(0) => Some(FusedRead::Forward { q, before: false }),
-        None if rel / period + 2 == n => Some(FusedRead::Forward { q, before: true }),
-        _ => None,
-    }
+    // Iteration `j` reads the forward loop's position `q` of term `n − 1 − j`, of the term
+    // before, or of the term after (which the forward loop must have: a loop of `n` trips
+    // ends before it).
+    let (q, first) = (rel % period, rel / period);
+    let offset = first as i64 + 1 - n as i64;
+    let within = first < f.trips;
+    ((-1..=1).contains(&offset) && within).then_some(FusedRead::Forward { q, offset })
 }
 
 /// The storage decisions for one rolled program.
@@ -268,7 +267,7 @@ impl RolledPlan {
                         match fused_read(f, l.trips, base, step) {
                             Some(FusedRead::Rule) => {}
                             // Term 0 reads the value before the forward loop in its place.
-                            Some(FusedRead::Forward { q, before: true }) => {
+                            Some(FusedRead::Forward { q, offset: -1 }) => {
                                 let v = (f.start + q).checked_sub(f.period())?;
                                 need_fixed(v, &mut needs, &mut lasts)?;
                                 continue;
@@ -390,7 +389,7 @@ impl RolledPlan {
 /// The reverse loops that fuse into their forward loops: a loop of `n > 1` trips after loops
 /// of one trip after a loop of at least `n` trips (a reverse sweep whose last term's lines
 /// differ, as a sum's first term, is one trip shorter), whose live positions read the forward
-/// loop only at the same term or the one before and the loops between only through a carried
+/// loop only at the same term or the ones beside it and the loops between only through a carried
 /// value's first value, and whose lags stay within [`MAX_LAG`] (see [`Fusion`], [`lags`]).
 fn fusions(loops: &[Loop], live: &[Vec<bool>]) -> Vec<Option<Fusion>> {
     let mut fused = vec![None; loops.len()];
@@ -415,11 +414,13 @@ fn fusions(loops: &[Loop], live: &[Vec<bool>]) -> Vec<Option<Fusion>> {
 pub(crate) const MAX_LAG: usize = 4;
 
 /// The lag of every position of the reverse loop `r` fused with `f` (see [`Fusion`]), if it
-/// can be fused: it reads `f`'s same term (or the term before) somewhere, nothing
+/// can be fused: it reads `f`'s same term (or the term before or after) somewhere, nothing
 /// [`fused_read`] refuses, and no lag passes [`MAX_LAG`] (a carried value feeding itself runs
 /// later and later: a true backward recurrence, which cannot run forward).
 fn lags(f: &Loop, r: &Loop, live: &[bool]) -> Option<Vec<usize>> {
     let mut any_forward = false;
+    // A line reading the forward loop's term after its own runs at least one term late.
+    let mut lag = vec![0usize; r.period()];
     for t in (0..r.period()).filter(|&t| live[t]) {
         for &src in &r.sources[t] {
             match src {
@@ -432,8 +433,9 @@ fn lags(f: &Loop, r: &Loop, live: &[bool]) -> Option<Vec<usize>> {
                     }
                 }
                 Source::Affine { base, step } => {
-                    if let FusedRead::Forward { .. } = fused_read(f, r.trips, base, step)? {
+                    if let FusedRead::Forward { offset, .. } = fused_read(f, r.trips, base, step)? {
                         any_forward = true;
+                        lag[t] = lag[t].max(offset.max(0) as usize);
                     }
                 }
             }
@@ -444,7 +446,6 @@ fn lags(f: &Loop, r: &Loop, live: &[bool]) -> Option<Vec<usize>> {
     }
     // lag(t) = the most of lag(p) over its same-term reads p and lag(p) + 1 over its carried
     // reads p (the next term's), to a fixed point.
-    let mut lag = vec![0usize; r.period()];
     let mut changed = true;
     while changed {
         changed = false;

@@ -191,6 +191,40 @@ fn gradients_of_sums_fuse_and_keep_the_bits() {
     assert!(fused * 10 >= all * 9, "{fused} of {all} fused");
 }
 
+/// The chained Rosenbrock as `ir/bench` writes it (the sum threaded through two `fma`s per
+/// term): its reverse sweep reads the forward loop's term after its own and lags two terms.
+fn chained_rosenbrock(n: usize) -> Function {
+    let params: Vec<String> = (0..n).map(|i| format!("%x{i}: f64")).collect();
+    let mut text = format!(
+        "func @rb({}) -> f64 {{\n    %s0 = const f64 0.0\n",
+        params.join(", ")
+    );
+    for i in 0..n - 1 {
+        let j = i + 1;
+        text += &format!(
+            "    %n{i} = neg %x{i}\n    %a{i} = add %n{i}, 1.0\n    %c{i} = fma %n{i}, %x{i}, %x{j}\n    \
+             %d{i} = mul %c{i}, %c{i}\n    %t{i} = fma %d{i}, 100.0, %s{i}\n    %s{j} = fma %a{i}, %a{i}, %t{i}\n"
+        );
+    }
+    text += &format!("    ret %s{}\n}}\n", n - 1);
+    adjit_ir::parse_function(&text).expect("parses")
+}
+
+#[test]
+fn chained_sums_fuse_and_keep_the_bits() {
+    for n in [12, 50, 333] {
+        let rolled = Rolled::from_function(&chained_rosenbrock(n));
+        for g in [
+            vjp_rolled(&rolled),
+            vjp_rolled_seeded_with_one(&rolled),
+            jvp_rolled(&vjp_rolled_seeded_with_one(&rolled)),
+        ] {
+            let code = check(&g, n as u64).expect("held");
+            assert_eq!(code.loops(), 1, "n = {n}: {code:?}");
+        }
+    }
+}
+
 /// A rolled program whose affine rule is broken (every read of `x` one further on) computes
 /// other numbers: the comparison above sees a wrong index.
 #[test]

@@ -562,6 +562,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
         // −1 that term 0 reads (the values before the forward loop in their places).
         let mut ages: BTreeMap<(Sweep, usize), usize> = BTreeMap::new();
         let mut history: History = HashMap::new();
+        // Whether a line reads the forward loop's term after its own (the last term reads the
+        // forward iteration n, which then runs as straight code, its values kept).
+        let mut after = false;
         for t in (0..r.period()).filter(live_r) {
             for &src in &r.sources[t] {
                 let (key, age) = match src {
@@ -573,13 +576,15 @@ impl<M: Module> Lowerer<'_, '_, M> {
                         lag[t] - 1 - lag[pos as usize],
                     ),
                     Source::Affine { base, step } => match fused_read(f, n, base, step) {
-                        Some(FusedRead::Forward { q, before }) => {
-                            if before && !history.contains_key(&(Sweep::Forward, q, -1)) {
+                        Some(FusedRead::Forward { q, offset }) => {
+                            after |= offset > 0;
+                            if offset < 0 && !history.contains_key(&(Sweep::Forward, q, -1)) {
                                 let v = f.start + q - f.period();
                                 let x = self.read_fixed(rolled, plan, last, place_of(rolled, v))?;
                                 history.insert((Sweep::Forward, q, -1), x);
                             }
-                            ((Sweep::Forward, q), lag[t] + usize::from(before))
+                            // (The plan made a line reading the term after lag.)
+                            ((Sweep::Forward, q), (lag[t] as i64 - offset) as usize)
                         }
                         _ => continue,
                     },
@@ -714,9 +719,31 @@ impl<M: Module> Lowerer<'_, '_, M> {
             f_last = f_body;
         }
 
-        // The forward loop's iterations past the reverse loop's terms.
-        if f.trips > n {
-            let mut args = vec![self.b.ins().iconst(ptr, n as i64)];
+        // The forward loop's iterations past the reverse loop's terms: iteration n straight
+        // when the last term reads it, then a loop.
+        let mut tail_from = n;
+        if after && f.trips > n {
+            let at = self.b.ins().iconst(ptr, n as i64);
+            let f_body = self.loop_body(
+                rolled,
+                plan,
+                kf,
+                at,
+                &f_invariants,
+                &carried,
+                &f_carried,
+                &mut Memo::default(),
+            )?;
+            f_carried = carried
+                .iter()
+                .map(|&(pos, _)| f_body[pos as usize].expect(live))
+                .collect();
+            record(&mut history, &forward_values(&f_body), n as i64);
+            f_last = f_body;
+            tail_from = n + 1;
+        }
+        if f.trips > tail_from {
+            let mut args = vec![self.b.ins().iconst(ptr, tail_from as i64)];
             args.extend(&f_carried);
             let types: Vec<types::Type> = carried
                 .iter()
@@ -754,7 +781,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
         for v in n..n + max_lag {
             let at = self.b.ins().iconst(ptr, v as i64);
             let past = past_of(&history, v as i64);
-            let mut now = Now::new();
+            // (The forward iteration n, when it ran straight for the last term's reads.)
+            let mut now: Now = (0..f.period())
+                .filter_map(|q| {
+                    let x = history.get(&(Sweep::Forward, q, v as i64))?;
+                    Some(((Sweep::Forward, q), *x))
+                })
+                .collect();
             let step = Step {
                 at,
                 v: Some(v as i64),
@@ -862,8 +895,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
                     }
                     Source::Affine { base, step } => {
                         match fused_read(rev.forward, n, base, step).expect("plan: fusable") {
-                            FusedRead::Forward { q, before } => {
-                                let age = g + usize::from(before);
+                            FusedRead::Forward { q, offset } => {
+                                let age = (g as i64 - offset) as usize;
                                 value(now, (Sweep::Forward, q), age).expect(live)
                             }
                             FusedRead::Rule if step == 0 => rev.invariants[&(base as usize)],
