@@ -153,6 +153,14 @@ struct Iteration {
     last: bool,
 }
 
+/// The values `body` (an iteration's) carries into the next iteration, in `carried`'s order.
+fn carried_out(carried: &[(u32, u32)], body: &[Option<ir::Value>]) -> Vec<ir::Value> {
+    carried
+        .iter()
+        .map(|&(pos, _)| body[pos as usize].expect("plan: a carried value is live"))
+        .collect()
+}
+
 /// A forward iteration's values as [`Now`] entries.
 fn forward_values(body: &[Option<ir::Value>]) -> Now {
     body.iter()
@@ -480,19 +488,35 @@ impl<M: Module> Lowerer<'_, '_, M> {
         k: usize,
         last: &LastValues,
     ) -> Result<Vec<Option<ir::Value>>, JitError> {
+        let (invariants, carried) = self.loop_entry(rolled, plan, k, last, true)?;
+        let firsts: Vec<ir::Value> = carried
+            .iter()
+            .map(|&(_, init)| invariants[&(init as usize)])
+            .collect();
+        let entry = (&invariants, &carried[..]);
+        let trips = rolled.loops()[k].trips;
+        self.counted_loop(rolled, plan, k, 0..trips, entry, &firsts)
+    }
+
+    /// Iterations `range` of loop `k` as a counted loop, its carried values entering as
+    /// `firsts` (`entry`: [`Self::loop_entry`]'s); returns the last iteration's values.
+    fn counted_loop(
+        &mut self,
+        rolled: &Rolled,
+        plan: &RolledPlan,
+        k: usize,
+        range: std::ops::Range<usize>,
+        (invariants, carried): (&HashMap<usize, ir::Value>, &[(u32, u32)]),
+        firsts: &[ir::Value],
+    ) -> Result<Vec<Option<ir::Value>>, JitError> {
         let l = &rolled.loops()[k];
         let ptr = self.module.target_config().pointer_type();
-        let (invariants, carried) = self.loop_entry(rolled, plan, k, last, true)?;
         let types: Vec<types::Type> = carried
             .iter()
             .map(|&(pos, _)| self.reg_type(l.template[pos as usize].ty))
             .collect();
-        let mut args = vec![self.b.ins().iconst(ptr, 0)];
-        args.extend(
-            carried
-                .iter()
-                .map(|&(_, init)| invariants[&(init as usize)]),
-        );
+        let mut args = vec![self.b.ins().iconst(ptr, range.start as i64)];
+        args.extend(firsts);
         let (header, params) = self.enter_loop(&types, args);
         let j = params[0];
         let mut memo = Memo::default();
@@ -501,16 +525,33 @@ impl<M: Module> Lowerer<'_, '_, M> {
             plan,
             k,
             j,
-            &invariants,
-            &carried,
+            invariants,
+            carried,
             &params[1..],
             &mut memo,
         )?;
-        let next: Vec<ir::Value> = carried
-            .iter()
-            .map(|&(pos, _)| body[pos as usize].expect("plan: a carried value is live"))
-            .collect();
-        self.leave_loop(header, j, l.trips, &next)?;
+        let next = carried_out(carried, &body);
+        self.leave_loop(header, j, range.end, &next)?;
+        Ok(body)
+    }
+
+    /// Iteration `v` of loop `k` as straight code, its carried values entering as `firsts`,
+    /// which then become the iteration's; returns its values.
+    #[allow(clippy::too_many_arguments, reason = "the loop's state, passed apart")]
+    fn straight_iteration(
+        &mut self,
+        rolled: &Rolled,
+        plan: &RolledPlan,
+        k: usize,
+        v: usize,
+        (invariants, carried): (&HashMap<usize, ir::Value>, &[(u32, u32)]),
+        firsts: &mut Vec<ir::Value>,
+        memo: &mut Memo,
+    ) -> Result<Vec<Option<ir::Value>>, JitError> {
+        let ptr = self.module.target_config().pointer_type();
+        let at = self.b.ins().iconst(ptr, v as i64);
+        let body = self.loop_body(rolled, plan, k, at, invariants, carried, firsts, memo)?;
+        *firsts = carried_out(carried, &body);
         Ok(body)
     }
 
@@ -617,26 +658,14 @@ impl<M: Module> Lowerer<'_, '_, M> {
             .iter()
             .map(|&(_, init)| f_invariants[&(init as usize)])
             .collect();
-        let live = "plan: a carried value is live";
         let straight_end = (max_lag + 1).min(n);
         let mut f_last = Vec::new();
+        let f_entry = (&f_invariants, &carried[..]);
         for v in 0..straight_end {
-            let at = self.b.ins().iconst(ptr, v as i64);
             let mut memo = Memo::default();
-            let f_body = self.loop_body(
-                rolled,
-                plan,
-                kf,
-                at,
-                &f_invariants,
-                &carried,
-                &f_carried,
-                &mut memo,
-            )?;
-            f_carried = carried
-                .iter()
-                .map(|&(pos, _)| f_body[pos as usize].expect(live))
-                .collect();
+            let f_body =
+                self.straight_iteration(rolled, plan, kf, v, f_entry, &mut f_carried, &mut memo)?;
+            let at = self.b.ins().iconst(ptr, v as i64);
             let mut now = forward_values(&f_body);
             let past = past_of(&history, v as i64);
             let step = Step {
@@ -693,10 +722,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             let mut now = forward_values(&f_body);
             let step = Step { at: j, v: None };
             self.virtual_iteration(rolled, plan, &reverse, step, &past, &mut now, last, memo)?;
-            let mut next: Vec<ir::Value> = carried
-                .iter()
-                .map(|&(pos, _)| f_body[pos as usize].expect(live))
-                .collect();
+            let mut next = carried_out(&carried, &f_body);
             for &(key, most) in &chains {
                 for age in 1..=most {
                     next.push(match age {
@@ -712,10 +738,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 history.insert((sweep, p, end - age as i64), x);
             }
             record(&mut history, &now, end);
-            f_carried = carried
-                .iter()
-                .map(|&(pos, _)| f_body[pos as usize].expect(live))
-                .collect();
+            f_carried = carried_out(&carried, &f_body);
             f_last = f_body;
         }
 
@@ -723,50 +746,16 @@ impl<M: Module> Lowerer<'_, '_, M> {
         // when the last term reads it, then a loop.
         let mut tail_from = n;
         if after && f.trips > n {
-            let at = self.b.ins().iconst(ptr, n as i64);
-            let f_body = self.loop_body(
-                rolled,
-                plan,
-                kf,
-                at,
-                &f_invariants,
-                &carried,
-                &f_carried,
-                &mut Memo::default(),
-            )?;
-            f_carried = carried
-                .iter()
-                .map(|&(pos, _)| f_body[pos as usize].expect(live))
-                .collect();
+            let mut memo = Memo::default();
+            let f_body =
+                self.straight_iteration(rolled, plan, kf, n, f_entry, &mut f_carried, &mut memo)?;
             record(&mut history, &forward_values(&f_body), n as i64);
             f_last = f_body;
             tail_from = n + 1;
         }
         if f.trips > tail_from {
-            let mut args = vec![self.b.ins().iconst(ptr, tail_from as i64)];
-            args.extend(&f_carried);
-            let types: Vec<types::Type> = carried
-                .iter()
-                .map(|&(pos, _)| self.reg_type(f.template[pos as usize].ty))
-                .collect();
-            let (header, params) = self.enter_loop(&types, args);
-            let j = params[0];
-            let tail = self.loop_body(
-                rolled,
-                plan,
-                kf,
-                j,
-                &f_invariants,
-                &carried,
-                &params[1..],
-                &mut Memo::default(),
-            )?;
-            let next: Vec<ir::Value> = carried
-                .iter()
-                .map(|&(pos, _)| tail[pos as usize].expect(live))
-                .collect();
-            self.leave_loop(header, j, f.trips, &next)?;
-            f_last = tail;
+            let range = tail_from..f.trips;
+            f_last = self.counted_loop(rolled, plan, kf, range, f_entry, &f_carried)?;
         }
         last.push(f_last);
 
