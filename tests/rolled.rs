@@ -529,15 +529,7 @@ fn labels_roll(f: &Function) {
 fn a_gradient_rolled_through_the_pipeline_equals_the_usual_one() {
     let mut sizes = Vec::new();
     for n in [3_000, 9_000] {
-        let f = adjit::trace(n, |x| {
-            let mut s = x[0] * 0.0;
-            for i in 0..n - 1 {
-                let a = x[i + 1] - x[i] * x[i];
-                let b = 1.0 - x[i];
-                s = s + a * a * 100.0 + b * b;
-            }
-            s
-        });
+        let f = adjit_testkit::chained_rosenbrock(n);
         let opts = Options {
             rolled: adjit::KeepRolled::Always,
             ..Options::default()
@@ -565,24 +557,15 @@ fn a_gradient_rolled_through_the_pipeline_equals_the_usual_one() {
 /// instructions on, and compiled as usual below; `Never` keeps the usual pipeline.
 #[test]
 fn large_programs_are_kept_rolled_by_default() {
-    let rosenbrock = |n: usize| {
-        adjit::trace(n, |x| {
-            let mut s = x[0] * 0.0;
-            for i in 0..n - 1 {
-                let a = x[i + 1] - x[i] * x[i];
-                let b = 1.0 - x[i];
-                s = s + a * a * 100.0 + b * b;
-            }
-            s
-        })
-    };
+    let rosenbrock = adjit_testkit::chained_rosenbrock;
     let small = rosenbrock(3_000);
     assert!(adjit::Gradient::new(&small)
         .unwrap()
         .compiled()
         .rolled()
         .is_none());
-    let n = adjit::KeepRolled::AUTO_ABOVE / 8 + 1;
+    // (Seven or eight instructions a term: just past the size.)
+    let n = adjit::KeepRolled::AUTO_ABOVE / 7 + 2;
     let large = rosenbrock(n);
     assert!(large.n_insts() >= adjit::KeepRolled::AUTO_ABOVE);
     let g = adjit::Gradient::new(&large).unwrap();

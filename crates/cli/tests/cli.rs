@@ -2047,28 +2047,11 @@ fn bench_rows_for_mapped_kernels_and_iterated_steps() {
     );
 }
 
-/// The chained Rosenbrock sum of `n` inputs, term by term (a traced loop).
-fn rosenbrock_text(n: usize) -> String {
-    let params: Vec<String> = (0..n).map(|i| format!("%x{i}: f64")).collect();
-    let mut text = format!(
-        "func @rb({}) -> f64 {{\n    %s0 = const f64 0.0\n",
-        params.join(", ")
-    );
-    for i in 0..n - 1 {
-        text += &format!(
-            "    %n{i} = neg %x{i}\n    %a{i} = add %n{i}, 1.0\n    %c{i} = fma %n{i}, %x{i}, %x{j}\n    \
-             %d{i} = mul %c{i}, %c{i}\n    %t{i} = fma %d{i}, 100.0, %s{i}\n    %s{j} = fma %a{i}, %a{i}, %t{i}\n",
-            j = i + 1
-        );
-    }
-    text + &format!("    ret %s{}\n}}\n", n - 1)
-}
-
 #[test]
 fn dump_rolled_shows_the_loops_and_bench_counts_them() {
     // 2,000 terms: a VJP of about 3·10⁴ instructions, above the default threshold.
     let n = 2_000;
-    let file = temp_file("rb2000.ir", &rosenbrock_text(n));
+    let file = temp_file("rb2000.ir", &adjit_testkit::chained_rosenbrock_text(n));
     let run = adjit(&["dump", "--stage", "rolled", "--mode", "vjp", &file]);
     let out = run.ok();
     // Scheduled, each term's forward and reverse work is one iteration: one loop over

@@ -146,15 +146,7 @@ fn irregular_programs() {
 }
 
 fn rosenbrock(n: usize) -> Function {
-    trace(n, |x| {
-        let mut s = x[0] * 0.0;
-        for i in 0..n - 1 {
-            let a = x[i + 1] - x[i] * x[i];
-            let b = 1.0 - x[i];
-            s = s + a * a * 100.0 + b * b;
-        }
-        s
-    })
+    adjit_testkit::chained_rosenbrock(n)
 }
 
 /// Least squares over data traced in as literals: `Σ (θ₀ + θ₁·tᵢ − yᵢ)²`.

@@ -15,6 +15,7 @@ use adjit_ir::roll::Source;
 use adjit_ir::trace::trace;
 use adjit_ir::{verify, Function, Rolled};
 use adjit_jit::{compile, compile_rolled, compile_templates, CompiledFunction, JitOptions};
+use adjit_testkit::{chained_rosenbrock as traced_rosenbrock, chained_rosenbrock_text};
 use common::assert_same;
 
 /// Rolled from any size (the default leaves programs under 20,000 instructions to `compile`).
@@ -97,24 +98,11 @@ fn little_repetition_compiles_as_before() {
     }
 }
 
-/// Σ (x_i − 1)² + 100 (x_{i+1} − x_i²)², traced term by term.
-fn rosenbrock(n: usize) -> Function {
-    trace(n, |x| {
-        let mut s = x[0] * 0.0;
-        for i in 0..n - 1 {
-            let a = x[i] - 1.0;
-            let b = x[i + 1] - x[i] * x[i];
-            s = s + a * a + b * b * 100.0;
-        }
-        s
-    })
-}
-
 #[test]
 fn a_traced_gradient_is_loops_whose_code_does_not_grow_with_the_trips() {
     let mut sizes = Vec::new();
     for n in [300, 3_000] {
-        let rolled = Rolled::from_function(&rosenbrock(n));
+        let rolled = Rolled::from_function(&traced_rosenbrock(n));
         let g = vjp_rolled(&rolled);
         let code = check(&g, n as u64).expect("held");
         // The reverse loop runs inside the forward one: one loop, and no tape.
@@ -194,20 +182,7 @@ fn gradients_of_sums_fuse_and_keep_the_bits() {
 /// The chained Rosenbrock as `ir/bench` writes it (the sum threaded through two `fma`s per
 /// term): its reverse sweep reads the forward loop's term after its own and lags two terms.
 fn chained_rosenbrock(n: usize) -> Function {
-    let params: Vec<String> = (0..n).map(|i| format!("%x{i}: f64")).collect();
-    let mut text = format!(
-        "func @rb({}) -> f64 {{\n    %s0 = const f64 0.0\n",
-        params.join(", ")
-    );
-    for i in 0..n - 1 {
-        let j = i + 1;
-        text += &format!(
-            "    %n{i} = neg %x{i}\n    %a{i} = add %n{i}, 1.0\n    %c{i} = fma %n{i}, %x{i}, %x{j}\n    \
-             %d{i} = mul %c{i}, %c{i}\n    %t{i} = fma %d{i}, 100.0, %s{i}\n    %s{j} = fma %a{i}, %a{i}, %t{i}\n"
-        );
-    }
-    text += &format!("    ret %s{}\n}}\n", n - 1);
-    adjit_ir::parse_function(&text).expect("parses")
+    adjit_ir::parse_function(&chained_rosenbrock_text(n)).expect("parses")
 }
 
 #[test]
@@ -229,7 +204,7 @@ fn chained_sums_fuse_and_keep_the_bits() {
 /// other numbers: the comparison above sees a wrong index.
 #[test]
 fn a_broken_affine_index_gives_other_numbers() {
-    let f = rosenbrock(200);
+    let f = traced_rosenbrock(200);
     let good = Rolled::from_function(&f);
     let mut broken = Rolled::new(good.header().clone());
     let mut changed = false;
@@ -270,7 +245,7 @@ fn a_broken_affine_index_gives_other_numbers() {
 
 #[test]
 fn wrong_buffer_lengths_are_errors() {
-    let rolled = Rolled::from_function(&rosenbrock(100));
+    let rolled = Rolled::from_function(&traced_rosenbrock(100));
     let code = compile_rolled(&rolled, &opts()).expect("compiles");
     let mut y = [0.0];
     assert!(code.call(&[1.0; 99], &mut y).is_err());
@@ -281,7 +256,7 @@ fn wrong_buffer_lengths_are_errors() {
 /// not lowered.
 #[test]
 fn an_unverified_rolled_program_is_an_error() {
-    let good = Rolled::from_function(&rosenbrock(100));
+    let good = Rolled::from_function(&traced_rosenbrock(100));
     let mut bad = Rolled::new(good.header().clone());
     for l in good.loops() {
         let mut l = l.clone();

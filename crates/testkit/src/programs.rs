@@ -188,6 +188,25 @@ pub fn bratu(n: usize, lambda: f64) -> Function {
     })
 }
 
+/// [`chained_rosenbrock`] as IR text in the form `ir/bench` writes it: the sum threaded through
+/// two `fma`s per term (`%t = fma %d, 100.0, %s`, `%s' = fma %a, %a, %t`), six instructions a
+/// term, `n ≥ 2`. Its reverse sweep reads the forward loop's term after its own.
+pub fn chained_rosenbrock_text(n: usize) -> String {
+    let params: Vec<String> = (0..n).map(|i| format!("%x{i}: f64")).collect();
+    let mut text = format!(
+        "func @rb({}) -> f64 {{\n    %s0 = const f64 0.0\n",
+        params.join(", ")
+    );
+    for i in 0..n.saturating_sub(1) {
+        let j = i + 1;
+        text += &format!(
+            "    %n{i} = neg %x{i}\n    %a{i} = add %n{i}, 1.0\n    %c{i} = fma %n{i}, %x{i}, %x{j}\n    \
+             %d{i} = mul %c{i}, %c{i}\n    %t{i} = fma %d{i}, 100.0, %s{i}\n    %s{j} = fma %a{i}, %a{i}, %t{i}\n"
+        );
+    }
+    text + &format!("    ret %s{}\n}}\n", n - 1)
+}
+
 /// The chained Rosenbrock function Σ_{i<n−1} 100(x_{i+1} − xᵢ²)² + (1 − xᵢ)² (tridiagonal
 /// Hessian: 3 star colours), `n ≥ 2`.
 pub fn chained_rosenbrock(n: usize) -> Function {
