@@ -11,7 +11,7 @@ use adjit_diff::{
 };
 use adjit_ir::random::{random_function, random_repeated, RandomOptions, RepeatOptions, Rng};
 use adjit_ir::trace::trace;
-use adjit_ir::{interpret, verify, Function, ParamKind, Rolled, Type, Value};
+use adjit_ir::{interpret, verify, Function, ParamKind, Rolled, Value};
 
 fn repeated(seed: u64, data: bool) -> Function {
     let func = random_repeated(seed, &RepeatOptions::of_seed(seed, data));
@@ -136,12 +136,7 @@ fn repeated_programs_with_data_parameters() {
 #[test]
 fn irregular_programs() {
     for seed in 0..60 {
-        let opts = RandomOptions {
-            non_smooth: seed % 2 == 0,
-            ty: if seed % 3 == 2 { Type::F32 } else { Type::F64 },
-            ..RandomOptions::default()
-        };
-        check(&random_function(seed, &opts), seed);
+        check(&random_function(seed, &RandomOptions::of_seed(seed)), seed);
     }
 }
 

@@ -62,12 +62,7 @@ fn repeated_programs_expand_to_themselves() {
 #[test]
 fn irregular_programs_expand_to_themselves() {
     for seed in 0..60 {
-        let opts = RandomOptions {
-            non_smooth: seed % 2 == 0,
-            ty: if seed % 3 == 2 { Type::F32 } else { Type::F64 },
-            ..RandomOptions::default()
-        };
-        check(&random_function(seed, &opts), seed);
+        check(&random_function(seed, &RandomOptions::of_seed(seed)), seed);
     }
 }
 

@@ -78,7 +78,7 @@ fn random_repeated_programs_and_their_derivatives() {
 #[test]
 fn irregular_programs_compile_from_their_straight_code() {
     for seed in 0..20 {
-        let func = random_function(seed, &RandomOptions::default());
+        let func = random_function(seed, &RandomOptions::of_seed(seed));
         let (held, all) = check_all(&func, seed);
         assert_eq!(held, all);
     }
