@@ -102,7 +102,8 @@ pub(crate) enum FusedRead {
 /// fused with the forward loop `f`: `None` if fusing cannot hold that read (a value of the
 /// forward loop other than its same term's, or of the loops between the two).
 pub(crate) fn fused_read(f: &Loop, n: usize, base: u32, step: i64) -> Option<FusedRead> {
-    let last = i64::from(base) + step * (n as i64 - 1);
+    // (Checked: a rolled program's steps are the user's; one that overflows is not fused.)
+    let last = i64::from(base).checked_add(step.checked_mul(n as i64 - 1)?)?;
     if i64::from(base).max(last) < f.start as i64 {
         // Every value it reads is made before the fused loop.
         return Some(FusedRead::Rule);
