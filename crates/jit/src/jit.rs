@@ -161,6 +161,27 @@ pub fn compile_templates(
     opts: &JitOptions,
 ) -> Result<Option<CompiledFunction>, JitError> {
     rolled.verify()?;
+    // SAFETY: `rolled` was just verified.
+    unsafe { compile_templates_verified(rolled, opts) }
+}
+
+/// [`compile_templates`] without the verifier, for rolled programs a transform built from a
+/// verified program (the facade's rolled derivatives): verifying them again walks every
+/// iteration's types, a tenth of a 10⁷-operation rolled compile. Builds with debug assertions
+/// verify anyway, so the test suite checks every such program.
+///
+/// # Safety
+/// `rolled` must be accepted by [`Rolled::verify`]. The lowering trusts what it checks (every
+/// read of every iteration precedes it and has its type), and code lowered from a program that
+/// breaks it may read or write outside its buffers.
+#[doc(hidden)]
+pub unsafe fn compile_templates_verified(
+    rolled: &Rolled,
+    opts: &JitOptions,
+) -> Result<Option<CompiledFunction>, JitError> {
+    if cfg!(debug_assertions) {
+        rolled.verify()?;
+    }
     if rolled.n_template_insts() > ROLLED_MAX_HELD {
         return Ok(None);
     }
