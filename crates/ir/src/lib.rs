@@ -15,6 +15,7 @@
 
 mod builder;
 mod function;
+pub mod identities;
 mod interp;
 pub mod math;
 pub mod mathlib;

@@ -143,7 +143,7 @@ pub fn compile_rolled(rolled: &Rolled, opts: &JitOptions) -> Result<CompiledFunc
         _ => None,
     };
     let code = match plan {
-        Some(plan) => Some(compile_planned(rolled, &plan, opts)?),
+        Some(plan) => Some(compile_planned(rolled, &plan, opts, None)?),
         None => None,
     };
     match code {
@@ -186,16 +186,33 @@ pub unsafe fn compile_templates_verified(
         return Ok(None);
     }
     match RolledPlan::new(rolled) {
-        Some(plan) => compile_planned(rolled, &plan, opts).map(Some),
+        Some(plan) => compile_planned(rolled, &plan, opts, None).map(Some),
         None => Ok(None),
     }
 }
 
-/// Lower `rolled` (verified) as planned into one function and compile it.
+/// Cranelift's pseudo-assembly (VCode after register allocation) of the function
+/// [`compile_templates`] compiles `rolled` to; `None` where it compiles none.
+pub fn asm_text_rolled(rolled: &Rolled, opts: &JitOptions) -> Result<Option<String>, JitError> {
+    rolled.verify()?;
+    if rolled.n_template_insts() > ROLLED_MAX_HELD {
+        return Ok(None);
+    }
+    let Some(plan) = RolledPlan::new(rolled) else {
+        return Ok(None);
+    };
+    let mut text = String::new();
+    compile_planned(rolled, &plan, opts, Some(&mut text))?;
+    Ok(Some(text))
+}
+
+/// Lower `rolled` (verified) as planned into one function and compile it; with `disasm`,
+/// write its pseudo-assembly there.
 fn compile_planned(
     rolled: &Rolled,
     plan: &RolledPlan,
     opts: &JitOptions,
+    disasm: Option<&mut String>,
 ) -> Result<CompiledFunction, JitError> {
     let insts = rolled.n_values() - rolled.n_params();
     let lowered = plan.live.iter().flatten().filter(|&&live| live).count();
@@ -231,9 +248,19 @@ fn compile_planned(
         &mut ctx.func,
         &mut fctx,
     )?;
+    ctx.set_disasm(disasm.is_some());
     module.define_function(id, &mut ctx).map_err(|e| {
         JitError::cranelift(format!("compiling the rolled @{}", rolled.header().name), e)
     })?;
+    if let Some(text) = disasm {
+        let vcode = ctx.compiled_code().and_then(|c| c.vcode.clone());
+        let _ = writeln!(
+            text,
+            "; rolled @{}\n{}",
+            rolled.header().name,
+            vcode.unwrap_or_default()
+        );
+    }
     let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
     module.clear_context(&mut ctx);
     module

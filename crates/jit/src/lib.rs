@@ -40,8 +40,8 @@ mod symbols;
 pub use compiled::{threads_for, CompiledFunction, RawEntry, PARALLEL_CODE_BYTES, STREAM_BYTES};
 pub use error::JitError;
 pub use jit::{
-    asm_text, clif_text, compile, compile_rolled, compile_templates, compile_templates_verified,
-    compile_verified, ROLLED_MAX_HELD,
+    asm_text, asm_text_rolled, clif_text, compile, compile_rolled, compile_templates,
+    compile_templates_verified, compile_verified, ROLLED_MAX_HELD,
 };
 pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
 pub use options::{JitOptions, MathImpl, OptLevel, Pairing, RegAlloc};

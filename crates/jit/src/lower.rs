@@ -140,6 +140,15 @@ fn offset(index: usize) -> Result<i32, JitError> {
         .ok_or_else(|| JitError::TooLarge(format!("buffer index {index} exceeds 2 GiB")))
 }
 
+/// Byte offset of element `index` of 8-byte slots from an address that may lie past it (a
+/// counter's address moved back by a constant), as a Cranelift immediate.
+fn signed_offset(index: i64) -> Result<i32, JitError> {
+    index
+        .checked_mul(8)
+        .and_then(|o| i32::try_from(o).ok())
+        .ok_or_else(|| JitError::TooLarge(format!("buffer index {index} exceeds 2 GiB")))
+}
+
 /// Byte offset of element `index` of 16-byte slots (pair buffers), as an immediate.
 fn pair_offset(index: usize) -> Result<i32, JitError> {
     offset(index.saturating_mul(2))
@@ -193,6 +202,9 @@ struct Lowerer<'a, 'm, M: Module> {
     /// The masks of the last condition [`Self::select_mask`] was asked for: (its block,
     /// the condition, the float type) and the masks of false and true.
     last_masks: Option<LastMasks>,
+    /// What the lowering of a rolled program knows of the registers it made (see
+    /// [`rolled::Known`]); empty for straight-line programs.
+    known: rolled::Known,
 }
 
 /// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`): a run's
@@ -303,6 +315,7 @@ impl<'a, 'm, M: Module> Lowerer<'a, 'm, M> {
             tabled: [None; 3],
             next_slot: 0,
             last_masks: None,
+            known: rolled::Known::default(),
         }
     }
 }

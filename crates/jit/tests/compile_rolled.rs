@@ -275,3 +275,54 @@ fn an_unverified_rolled_program_is_an_error() {
         "{err}"
     );
 }
+
+/// A loop of `n` trips computing `y_j = line(x_j)` after a first line `%c = const c`; `line`
+/// names the iteration's input `{x}` and the constant `%c`.
+fn loop_with_constant(n: usize, c: f64, line: &str) -> Function {
+    let params: Vec<String> = (0..n).map(|j| format!("%x{j}: f64")).collect();
+    let rets: Vec<String> = (0..n).map(|_| "f64".to_string()).collect();
+    let mut text = format!(
+        "func @k({}) -> ({}) {{\n    %c = const f64 {c:?}\n",
+        params.join(", "),
+        rets.join(", ")
+    );
+    let mut outs = Vec::new();
+    for j in 0..n {
+        let body = line
+            .replace("{x}", &format!("%x{j}"))
+            .replace("{j}", &j.to_string());
+        text.push_str(&body);
+        outs.push(format!("%y{j}"));
+    }
+    text.push_str(&format!("    ret {}\n}}\n", outs.join(", ")));
+    adjit_ir::parse_function(&text).expect("parses")
+}
+
+/// A template's lines read a loop invariant that is a constant: the simplifier's identities
+/// apply to them (`x·1` is `x`, `fma 1, a, b` is `a + b`, `(x·1)·(−1) + b` is `b − x`), as
+/// `simplify` applies them to the expansion: the loop is the same code as the one written
+/// without them, and gives the interpreter's bits. With another constant, the code differs.
+#[test]
+fn a_template_reading_a_constant_is_simplified_by_the_identities() {
+    let n = 64;
+    let with = |c: f64| {
+        loop_with_constant(
+            n,
+            c,
+            "    %m{j} = mul {x}, %c\n    %f{j} = fma %c, %m{j}, {x}\n    \
+             %g{j} = mul %m{j}, -1.0\n    %n{j} = neg %g{j}\n    %y{j} = add %f{j}, %n{j}\n",
+        )
+    };
+    let plain = loop_with_constant(
+        n,
+        1.0,
+        "    %f{j} = add {x}, {x}\n    %y{j} = add %f{j}, {x}\n",
+    );
+    let bytes = |func: &Function| {
+        let rolled = Rolled::from_function(func);
+        assert!(rolled.loops().iter().any(|l| l.trips == n));
+        check(&rolled, 7).expect("held").code_bytes()
+    };
+    assert_eq!(bytes(&with(1.0)), bytes(&plain));
+    assert_ne!(bytes(&with(3.0)), bytes(&plain));
+}

@@ -15,19 +15,10 @@
 //! `x·(−1)`, `x/(−1)`, `(−0) − x`, `fma a, 1, c`, `fma a, b, −0`) are not applied inside a
 //! data block (see [`super`]): every rewrite here is exact, so keeping one changes no result.
 
-use adjit_ir::{BinaryOp, Function, InstData, Operand, UnaryOp, Value};
+use adjit_ir::identities::{rewrite, Rewrite};
+use adjit_ir::{Function, Operand, Value};
 
 use super::{copied, data_blocks, InPlace};
-
-/// The result of rewriting one instruction.
-enum Rewrite {
-    Alias(Value),
-    Inst(InstData),
-}
-
-fn is_lit(o: Operand, x: f64) -> bool {
-    o == Operand::Const(x)
-}
 
 /// Apply the identities; see the module docs.
 pub fn identities(func: &Function) -> Function {
@@ -86,114 +77,4 @@ pub(super) fn identities_with(func: &mut Function, data: &[bool]) -> (bool, Vec<
     let changed = out.finish();
     data_out.truncate(func.n_values());
     (changed, data_out)
-}
-
-/// The rewrite of `inst` (operands of the output; `in_data`: whether it is an instruction of
-/// a data block), given the definitions of the output's values; `None` to keep it.
-fn rewrite<'f>(
-    inst: &InstData,
-    in_data: bool,
-    def_of: impl Fn(Operand) -> Option<&'f InstData>,
-) -> Option<Rewrite> {
-    // A data block's literals are not special values (see the module docs).
-    let is_lit = |o: Operand, x: f64| !in_data && is_lit(o, x);
-    // `x` is `neg y`: y.
-    let negated = |x: Operand| match def_of(x) {
-        Some(InstData::Unary {
-            op: UnaryOp::Neg,
-            arg,
-        }) => Some(Operand::Value(*arg)),
-        _ => None,
-    };
-    match *inst {
-        InstData::Binary { op, args: [a, b] } => {
-            let neg = |x: Operand| {
-                x.as_value().map(|arg| {
-                    Rewrite::Inst(InstData::Unary {
-                        op: UnaryOp::Neg,
-                        arg,
-                    })
-                })
-            };
-            let alias = |x: Operand| x.as_value().map(Rewrite::Alias);
-            let binary = |op, args| Some(Rewrite::Inst(InstData::Binary { op, args }));
-            let negated_lit = |x: Operand| match x {
-                Operand::Const(k) => Some(Operand::Const(-k)),
-                Operand::Value(_) => None,
-            };
-            match op {
-                BinaryOp::Mul if is_lit(b, 1.0) => alias(a),
-                BinaryOp::Mul if is_lit(a, 1.0) => alias(b),
-                BinaryOp::Mul if is_lit(b, -1.0) => neg(a),
-                BinaryOp::Mul if is_lit(a, -1.0) => neg(b),
-                BinaryOp::Div if is_lit(b, 1.0) => alias(a),
-                BinaryOp::Div if is_lit(b, -1.0) => neg(a),
-                BinaryOp::Sub if is_lit(b, 0.0) => alias(a),
-                BinaryOp::Sub if is_lit(a, -0.0) => neg(b),
-                BinaryOp::Add if is_lit(b, -0.0) => alias(a),
-                BinaryOp::Add if is_lit(a, -0.0) => alias(b),
-                BinaryOp::Add => match (negated(a), negated(b)) {
-                    (_, Some(nb)) => binary(BinaryOp::Sub, [a, nb]),
-                    (Some(na), None) => binary(BinaryOp::Sub, [b, na]),
-                    (None, None) => None,
-                },
-                BinaryOp::Sub => negated(b).and_then(|nb| binary(BinaryOp::Add, [a, nb])),
-                BinaryOp::Mul => match (negated(a), negated_lit(b), negated_lit(a), negated(b)) {
-                    (Some(na), Some(k), _, _) => binary(BinaryOp::Mul, [na, k]),
-                    (_, _, Some(k), Some(nb)) => binary(BinaryOp::Mul, [k, nb]),
-                    _ => None,
-                },
-                _ => None,
-            }
-        }
-        InstData::Unary {
-            op: UnaryOp::Neg,
-            arg,
-        } => match def_of(arg.into()) {
-            Some(InstData::Unary {
-                op: UnaryOp::Neg,
-                arg: inner,
-            }) => Some(Rewrite::Alias(*inner)),
-            _ => None,
-        },
-        InstData::Fdemote { arg } => match def_of(arg.into()) {
-            Some(InstData::Fpromote { arg: inner }) => Some(Rewrite::Alias(*inner)),
-            _ => None,
-        },
-        InstData::Select {
-            args: [Operand::Value(a), Operand::Value(b)],
-            ..
-        } if a == b => Some(Rewrite::Alias(a)),
-        InstData::Powi { arg, exp: 1 } => Some(Rewrite::Alias(arg)),
-        InstData::Fma { args: [a, b, c] } => {
-            if is_lit(b, 1.0) && (a.as_value().is_some() || c.as_value().is_some()) {
-                Some(Rewrite::Inst(InstData::Binary {
-                    op: BinaryOp::Add,
-                    args: [a, c],
-                }))
-            } else if is_lit(a, 1.0) && (b.as_value().is_some() || c.as_value().is_some()) {
-                Some(Rewrite::Inst(InstData::Binary {
-                    op: BinaryOp::Add,
-                    args: [b, c],
-                }))
-            } else if is_lit(c, -0.0) {
-                Some(Rewrite::Inst(InstData::Binary {
-                    op: BinaryOp::Mul,
-                    args: [a, b],
-                }))
-            } else {
-                let fma = |args| Some(Rewrite::Inst(InstData::Fma { args }));
-                match (a, b) {
-                    (_, Operand::Const(k)) => {
-                        negated(a).and_then(|na| fma([na, Operand::Const(-k), c]))
-                    }
-                    (Operand::Const(k), _) => {
-                        negated(b).and_then(|nb| fma([Operand::Const(-k), nb, c]))
-                    }
-                    _ => None,
-                }
-            }
-        }
-        _ => None,
-    }
 }

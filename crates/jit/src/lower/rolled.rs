@@ -16,21 +16,118 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use adjit_ir::identities::{self, Rewrite};
 use adjit_ir::roll::Source;
-use adjit_ir::{literal_type_with, InstData, Loop, Rolled, Type, Value};
+use adjit_ir::{literal_type_with, math, InstData, Loop, Operand, Rolled, Type, Value};
+use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::Module;
 
-use super::{offset, Cached, Imports, LowerInput, Lowerer, FLAGS, READONLY};
+use super::{offset, signed_offset, Cached, Imports, LowerInput, Lowerer, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
 use crate::rolled_plan::{fused_read, FusedRead, Fusion, Home, Place, RolledPlan};
 
-/// The first of the stand-in values a template instruction's operands are renamed to while it
-/// is lowered (operand `c` is `PLACEHOLDER + c`): two operands of one instruction may read the
-/// same value of iteration 0 by different rules (`x[j]` and `x[0]`).
-const PLACEHOLDER: usize = u32::MAX as usize - 4;
+/// What the lowering knows of the registers it made, to apply the simplifier's IEEE-exact
+/// identities ([`adjit_ir::identities`]) and constant folding to a template's instruction
+/// once its operands are registers: a derived loop keeps, for every iteration, what
+/// `adjit_diff::simplify` folds once in the expansion (its multiplications by the seed 1 of a
+/// gradient, `fma 1, a, b`, negations its users absorb). An instruction being lowered has
+/// its operands renamed to their registers (register `r` as IR value `r`, see
+/// [`register_value`]), so that a rewrite to an operand of an operand's definition (`neg b`'s
+/// `b`) names a register, which dominates the instruction since the definition does.
+#[derive(Default)]
+pub(super) struct Known {
+    /// The instruction that made each register, its operands registers.
+    defs: HashMap<ir::Value, InstData>,
+    /// The registers holding a known constant (from a `const` or folded; never NaN).
+    consts: HashMap<ir::Value, f64>,
+}
+
+/// The result of an instruction simplified away: a register that holds it, or a constant (as
+/// `f64` bits).
+enum Simplified {
+    Register(ir::Value),
+    Const(u64),
+}
+
+/// Register `x` as an IR value (see [`Known`]).
+fn register_value(x: ir::Value) -> Value {
+    Value::new(x.index())
+}
+
+/// The register an IR value made by [`register_value`] stands for.
+fn value_register(v: Value) -> ir::Value {
+    ir::Value::new(v.index())
+}
+
+impl Known {
+    /// Rounds of identities on one instruction: `fma 1, a, (neg b)` is an `add`, then a `sub`.
+    const ROUNDS: usize = 3;
+
+    /// `inst` (of result type `ty`, operands registers) with its known constant operands as
+    /// literals, folded when they all are (and the result is not NaN), then rewritten by the
+    /// identities: the instruction to lower, or its result when none is needed.
+    fn simplified(&self, inst: InstData, ty: Type) -> (InstData, Option<Simplified>) {
+        let known = |o: Operand| match o {
+            Operand::Const(c) => Some(c),
+            Operand::Value(v) => self.consts.get(&value_register(v)).copied(),
+        };
+        let mut all_known = !matches!(inst, InstData::Const { .. });
+        let mut any_value = false;
+        for o in inst.operands() {
+            all_known &= known(o).is_some();
+            any_value |= matches!(o, Operand::Value(_));
+        }
+        if all_known && any_value && ty.is_float() {
+            let r = math::eval_inst(&inst, ty, |o| known(o).unwrap_or(f64::NAN));
+            if !r.is_nan() {
+                return (inst, Some(Simplified::Const(ty.round(r).to_bits())));
+            }
+        }
+        let mut inst = inline_known(inst, &known);
+        for _ in 0..Self::ROUNDS {
+            let def_of = |o: Operand| o.as_value().and_then(|v| self.defs.get(&value_register(v)));
+            match identities::rewrite(&inst, false, def_of) {
+                Some(Rewrite::Alias(v)) => {
+                    return (inst, Some(Simplified::Register(value_register(v))));
+                }
+                Some(Rewrite::Inst(new)) => inst = inline_known(new, &known),
+                None => break,
+            }
+        }
+        (inst, None)
+    }
+}
+
+/// `inst` with its float operands of known value as literals, provided one stays a value (an
+/// instruction has a value operand).
+fn inline_known(inst: InstData, known: &impl Fn(Operand) -> Option<f64>) -> InstData {
+    let lit = |o: Operand| match known(o) {
+        Some(c) => Operand::Const(c),
+        None => o,
+    };
+    let inline = |args: &[Operand]| args.iter().any(|&o| known(o).is_none());
+    match inst {
+        InstData::Binary { op, args } if inline(&args) => InstData::Binary {
+            op,
+            args: args.map(lit),
+        },
+        InstData::Fma { args } if inline(&args) => InstData::Fma {
+            args: args.map(lit),
+        },
+        InstData::Fcmp { pred, args } if inline(&args) => InstData::Fcmp {
+            pred,
+            args: args.map(lit),
+        },
+        InstData::Select { cond, args } if inline(&args) => InstData::Select {
+            cond,
+            args: args.map(lit),
+        },
+        other => other,
+    }
+}
 
 /// What a loop reads before its first iteration: registers by value read at a fixed place,
 /// and its carried positions with their first values (see [`Lowerer::loop_entry`]).
@@ -85,17 +182,68 @@ pub(crate) fn lower_rolled<M: Module>(
     lowerer.b.ins().return_(&[]);
     let config = lowerer.module.target_config();
     lowerer.b.finalize(config);
+    remove_unused(clif);
     Ok(())
 }
 
-/// Addresses and loads already made for one counter register in the current block: the
-/// counter scaled and added to a buffer (see [`Lowerer::advance`]), and the values read at a
-/// moving index, by (first value, step). Shared by the parts of a fused loop that run the
-/// same term, so that a value both read is loaded once.
+/// Remove the instructions of `func` whose results nothing uses and that have no effect: the
+/// arithmetic and the constant-table loads (read-only) of lines whose every reader the
+/// identities rewrote to read something else ([`Known`]). Cranelift's lowering drops unused
+/// arithmetic itself, but keeps every load.
+fn remove_unused(func: &mut ir::Function) {
+    let mut uses: HashMap<ir::Value, u32> = HashMap::new();
+    let mut insts = Vec::new();
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            insts.push(inst);
+            for x in func.dfg.inst_values(inst) {
+                *uses.entry(x).or_insert(0) += 1;
+            }
+        }
+    }
+    let removable = |func: &ir::Function, inst: ir::Inst| {
+        let op = func.dfg.insts[inst].opcode();
+        let effect = op.is_branch()
+            || op.is_terminator()
+            || op.is_call()
+            || op.can_store()
+            || op.can_trap()
+            || op.other_side_effects();
+        let read_only = match func.dfg.insts[inst] {
+            ir::InstructionData::Load { flags, .. } => func.dfg.mem_flags[flags].readonly(),
+            _ => !op.can_load(),
+        };
+        !effect && read_only && !func.dfg.inst_results(inst).is_empty()
+    };
+    // Backwards, so that an instruction only a removed one used goes too (definitions come
+    // before their uses in the layout, loops aside: a header parameter is no instruction).
+    for &inst in insts.iter().rev() {
+        let unused = func
+            .dfg
+            .inst_results(inst)
+            .iter()
+            .all(|x| uses.get(x).is_none_or(|&n| n == 0));
+        if unused && removable(func, inst) {
+            let args: Vec<ir::Value> = func.dfg.inst_values(inst).collect();
+            for x in args {
+                if let Some(n) = uses.get_mut(&x) {
+                    *n -= 1;
+                }
+            }
+            func.layout.remove_inst(inst);
+        }
+    }
+}
+
+/// Addresses and loads already made for one counter in the current block: the counter scaled
+/// and added to a buffer (see [`Lowerer::advance`]), and the values read at a moving index,
+/// by (the value read when the counter is 0, step per count; the first need not exist).
+/// Shared by every line of a fused loop's virtual iteration, whatever its lag: one counter
+/// scaled once per buffer, and a value read twice loaded once.
 #[derive(Default)]
 struct Memo {
     advanced: HashMap<(ir::Value, i64), ir::Value>,
-    loaded: HashMap<(u32, i64), ir::Value>,
+    loaded: HashMap<(i64, i64), ir::Value>,
 }
 
 /// A fused reverse loop, as [`Lowerer::reverse_lag`] reads it.
@@ -135,10 +283,13 @@ struct Step {
     v: Option<i64>,
 }
 
-/// A term of the reverse loop: in a register, and known when it is straight code.
+/// A term of the reverse loop, `lag` behind the virtual iteration in register `at` (its
+/// addresses are those of the virtual iteration's, moved by the lag: one counter for every
+/// line of the iteration); known when it is straight code.
 #[derive(Clone, Copy)]
 struct Term {
     at: ir::Value,
+    lag: i64,
     known: Option<i64>,
 }
 
@@ -216,7 +367,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// The instruction `inst` (a template's iteration 0, whose operands give the literals'
     /// type) of result type `ty`, its value operands being the registers `operands` in text
-    /// order.
+    /// order, after the simplifier's rules on what is known of those registers (see
+    /// [`Known`]).
     fn lower_template(
         &mut self,
         rolled: &Rolled,
@@ -226,19 +378,43 @@ impl<M: Module> Lowerer<'_, '_, M> {
     ) -> Result<ir::Value, JitError> {
         let lit_ty = literal_type_with(inst, ty, |v| rolled.ty(v.index()));
         let mut c = 0;
-        let renamed = inst.map_values(|_| {
+        let on_registers = inst.map_values(|_| {
             c += 1;
-            Value::new(PLACEHOLDER + c - 1)
+            register_value(operands[c - 1])
         });
-        self.overrides = operands
-            .iter()
-            .enumerate()
-            .map(|(c, &x)| (PLACEHOLDER + c, x))
-            .collect();
-        let x = self.lower_inst_as(ty, lit_ty, &renamed);
+        // A literal read from a table is this iteration's entry: data, not a special value.
+        let data = self.tabled.iter().any(Option::is_some);
+        let (inst, folded) = if data {
+            (on_registers, None)
+        } else {
+            self.known.simplified(on_registers, ty)
+        };
+        if let Some(x) = folded {
+            return Ok(match x {
+                Simplified::Register(x) => x,
+                Simplified::Const(bits) => {
+                    let x = self.literal(ty, bits)?;
+                    self.known.consts.insert(x, f64::from_bits(bits));
+                    x
+                }
+            });
+        }
+        let mut registers = Vec::with_capacity(3);
+        inst.for_each_value(|v| registers.push((v.index(), ir::Value::new(v.index()))));
+        self.overrides = registers;
+        let x = self.lower_inst_as(ty, lit_ty, &inst);
         self.overrides.clear();
         self.tabled = [None; 3];
-        x
+        let x = x?;
+        match inst {
+            InstData::Const { bits, .. } if !data && !f64::from_bits(bits).is_nan() => {
+                self.known.consts.insert(x, f64::from_bits(bits));
+            }
+            _ => {
+                self.known.defs.insert(x, inst);
+            }
+        }
+        Ok(x)
     }
 
     /// Loop `k`, of one trip, as straight code; returns its values.
@@ -351,11 +527,12 @@ impl<M: Module> Lowerer<'_, '_, M> {
                         carried_in[at]
                     }
                     Source::Affine { base, step: 0 } => invariants[&(base as usize)],
-                    Source::Affine { base, step } => match loaded.get(&(base, step)) {
+                    Source::Affine { base, step } => match loaded.get(&(i64::from(base), step)) {
                         Some(&x) => x,
                         None => {
-                            let x = self.load_moving(rolled, plan, advanced, j, base, step)?;
-                            loaded.insert((base, step), x);
+                            let read = (base, step, 0);
+                            let x = self.load_moving(rolled, plan, advanced, j, read)?;
+                            loaded.insert((i64::from(base), step), x);
                             x
                         }
                     },
@@ -398,7 +575,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             if table.pos as usize == t {
                 let base = self.table_base();
                 let at = moved(self, base, width);
-                let off = offset((i64::from(entry) + it.from) as usize)?;
+                let off = signed_offset(i64::from(entry) + it.from)?;
                 let x = self.b.ins().load(clif_type(table.ty), READONLY, at, off);
                 self.tabled[table.slot as usize] = Some(x);
             }
@@ -417,7 +594,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 let stride = i64::from(stride);
                 let at = moved(self, self.work, 8 * stride);
                 let slot = i64::from(first) + stride * it.from;
-                self.b.ins().store(FLAGS, x, at, offset(slot as usize)?);
+                self.b.ins().store(FLAGS, x, at, signed_offset(slot)?);
             }
         }
         if !plan.streams[k][t].is_empty() {
@@ -425,7 +602,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             for stream in &plan.streams[k][t] {
                 let at = moved(self, self.outputs, 8 * stream.step);
                 let out = stream.first as i64 + stream.step * it.from;
-                self.b.ins().store(FLAGS, y, at, offset(out as usize)?);
+                self.b.ins().store(FLAGS, y, at, signed_offset(out)?);
             }
         }
         Ok(x)
@@ -808,27 +985,18 @@ impl<M: Module> Lowerer<'_, '_, M> {
         last: &LastValues,
         memo: Memo,
     ) -> Result<(), JitError> {
-        let mut memo = Some(memo);
+        let mut memo = memo;
         for g in 0..=rev.max_lag {
             let term = step.v.map(|v| v - g as i64);
             if term.is_some_and(|term| term < 0 || term >= rev.n as i64) {
                 continue;
             }
-            let at = match (term, g) {
-                (_, 0) => step.at,
-                (Some(term), _) => {
-                    let ptr = self.module.target_config().pointer_type();
-                    self.b.ins().iconst(ptr, term)
-                }
-                (None, _) => self.b.ins().iadd_imm_s(step.at, -(g as i64)),
+            let term = Term {
+                at: step.at,
+                lag: g as i64,
+                known: term,
             };
-            let mut own = Memo::default();
-            let memo = match g {
-                0 => memo.as_mut().expect("lag 0 first"),
-                _ => &mut own,
-            };
-            let term = Term { at, known: term };
-            self.reverse_lag(rolled, plan, rev, g, term, past, now, last, memo)?;
+            self.reverse_lag(rolled, plan, rev, g, term, past, now, last, &mut memo)?;
         }
         Ok(())
     }
@@ -858,8 +1026,10 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let l = &rolled.loops()[k];
         let live = "plan: a read value is live";
         // Iteration `n − 1 − term`: what moves by `step` per iteration moves by `−step` per
-        // term, from its place at iteration `n − 1`.
+        // term, from its place at iteration `n − 1`; by the virtual iteration `term + lag`,
+        // from its place at iteration `n − 1 + lag`.
         let back = (n - 1) as i64;
+        let from_back = back + term.lag;
         let Memo { advanced, loaded } = memo;
         let value = |now: &Now, key: (Sweep, usize), age: usize| match age {
             0 => now.get(&key).copied(),
@@ -890,16 +1060,18 @@ impl<M: Module> Lowerer<'_, '_, M> {
                             }
                             FusedRead::Rule if step == 0 => rev.invariants[&(base as usize)],
                             FusedRead::Rule => {
-                                // By term: from the value at iteration n − 1, moving back.
+                                // By term: from the value at iteration n − 1, moving back;
+                                // by the virtual iteration, `lag` counts later.
                                 let from = i64::from(base) + step * back;
                                 let from = u32::try_from(from).expect("a value index");
-                                match loaded.get(&(from, -step)) {
+                                let key = (i64::from(from) + step * term.lag, -step);
+                                match loaded.get(&key) {
                                     Some(&x) => x,
                                     None => {
-                                        let x = self.load_moving(
-                                            rolled, plan, advanced, term.at, from, -step,
-                                        )?;
-                                        loaded.insert((from, -step), x);
+                                        let read = (from, -step, term.lag);
+                                        let x = self
+                                            .load_moving(rolled, plan, advanced, term.at, read)?;
+                                        loaded.insert(key, x);
                                         x
                                     }
                                 }
@@ -911,7 +1083,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             }
             let it = Iteration {
                 counter: Some(term.at),
-                from: back,
+                from: from_back,
                 dir: -1,
                 last: term.known == Some(0),
             };
@@ -921,21 +1093,22 @@ impl<M: Module> Lowerer<'_, '_, M> {
         Ok(())
     }
 
-    /// The value `base + step·j` (`step` ≠ 0) in iteration `j` of a loop: from `inputs`, or
-    /// from the home of the loop it lies in (the plan made every such read one region).
+    /// The value `base + step·(j − shift)` (`step` ≠ 0) when the counter is `j`: from
+    /// `inputs`, or from the home of the loop it lies in (the plan made every such read one
+    /// region).
     fn load_moving(
         &mut self,
         rolled: &Rolled,
         plan: &RolledPlan,
         advanced: &mut HashMap<(ir::Value, i64), ir::Value>,
         j: ir::Value,
-        base: u32,
-        step: i64,
+        (base, step, shift): (u32, i64, i64),
     ) -> Result<ir::Value, JitError> {
         match place_of(rolled, base as usize) {
             Place::Param(i) => {
                 let at = self.advance(advanced, self.inputs, j, 8 * step);
-                let raw = self.b.ins().load(types::F64, READONLY, at, offset(i)?);
+                let off = signed_offset(i as i64 - step * shift)?;
+                let raw = self.b.ins().load(types::F64, READONLY, at, off);
                 Ok(self.boundary_to_value(raw, rolled.ty(i)))
             }
             Place::Loop { k, t, j: i0 } => {
@@ -948,7 +1121,8 @@ impl<M: Module> Lowerer<'_, '_, M> {
                 let per_step = step * i64::from(home.stride) / m.period() as i64;
                 let at = self.advance(advanced, self.work, j, 8 * per_step);
                 let reg = self.reg_type(m.template[t].ty);
-                Ok(self.b.ins().load(reg, FLAGS, at, offset(slot)?))
+                let off = signed_offset(slot as i64 - per_step * shift)?;
+                Ok(self.b.ins().load(reg, FLAGS, at, off))
             }
         }
     }
