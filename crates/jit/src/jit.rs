@@ -17,7 +17,7 @@ use crate::error::JitError;
 use crate::lanes::Lanes;
 use crate::lower::rolled::lower_rolled;
 use crate::lower::{Imports, LowerInput};
-use crate::options::{JitOptions, Pairing};
+use crate::options::JitOptions;
 use crate::pipeline::{lower_function, lowered_insts, prepare, shared_flags};
 use crate::plan::Plan;
 use crate::roll::Run;
@@ -230,7 +230,7 @@ fn compile_planned(
         math: opts.math,
         mask_selects: opts.mask_selects
             && module.isa().triple().architecture == target_lexicon::Architecture::X86_64,
-        pair_loops: Pairing::Off,
+        pair_loops: opts.pair_loops,
     };
     let mut imports = Imports::new(MathNames::Wrappers);
     let sig = kernel_signature(module);

@@ -14,7 +14,9 @@ use adjit_ir::random::{
 use adjit_ir::roll::Source;
 use adjit_ir::trace::trace;
 use adjit_ir::{verify, Function, Rolled};
-use adjit_jit::{compile, compile_rolled, compile_templates, CompiledFunction, JitOptions};
+use adjit_jit::{
+    compile, compile_rolled, compile_templates, CompiledFunction, JitOptions, Pairing,
+};
 use adjit_testkit::{chained_rosenbrock as traced_rosenbrock, chained_rosenbrock_text};
 use common::assert_same;
 
@@ -30,8 +32,13 @@ fn opts() -> JitOptions {
 /// loops hold), one call per point against the rolled interpreter (itself checked against the
 /// flat one in `adjit-ir`'s tests). `None` when the plan does not hold the program.
 fn check(rolled: &Rolled, seed: u64) -> Option<CompiledFunction> {
+    check_with(rolled, seed, &opts())
+}
+
+/// [`check`] with the options `opts`.
+fn check_with(rolled: &Rolled, seed: u64, opts: &JitOptions) -> Option<CompiledFunction> {
     let name = &rolled.header().name;
-    let code = compile_templates(rolled, &opts()).unwrap_or_else(|e| panic!("@{name}: {e}"))?;
+    let code = compile_templates(rolled, opts).unwrap_or_else(|e| panic!("@{name}: {e}"))?;
     let mut rng = Rng::new(seed);
     let mut out = vec![0.0; code.n_outputs()];
     for _ in 0..3 {
@@ -73,6 +80,53 @@ fn random_repeated_programs_and_their_derivatives() {
     }
     // Reads across a loop's end at a moving index are rare: nearly all are compiled rolled.
     assert!(held * 10 >= all * 9, "{held} of {all} held");
+}
+
+/// Every loop run two iterations per trip where any line is parallel (`Pairing::Always`),
+/// fused loops included: the interpreter's bits still, on the random repeated programs and
+/// their derivatives, and the code differs from the unpaired code in most of them (pairing
+/// happened).
+#[test]
+fn paired_loops_keep_the_bits() {
+    let with = |pairing| JitOptions {
+        pair_loops: pairing,
+        ..opts()
+    };
+    let (mut paired, mut held) = (0, 0);
+    for seed in (0..campaign_cases().div_ceil(3)).step_by(2) {
+        let rolled = Rolled::from_function(&repeated(seed, seed % 2 == 1));
+        let g = vjp_rolled(&rolled);
+        let seeded = vjp_rolled_seeded_with_one(&rolled);
+        for p in [jvp_rolled(&rolled), jvp_rolled(&seeded), g, seeded, rolled] {
+            let Some(on) = check_with(&p, seed, &with(Pairing::Always)) else {
+                continue;
+            };
+            let off = check_with(&p, seed, &with(Pairing::Off)).expect("held both ways");
+            held += 1;
+            paired += usize::from(on.code_bytes() != off.code_bytes());
+        }
+    }
+    assert!(paired * 2 >= held, "{paired} of {held} paired");
+}
+
+/// The traced Rosenbrock's gradient and HVP, kept rolled and fused, pair under the default
+/// cost model: the code differs from the unpaired code, and the numbers are the
+/// interpreter's.
+#[test]
+fn the_rosenbrock_gradient_pairs_by_default() {
+    let n = 1001;
+    let rolled = Rolled::from_function(&traced_rosenbrock(n));
+    let seeded = vjp_rolled_seeded_with_one(&rolled);
+    for p in [jvp_rolled(&seeded), seeded] {
+        let auto = check_with(&p, 3, &opts()).expect("held");
+        let off = JitOptions {
+            pair_loops: Pairing::Off,
+            ..opts()
+        };
+        let off = check_with(&p, 3, &off).expect("held");
+        assert_eq!((auto.loops(), off.loops()), (1, 1), "fused");
+        assert_ne!(auto.code_bytes(), off.code_bytes(), "paired");
+    }
 }
 
 #[test]
@@ -168,6 +222,12 @@ fn gradients_of_sums_fuse_and_keep_the_bits() {
             jvp_rolled(&vjp_rolled(&rolled)),
         ] {
             let code = check(&g, seed).expect("held");
+            // Paired wherever a line is parallel, through the lags' joined lanes.
+            let always = JitOptions {
+                pair_loops: Pairing::Always,
+                ..opts()
+            };
+            check_with(&g, seed, &always).expect("held");
             let loops = g.loops().iter().filter(|l| l.trips > 1).count();
             all += 1;
             if code.loops() < loops {

@@ -31,20 +31,20 @@ use crate::plan::{Home, NO_SLOT};
 use crate::roll::{Across, Run, Source};
 
 /// Vector accesses to `outputs` and `work`: two 8-byte slots, 8-aligned only.
-const PAIR: MemFlagsData = MemFlagsData::new().with_notrap();
+pub(super) const PAIR: MemFlagsData = MemFlagsData::new().with_notrap();
 /// Vector loads from `inputs` and the constant table (see [`super::READONLY`]).
-const PAIR_READONLY: MemFlagsData = MemFlagsData::new()
+pub(super) const PAIR_READONLY: MemFlagsData = MemFlagsData::new()
     .with_notrap()
     .with_readonly()
     .with_can_move();
 
 /// Estimated cycles a trip spends on the loop itself: the counter's add, its compare and the
 /// branch. Pairing pays them once for two iterations.
-const LOOP_OVERHEAD: i64 = 3;
+pub(super) const LOOP_OVERHEAD: i64 = 3;
 /// Fewest estimated cycles per trip (two iterations) that pairing must save to be used…
-const MIN_GAIN: i64 = 4;
+pub(super) const MIN_GAIN: i64 = 4;
 /// …and the least share of the unpaired loop's estimated cost it must save: one fifth.
-const MIN_SHARE: i64 = 5;
+pub(super) const MIN_SHARE: i64 = 5;
 
 /// The serial positions of `run` (see the module docs) if `pairing` pairs it (under
 /// [`Pairing::Auto`], if that pays), else `None`. A nest's inner loop is paired in every row
@@ -145,7 +145,7 @@ fn memory_stride(func: &Function, runs: &[Run], a: Value, step: i64) -> Option<i
 /// Estimated cycles of one instruction in scalar code, and what a vector saves by paying
 /// them once for two iterations: the same, except for a routine called from the C library,
 /// which runs once per lane with its lanes extracted and rebuilt (a loss).
-fn inst_cost(inst: &InstData, math: MathImpl) -> (i64, i64) {
+pub(super) fn inst_cost(inst: &InstData, math: MathImpl) -> (i64, i64) {
     const CALLED: (i64, i64) = (20, -3);
     let cycles = match *inst {
         InstData::Const { .. } => 0,
@@ -739,7 +739,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     }
 
     /// Scalars of type `ty` (one-lane registers) as lanes 0 and 1 of a two-lane value.
-    fn pack(&mut self, ty: Type, lanes: [ir::Value; 2]) -> ir::Value {
+    pub(super) fn pack(&mut self, ty: Type, lanes: [ir::Value; 2]) -> ir::Value {
         let [x0, x1] = match ty {
             // An `i8` 0/1 as a 64-bit mask of all ones or all zeros.
             Type::Bool => lanes.map(|x| {
@@ -754,13 +754,13 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// The `F64X2` `x` with its lanes swapped (iterations `j`, `j + 1` read or written
     /// backwards).
-    fn swap_lanes(&mut self, x: ir::Value) -> ir::Value {
+    pub(super) fn swap_lanes(&mut self, x: ir::Value) -> ir::Value {
         let order = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
         self.shuffle_bytes(x, order, types::F64X2)
     }
 
     /// Lane `lane` of the two-lane value `v` of type `ty`, as a one-lane register.
-    fn unpack(&mut self, ty: Type, v: ir::Value, lane: usize) -> ir::Value {
+    pub(super) fn unpack(&mut self, ty: Type, v: ir::Value, lane: usize) -> ir::Value {
         let x = self.b.ins().extractlane(v, lane as u8);
         match ty {
             Type::Bool => self.b.ins().icmp_imm_s(IntCC::NotEqual, x, 0),

@@ -24,6 +24,7 @@ use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::Module;
 
+use super::rolled_paired::{Line, Pipeline, Read};
 use super::{offset, signed_offset, Cached, Imports, LowerInput, Lowerer, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
@@ -63,6 +64,13 @@ fn value_register(v: Value) -> ir::Value {
 }
 
 impl Known {
+    /// `vector` holds `scalar` in both lanes: a known constant too.
+    pub(super) fn splatted(&mut self, scalar: ir::Value, vector: ir::Value) {
+        if let Some(&c) = self.consts.get(&scalar) {
+            self.consts.insert(vector, c);
+        }
+    }
+
     /// Rounds of identities on one instruction: `fma 1, a, (neg b)` is an `add`, then a `sub`.
     const ROUNDS: usize = 3;
 
@@ -264,13 +272,13 @@ struct Reverse<'a> {
 
 /// The two loops of a fused one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-enum Sweep {
+pub(super) enum Sweep {
     Forward,
     Reverse,
 }
 
 /// A fused loop's values by (loop, position, virtual iteration that made them).
-type History = HashMap<(Sweep, usize, i64), ir::Value>;
+pub(super) type History = HashMap<(Sweep, usize, i64), ir::Value>;
 /// Values of earlier virtual iterations by (loop, position, iterations back).
 type Past = HashMap<(Sweep, usize, usize), ir::Value>;
 /// One virtual iteration's values by (loop, position).
@@ -297,11 +305,11 @@ struct Term {
 /// in a loop's own order, −1 for a fused reverse loop run by term; no counter: iteration
 /// `from` of straight code); `last`: it is known to be the loop's last iteration.
 #[derive(Clone, Copy)]
-struct Iteration {
-    counter: Option<ir::Value>,
-    from: i64,
-    dir: i64,
-    last: bool,
+pub(super) struct Iteration {
+    pub(super) counter: Option<ir::Value>,
+    pub(super) from: i64,
+    pub(super) dir: i64,
+    pub(super) last: bool,
 }
 
 /// The values `body` (an iteration's) carries into the next iteration, in `carried`'s order.
@@ -321,7 +329,7 @@ fn forward_values(body: &[Option<ir::Value>]) -> Now {
 }
 
 /// Where value `v` lies.
-fn place_of(rolled: &Rolled, v: usize) -> Place {
+pub(super) fn place_of(rolled: &Rolled, v: usize) -> Place {
     if v < rolled.n_params() {
         return Place::Param(v);
     }
@@ -329,6 +337,131 @@ fn place_of(rolled: &Rolled, v: usize) -> Place {
         .locate(v)
         .expect("a verified rolled program reads its own values");
     Place::Loop { k, t, j }
+}
+
+/// Loop `k`'s live lines as a [`Pipeline`] (`invariants`: [`Lowerer::loop_entry`]'s), a
+/// carried value one iteration back; `None` when a position is carried with two first values.
+fn plain_pipeline(
+    rolled: &Rolled,
+    plan: &RolledPlan,
+    k: usize,
+    invariants: &HashMap<usize, ir::Value>,
+) -> Option<Pipeline> {
+    let l = &rolled.loops()[k];
+    let live: Vec<usize> = (0..l.period()).filter(|&t| plan.live[k][t]).collect();
+    let mut index = vec![usize::MAX; l.period()];
+    for (p, &t) in live.iter().enumerate() {
+        index[t] = p;
+    }
+    let mut inits: HashMap<u32, u32> = HashMap::new();
+    let mut lines = Vec::with_capacity(live.len());
+    for &t in &live {
+        let mut reads = Vec::with_capacity(3);
+        for &src in &l.sources[t] {
+            reads.push(match src {
+                Source::Same { pos } => Read::Line {
+                    line: index[pos as usize],
+                    age: 0,
+                },
+                Source::Carried { pos, init } => {
+                    if *inits.entry(pos).or_insert(init) != init {
+                        return None;
+                    }
+                    Read::Line {
+                        line: index[pos as usize],
+                        age: 1,
+                    }
+                }
+                Source::Affine { base, step: 0 } => {
+                    let v = base as usize;
+                    Read::Fixed(invariants[&v], rolled.ty(v))
+                }
+                Source::Affine { base, step } => Read::Moving {
+                    base,
+                    step,
+                    shift: 0,
+                },
+            });
+        }
+        lines.push(Line {
+            sweep: Sweep::Forward,
+            k,
+            t,
+            reads,
+            from: 0,
+            dir: 1,
+        });
+    }
+    Some(Pipeline { lines })
+}
+
+/// The forward loop `kf` and the reverse loop fused into it (`rev`) as one [`Pipeline`]: the
+/// forward lines, then the reverse ones by lag, each reading what it reads in
+/// [`Lowerer::reverse_lag`] (`f_invariants`: the forward loop's [`Lowerer::loop_entry`]).
+fn fused_pipeline(
+    rolled: &Rolled,
+    plan: &RolledPlan,
+    kf: usize,
+    f_invariants: &HashMap<usize, ir::Value>,
+    rev: &Reverse<'_>,
+) -> Option<Pipeline> {
+    let mut pipe = plain_pipeline(rolled, plan, kf, f_invariants)?;
+    let forward_index: HashMap<usize, usize> = pipe
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(p, line)| (line.t, p))
+        .collect();
+    let r = &rolled.loops()[rev.k];
+    let back = (rev.n - 1) as i64;
+    let mut index = vec![usize::MAX; r.period()];
+    for g in 0..=rev.max_lag {
+        for t in (0..r.period()).filter(|&t| plan.live[rev.k][t] && rev.lag[t] == g) {
+            index[t] = pipe.lines.len();
+            let mut reads = Vec::with_capacity(3);
+            for &src in &r.sources[t] {
+                reads.push(match src {
+                    Source::Same { pos } => Read::Line {
+                        line: index[pos as usize],
+                        age: g - rev.lag[pos as usize],
+                    },
+                    Source::Carried { pos, .. } => Read::Line {
+                        line: index[pos as usize],
+                        age: g - 1 - rev.lag[pos as usize],
+                    },
+                    Source::Affine { base, step } => {
+                        match fused_read(rev.forward, rev.n, base, step)? {
+                            FusedRead::Forward { q, offset } => Read::Line {
+                                line: forward_index[&q],
+                                age: (g as i64 - offset) as usize,
+                            },
+                            FusedRead::Rule if step == 0 => {
+                                let v = base as usize;
+                                Read::Fixed(rev.invariants[&v], rolled.ty(v))
+                            }
+                            FusedRead::Rule => {
+                                let from = i64::from(base) + step * back;
+                                Read::Moving {
+                                    base: u32::try_from(from).ok()?,
+                                    step: -step,
+                                    shift: g as i64,
+                                }
+                            }
+                        }
+                    }
+                });
+            }
+            pipe.lines.push(Line {
+                sweep: Sweep::Reverse,
+                k: rev.k,
+                t,
+                reads,
+                from: back + g as i64,
+                dir: -1,
+            });
+        }
+    }
+    Some(pipe)
 }
 
 impl<M: Module> Lowerer<'_, '_, M> {
@@ -369,7 +502,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// type) of result type `ty`, its value operands being the registers `operands` in text
     /// order, after the simplifier's rules on what is known of those registers (see
     /// [`Known`]).
-    fn lower_template(
+    pub(super) fn lower_template(
         &mut self,
         rolled: &Rolled,
         ty: Type,
@@ -554,7 +687,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// iteration `it`: its literals that change per iteration from the tables, then the
     /// instruction, stored to its home and its output streams. Returns its register.
     #[allow(clippy::too_many_arguments, reason = "a line and where it runs")]
-    fn lower_line(
+    pub(super) fn lower_line(
         &mut self,
         rolled: &Rolled,
         plan: &RolledPlan,
@@ -610,7 +743,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// A loop header with the counter and `types` as parameters, entered with `args`;
     /// returns the header and its parameters, the builder in it.
-    fn enter_loop(
+    pub(super) fn enter_loop(
         &mut self,
         types: &[types::Type],
         args: Vec<ir::Value>,
@@ -656,8 +789,9 @@ impl<M: Module> Lowerer<'_, '_, M> {
         Ok(())
     }
 
-    /// Loop `k` as a counted loop; returns its last iteration's values (registers of the
-    /// header block, which dominates all later code).
+    /// Loop `k` as a counted loop, two iterations per trip where that pays
+    /// ([`super::rolled_paired`]); returns its last iteration's values (registers of the
+    /// header block, or of straight code after it, which dominate all later code).
     fn rolled_loop(
         &mut self,
         rolled: &Rolled,
@@ -671,8 +805,39 @@ impl<M: Module> Lowerer<'_, '_, M> {
             .map(|&(_, init)| invariants[&(init as usize)])
             .collect();
         let entry = (&invariants, &carried[..]);
-        let trips = rolled.loops()[k].trips;
-        self.counted_loop(rolled, plan, k, 0..trips, entry, &firsts)
+        let l = &rolled.loops()[k];
+        let trips = l.trips;
+        let paired = match trips >= 4 {
+            true => plain_pipeline(rolled, plan, k, &invariants).and_then(|pipe| {
+                let serial = pipe.serial();
+                let (pairing, math) = (self.input.pair_loops, self.input.math);
+                pipe.pays(rolled, plan, &serial, pairing, math)
+                    .then_some((pipe, serial))
+            }),
+            false => None,
+        };
+        let Some((pipe, serial)) = paired else {
+            return self.counted_loop(rolled, plan, k, 0..trips, entry, &firsts);
+        };
+        let mut history = History::new();
+        for (&(pos, _), &x) in carried.iter().zip(&firsts) {
+            history.insert((Sweep::Forward, pos as usize, -1), x);
+        }
+        let pairs = trips / 2;
+        self.paired_pipeline(rolled, plan, &pipe, &serial, 0, pairs, &mut history)?;
+        let end = 2 * pairs as i64;
+        if trips % 2 == 1 {
+            let mut before: Vec<ir::Value> = carried
+                .iter()
+                .map(|&(pos, _)| history[&(Sweep::Forward, pos as usize, end - 1)])
+                .collect();
+            let mut memo = Memo::default();
+            let v = trips - 1;
+            return self.straight_iteration(rolled, plan, k, v, entry, &mut before, &mut memo);
+        }
+        Ok((0..l.period())
+            .map(|t| history.get(&(Sweep::Forward, t, end - 1)).copied())
+            .collect())
     }
 
     /// Iterations `range` of loop `k` as a counted loop, its carried values entering as
@@ -838,24 +1003,59 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let straight_end = (max_lag + 1).min(n);
         let mut f_last = Vec::new();
         let f_entry = (&f_invariants, &carried[..]);
-        for v in 0..straight_end {
+        // Virtual iteration `v` as straight code; returns its forward values.
+        let straight = |this: &mut Self,
+                        v: usize,
+                        f_carried: &mut Vec<ir::Value>,
+                        history: &mut History|
+         -> Result<Vec<Option<ir::Value>>, JitError> {
             let mut memo = Memo::default();
             let f_body =
-                self.straight_iteration(rolled, plan, kf, v, f_entry, &mut f_carried, &mut memo)?;
-            let at = self.b.ins().iconst(ptr, v as i64);
+                this.straight_iteration(rolled, plan, kf, v, f_entry, f_carried, &mut memo)?;
+            let at = this.b.ins().iconst(ptr, v as i64);
             let mut now = forward_values(&f_body);
-            let past = past_of(&history, v as i64);
+            let past = past_of(history, v as i64);
             let step = Step {
                 at,
                 v: Some(v as i64),
             };
-            self.virtual_iteration(rolled, plan, &reverse, step, &past, &mut now, last, memo)?;
-            record(&mut history, &now, v as i64);
-            f_last = f_body;
+            this.virtual_iteration(rolled, plan, &reverse, step, &past, &mut now, last, memo)?;
+            record(history, &now, v as i64);
+            Ok(f_body)
+        };
+        for v in 0..straight_end {
+            f_last = straight(self, v, &mut f_carried, &mut history)?;
         }
 
-        // Virtual iterations max lag + 1 .. n, a loop.
-        if straight_end < n {
+        // Virtual iterations max lag + 1 .. n, two per trip where that pays (and the last
+        // one straight when they are odd).
+        let pairs = (n - straight_end) / 2;
+        let paired = match pairs >= 2 {
+            true => fused_pipeline(rolled, plan, kf, &f_invariants, &reverse).and_then(|pipe| {
+                let serial = pipe.serial();
+                let (pairing, math) = (self.input.pair_loops, self.input.math);
+                pipe.pays(rolled, plan, &serial, pairing, math)
+                    .then_some((pipe, serial))
+            }),
+            false => None,
+        };
+        if let Some((pipe, serial)) = paired {
+            let v0 = straight_end as i64;
+            self.paired_pipeline(rolled, plan, &pipe, &serial, v0, pairs, &mut history)?;
+            let end = straight_end + 2 * pairs;
+            let forward = |history: &History, q: usize| {
+                history.get(&(Sweep::Forward, q, end as i64 - 1)).copied()
+            };
+            f_carried = carried
+                .iter()
+                .map(|&(pos, _)| forward(&history, pos as usize).expect("a carried line"))
+                .collect();
+            f_last = (0..f.period()).map(|q| forward(&history, q)).collect();
+            if end < n {
+                f_last = straight(self, end, &mut f_carried, &mut history)?;
+            }
+        } else if straight_end < n {
+            // One per trip.
             let chains: Vec<((Sweep, usize), usize)> = ages.iter().map(|(&k, &a)| (k, a)).collect();
             let ty_of = |(sweep, p): (Sweep, usize)| match sweep {
                 Sweep::Forward => f.template[p].ty,
@@ -1096,7 +1296,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// The value `base + step·(j − shift)` (`step` ≠ 0) when the counter is `j`: from
     /// `inputs`, or from the home of the loop it lies in (the plan made every such read one
     /// region).
-    fn load_moving(
+    pub(super) fn load_moving(
         &mut self,
         rolled: &Rolled,
         plan: &RolledPlan,
