@@ -4,7 +4,8 @@
 //! others are absent, and of the JIT's lowering of rolled programs, which applies it to
 //! registers whose definitions and constants it knows.
 
-use crate::{BinaryOp, InstData, Operand, UnaryOp, Value};
+use crate::function::{InstData, Operand, Value};
+use crate::opcode::{BinaryOp, UnaryOp};
 
 /// The result of rewriting one instruction.
 #[derive(Clone, Debug, PartialEq)]

@@ -55,6 +55,7 @@ use crate::roll::{Across, Outer, Run, Source};
 pub(crate) mod paired;
 pub(crate) mod rolled;
 mod rolled_paired;
+mod rolled_place;
 
 /// Registers of a nest's current row, made in its outer loop's header before the row's inner
 /// loop (so they dominate it and the gap); empty outside nests.

@@ -25,6 +25,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::Module;
 
 use super::rolled_paired::{Line, Pipeline, Read};
+use super::rolled_place::{place_of, History, Iteration, Sweep};
 use super::{offset, signed_offset, Cached, Imports, LowerInput, Lowerer, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
@@ -270,15 +271,6 @@ struct Reverse<'a> {
     max_lag: usize,
 }
 
-/// The two loops of a fused one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Sweep {
-    Forward,
-    Reverse,
-}
-
-/// A fused loop's values by (loop, position, virtual iteration that made them).
-pub(super) type History = HashMap<(Sweep, usize, i64), ir::Value>;
 /// Values of earlier virtual iterations by (loop, position, iterations back).
 type Past = HashMap<(Sweep, usize, usize), ir::Value>;
 /// One virtual iteration's values by (loop, position).
@@ -301,17 +293,6 @@ struct Term {
     known: Option<i64>,
 }
 
-/// Where a line runs, for its addresses: iteration `from + dir·counter` of its loop (`dir` 1
-/// in a loop's own order, −1 for a fused reverse loop run by term; no counter: iteration
-/// `from` of straight code); `last`: it is known to be the loop's last iteration.
-#[derive(Clone, Copy)]
-pub(super) struct Iteration {
-    pub(super) counter: Option<ir::Value>,
-    pub(super) from: i64,
-    pub(super) dir: i64,
-    pub(super) last: bool,
-}
-
 /// The values `body` (an iteration's) carries into the next iteration, in `carried`'s order.
 fn carried_out(carried: &[(u32, u32)], body: &[Option<ir::Value>]) -> Vec<ir::Value> {
     carried
@@ -326,17 +307,6 @@ fn forward_values(body: &[Option<ir::Value>]) -> Now {
         .enumerate()
         .filter_map(|(q, x)| x.map(|x| ((Sweep::Forward, q), x)))
         .collect()
-}
-
-/// Where value `v` lies.
-pub(super) fn place_of(rolled: &Rolled, v: usize) -> Place {
-    if v < rolled.n_params() {
-        return Place::Param(v);
-    }
-    let (k, t, j) = rolled
-        .locate(v)
-        .expect("a verified rolled program reads its own values");
-    Place::Loop { k, t, j }
 }
 
 /// Loop `k`'s live lines as a [`Pipeline`] (`invariants`: [`Lowerer::loop_entry`]'s), a

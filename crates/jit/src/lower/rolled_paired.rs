@@ -31,7 +31,7 @@ use cranelift_codegen::ir::{self, condcodes::IntCC, types, ConstantData, InstBui
 use cranelift_module::Module;
 
 use super::paired::{inst_cost, LOOP_OVERHEAD, MIN_GAIN, MIN_SHARE, PAIR, PAIR_READONLY};
-use super::rolled::{place_of, History, Iteration, Sweep};
+use super::rolled_place::{place_of, History, Iteration, Sweep};
 use super::{signed_offset, Lowerer, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
