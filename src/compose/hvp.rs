@@ -32,6 +32,7 @@ use super::ComposeOptions;
 use super::{put, run_batch, ComposedKernel, Program, Slot};
 use crate::error::{Error, Expected, Result};
 use crate::map::{sum_blocks, Blocks, PARALLEL_WORK};
+use crate::rows;
 
 /// Whether any output of `func` reads a parameter at one of the positions `params`, through
 /// any operand (a comparison or a `select` condition included).
@@ -52,6 +53,12 @@ pub(super) fn reads_any(func: &Function, params: Range<usize>) -> bool {
 /// (the first program over rows × k components), so the calls' overhead is paid per stage,
 /// not per row and component, and the buffers stay within a few hundred KB.
 const STAGE_RUNS: usize = 1024;
+
+/// The bytes of the fused program's inputs and outputs a stage holds at most: every row's
+/// inputs repeat φ (k·p numbers), which the stage's rows then read from L1 instead of L2. At
+/// k = 10, d = 8 (872 bytes a row) 16 rows a stage ran the `map` bench's two-lane HVP 5 %
+/// faster than 102.
+const FUSED_STAGE_BYTES: usize = 16 * 1024;
 
 /// Up to this many instructions (k times the inner kernel's), the component values and g's HVP
 /// run as one program per row ([`ComposedKernel::fused_function`]). Its k copies of f are a run the JIT
@@ -85,6 +92,16 @@ struct HvpPrograms<'a> {
     outer_hv: Range<usize>,
 }
 
+/// A (row, component) pair whose f-HVP result is accumulated, with the component's cotangent
+/// ȳⱼ and its tangent ẏ̄ⱼ from g's HVP.
+#[derive(Clone, Copy)]
+struct Active {
+    row: usize,
+    component: usize,
+    y_bar: f64,
+    y_bar_dot: f64,
+}
+
 /// One thread's buffers for HVP rows.
 struct HvpWorker {
     /// Stage rows × the fused program's inputs (every φⱼ, the row, θ_s and v_s).
@@ -99,7 +116,11 @@ struct HvpWorker {
     /// The inner HVP's batch (skipping): the (row, component) pairs that run, packed in front.
     hvp_in: Vec<f64>,
     hvp_out: Vec<f64>,
-    active: Vec<(usize, usize)>,
+    /// k × the inner HVP's inputs (skipping): component j's φⱼ and vⱼ in place, so that a
+    /// pair's inputs are one copy and its row.
+    hvp_templates: Vec<f64>,
+    /// The (row, component) pairs whose f-HVP results are accumulated, in row order.
+    active: Vec<Active>,
     outer_in: Vec<f64>,
     outer_out: Vec<f64>,
 }
@@ -209,11 +230,11 @@ impl ComposedKernel {
             block,
             min_wave: threads,
         };
-        let stage = self.stage_rows();
+        let stage = self.stage_rows(&progs);
         sum_blocks(blocks, &mut acc, &mut workers, |worker, rows, partial| {
             for start in rows.clone().step_by(stage) {
                 let part = start..(start + stage).min(rows.end);
-                self.rows_hvp(&progs, worker, data, part, &phis, &v_phis, partial)?;
+                self.rows_hvp(&progs, worker, data, part, &v_phis, partial)?;
             }
             Ok(())
         })?;
@@ -339,9 +360,19 @@ impl ComposedKernel {
         x[v_at..v_at + p].copy_from_slice(&v_phis[j * p..(j + 1) * p]);
     }
 
-    /// Rows per stage of [`ComposedKernel::rows_hvp`]: about [`STAGE_RUNS`] component runs.
-    fn stage_rows(&self) -> usize {
-        (STAGE_RUNS / self.k).clamp(1, self.compose.block_rows)
+    /// Rows per stage of [`ComposedKernel::rows_hvp`]: about [`STAGE_RUNS`] component runs,
+    /// and with the fused program at most [`FUSED_STAGE_BYTES`] of its inputs and outputs
+    /// unless that is fewer than 16 rows (then the calls per stage cost more than L2 reads: at
+    /// k = 100, 2 rows a stage ran 3–5 % slower than 10).
+    fn stage_rows(&self, progs: &HvpPrograms<'_>) -> usize {
+        let rows = (STAGE_RUNS / self.k).clamp(1, self.compose.block_rows);
+        match progs.first {
+            FirstStage::Fused(fused) => {
+                let per_row = 8 * (fused.n_in + fused.n_out);
+                rows.min((FUSED_STAGE_BYTES / per_row.max(1)).max(16))
+            }
+            _ => rows,
+        }
     }
 
     fn hvp_worker(
@@ -353,7 +384,7 @@ impl ComposedKernel {
         v_phis: &[f64],
         n_rows: usize,
     ) -> HvpWorker {
-        let (k, c) = (self.k, self.stage_rows());
+        let (k, c) = (self.k, self.stage_rows(progs));
         let (inner_hvp, outer) = (progs.inner_hvp, progs.outer);
         // The per-component first program's buffers: stage rows × k runs.
         let (mut first_in, mut first_out) = (Vec::new(), Vec::new());
@@ -418,6 +449,13 @@ impl ComposedKernel {
                 }
             }
         }
+        let mut hvp_templates = Vec::new();
+        if skipping {
+            hvp_templates = vec![0.0; k * inner_hvp.n_in];
+            for (j, x) in hvp_templates.chunks_mut(inner_hvp.n_in).enumerate() {
+                self.put_component(x, j, phis, v_phis, progs.inner_v.start);
+            }
+        }
         HvpWorker {
             fused_pairs,
             fused_in,
@@ -427,6 +465,7 @@ impl ComposedKernel {
             // grown when more components run.
             hvp_in: vec![0.0; if skipping { c * inner_hvp.n_in } else { 0 }],
             hvp_out: Vec::new(),
+            hvp_templates,
             active: Vec::with_capacity(c * k),
             outer_in,
             outer_out: vec![0.0; c * outer.n_out],
@@ -435,9 +474,9 @@ impl ComposedKernel {
 
     /// Add the values, gradient slots and HVP slots of `rows` (at most
     /// [`ComposedKernel::stage_rows`] rows of `data`) to `acc` (value; k·p gradient slots, the
-    /// shared gradient; k·p HVP slots, the shared HVP), row by row in row order. Each stage
-    /// runs as one batch over the rows: every component's first program, g's HVP, then the
-    /// inner HVP of the components that need it.
+    /// shared gradient; k·p HVP slots, the shared HVP), each slot's terms in row order. Each
+    /// stage runs as one batch over the rows: every component's first program, g's HVP, then
+    /// the inner HVP of the components that need it.
     #[allow(clippy::too_many_arguments)]
     fn rows_hvp(
         &self,
@@ -445,7 +484,6 @@ impl ComposedKernel {
         worker: &mut HvpWorker,
         data: &[f64],
         rows: Range<usize>,
-        phis: &[f64],
         v_phis: &[f64],
         acc: &mut [f64],
     ) -> Result<()> {
@@ -454,6 +492,7 @@ impl ComposedKernel {
         let row = |i: usize| &data[(rows.start + i) * r..(rows.start + i + 1) * r];
         let outer = progs.outer;
         let (g_in, g_out) = (outer.n_in, outer.n_out);
+        let (grad, hv) = (outer.grad.start, progs.outer_hv.start);
         match progs.first {
             FirstStage::Fused(fused) => self.stage_fused(fused, worker, &row, n_rows)?,
             FirstStage::Hvp(first) | FirstStage::Components(first) => {
@@ -475,93 +514,92 @@ impl ComposedKernel {
                 )?;
             }
         }
-        let cot = |i: usize| {
-            let out = &worker.outer_out[i * g_out..(i + 1) * g_out];
-            (&out[outer.grad.clone()], &out[progs.outer_hv.clone()])
-        };
-        // The components' f-HVP results (row, component): every one's from the first
-        // batch, or those of the components with a nonzero cotangent, run now.
+        // The (row, component) pairs whose f-HVP results count, with their ȳⱼ and ẏ̄ⱼ: every
+        // one's from the first batch, or those of the components with a nonzero cotangent or
+        // tangent.
         worker.active.clear();
+        let every = matches!(progs.first, FirstStage::Hvp(_));
+        for (i, out) in worker.outer_out[..n_rows * g_out].chunks(g_out).enumerate() {
+            let (y_bar, y_bar_dot) = (&out[grad..grad + k], &out[hv..hv + k]);
+            if every {
+                let pairs = y_bar.iter().zip(y_bar_dot).enumerate();
+                worker
+                    .active
+                    .extend(pairs.map(|(j, (&w, &w_dot))| active(i, j, (w, w_dot))));
+            } else {
+                push_nonzero(&mut worker.active, i, y_bar, y_bar_dot);
+            }
+        }
         let (results, n_res, inner) = if let FirstStage::Hvp(first) = progs.first {
-            worker
-                .active
-                .extend((0..n_rows).flat_map(|i| (0..k).map(move |j| (i, j))));
             (&worker.first_out, first.n_out, first)
         } else {
             let inner = progs.inner_hvp;
-            // The (row, component) pairs with a nonzero cotangent or tangent: a bit mask per
-            // 64 components, built without a branch (which one is nonzero changes from row to
-            // row), then its set bits in order.
-            for i in 0..n_rows {
-                let (y_bar, y_bar_dot) = cot(i);
-                for (c, (w, w_dot)) in y_bar[..k]
-                    .chunks(64)
-                    .zip(y_bar_dot[..k].chunks(64))
-                    .enumerate()
-                {
-                    let mut mask = 0u64;
-                    for (b, (&w, &w_dot)) in w.iter().zip(w_dot).enumerate() {
-                        mask |= u64::from((w != 0.0) | (w_dot != 0.0)) << b;
-                    }
-                    while mask != 0 {
-                        worker
-                            .active
-                            .push((i, 64 * c + mask.trailing_zeros() as usize));
-                        mask &= mask - 1;
-                    }
-                }
-            }
+            let n_in = inner.n_in;
             let n = worker.active.len();
-            if worker.hvp_in.len() < n * inner.n_in {
+            if worker.hvp_in.len() < n * n_in {
                 worker
                     .hvp_in
-                    .resize((2 * worker.hvp_in.len()).max(n * inner.n_in), 0.0);
+                    .resize((2 * worker.hvp_in.len()).max(n * n_in), 0.0);
             }
-            for (&(i, j), x) in worker
-                .active
-                .iter()
-                .zip(worker.hvp_in.chunks_mut(inner.n_in))
-            {
-                self.put_component(x, j, phis, v_phis, progs.inner_v.start);
-                put(x, &self.inner_row_at, row(i));
+            // Each pair's inputs: its component's φⱼ and vⱼ as one copy, then its row.
+            let (row_run, n_row) = (
+                rows::consecutive(&self.inner_row_at),
+                self.inner_row_at.len(),
+            );
+            for (a, x) in worker.active.iter().zip(worker.hvp_in.chunks_mut(n_in)) {
+                let j = a.component;
+                copy_short(x, &worker.hvp_templates[j * n_in..(j + 1) * n_in]);
+                match row_run {
+                    Some(first) => copy_short(&mut x[first..first + n_row], &row(a.row)[..n_row]),
+                    None => put(x, &self.inner_row_at, row(a.row)),
+                }
             }
             if worker.hvp_out.len() < n * inner.n_out {
                 worker.hvp_out.resize(n * inner.n_out, 0.0);
             }
             run_batch(
                 &inner.runner,
-                inner.n_in,
+                n_in,
                 inner.n_out,
-                &worker.hvp_in[..n * inner.n_in],
+                &worker.hvp_in[..n * n_in],
                 &mut worker.hvp_out[..n * inner.n_out],
             )?;
             (&worker.hvp_out, inner.n_out, inner)
         };
+        // The value and the shared slots row by row, then the components' slots pair by pair:
+        // the slots are disjoint, so each still adds its terms in row order. Apart, the value's
+        // sum stays in a register instead of going through memory from row to row.
         let half = k * p + s;
-        let mut next = 0;
-        for i in 0..n_rows {
-            let (y_bar, y_bar_dot) = cot(i);
-            acc[0] += worker.outer_out[i * g_out + outer.y.start];
-            while let Some(&(_, j)) = worker.active.get(next).filter(|&&(row, _)| row == i) {
-                let res = &results[next * n_res..(next + 1) * n_res];
-                next += 1;
-                let (g, h) = (&res[inner.grad.clone()], &res[progs.inner_hv.clone()]);
-                let (w, w_dot) = (y_bar[j], y_bar_dot[j]);
-                let slots = 1 + j * p..1 + (j + 1) * p;
-                for ((a, &gi), &hi) in acc[slots.start + half..slots.end + half]
-                    .iter_mut()
-                    .zip(g)
-                    .zip(h)
-                {
-                    *a += w_dot * gi + w * hi;
-                }
-                for (a, &gi) in acc[slots].iter_mut().zip(g) {
-                    *a += w * gi;
+        let mut value = acc[0];
+        for out in worker.outer_out[..n_rows * g_out].chunks(g_out) {
+            value += out[outer.y.start];
+        }
+        acc[0] = value;
+        if s > 0 {
+            for out in worker.outer_out[..n_rows * g_out].chunks(g_out) {
+                let shared = out[grad + k..grad + k + s]
+                    .iter()
+                    .zip(&out[hv + k..hv + k + s]);
+                for (t, (&g, &h)) in shared.enumerate() {
+                    acc[1 + k * p + t] += g;
+                    acc[1 + half + k * p + t] += h;
                 }
             }
-            for (t, (&g, &h)) in y_bar[k..].iter().zip(&y_bar_dot[k..]).enumerate() {
-                acc[1 + k * p + t] += g;
-                acc[1 + half + k * p + t] += h;
+        }
+        for (e, a) in worker.active.iter().enumerate() {
+            let res = &results[e * n_res..(e + 1) * n_res];
+            let (g, h) = (&res[inner.grad.clone()], &res[progs.inner_hv.clone()]);
+            let (w, w_dot) = (a.y_bar, a.y_bar_dot);
+            let slots = 1 + a.component * p..1 + (a.component + 1) * p;
+            for ((a, &gi), &hi) in acc[slots.start + half..slots.end + half]
+                .iter_mut()
+                .zip(g)
+                .zip(h)
+            {
+                *a += w_dot * gi + w * hi;
+            }
+            for (a, &gi) in acc[slots].iter_mut().zip(g) {
+                *a += w * gi;
             }
         }
         Ok(())
@@ -597,7 +635,7 @@ impl ComposedKernel {
             .chunks_mut(n_in)
             .enumerate()
         {
-            x[kp..kp + self.row_len()].copy_from_slice(row(i));
+            copy_short(&mut x[kp..kp + self.row_len()], row(i));
         }
         run_batch(
             &fused.runner,
@@ -653,6 +691,51 @@ impl ComposedKernel {
             }
         }
         Ok(())
+    }
+}
+
+/// The pair (`row`, `component`) with its (ȳⱼ, ẏ̄ⱼ).
+fn active(row: usize, component: usize, (y_bar, y_bar_dot): (f64, f64)) -> Active {
+    Active {
+        row,
+        component,
+        y_bar,
+        y_bar_dot,
+    }
+}
+
+/// Append to `active_pairs` the components of `row` whose cotangent ȳⱼ (`y_bar[j]`) or its
+/// tangent ẏ̄ⱼ (`y_bar_dot[j]`) is nonzero, in component order, with both: a bit mask per 64
+/// components built without a branch (which one is nonzero changes from row to row), then its
+/// set bits.
+#[inline]
+fn push_nonzero(active_pairs: &mut Vec<Active>, row: usize, y_bar: &[f64], y_bar_dot: &[f64]) {
+    for (c, (w, w_dot)) in y_bar.chunks(64).zip(y_bar_dot.chunks(64)).enumerate() {
+        let mut mask = 0u64;
+        for (b, (&w, &w_dot)) in w.iter().zip(w_dot).enumerate() {
+            mask |= u64::from((w != 0.0) | (w_dot != 0.0)) << b;
+        }
+        while mask != 0 {
+            let b = mask.trailing_zeros() as usize;
+            active_pairs.push(active(row, 64 * c + b, (w[b], w_dot[b])));
+            mask &= mask - 1;
+        }
+    }
+}
+
+/// `dst.copy_from_slice(src)` (same lengths) in runs of four, inline: for the few numbers of
+/// a row or a kernel's inputs, a call of the C library's `memcpy` cost more than the copy
+/// (under `perf`, two such calls per active pair were 8 % of a k-means HVP).
+#[inline]
+fn copy_short(dst: &mut [f64], src: &[f64]) {
+    let mut d = dst.chunks_exact_mut(4);
+    let mut s = src.chunks_exact(4);
+    for (d, s) in (&mut d).zip(&mut s) {
+        let s: [f64; 4] = [s[0], s[1], s[2], s[3]];
+        d.copy_from_slice(&s);
+    }
+    for (d, &s) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        *d = s;
     }
 }
 
