@@ -275,7 +275,7 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         /// Also measure the primal, jvp and taped vjp rows kept rolled from derivation to
         /// machine code (rows with strategy `rolled`): for programs of 20,000 instructions or
         /// more that repeat, compile time and memory follow the distinct work, calls may be
-        /// slower (see docs/rolling.md). From 2,000,000 instructions the other rows are kept
+        /// slower (see docs/rolling.md). From 200,000 instructions the other rows are kept
         /// rolled too, as every compiled object is by default.
         #[arg(long, conflicts_with = "batch")]
         rolled: bool,

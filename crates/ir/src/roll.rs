@@ -47,6 +47,9 @@ pub const MIN_TRIPS: usize = 4;
 pub const MIN_INSTS: usize = 32;
 /// Longest period tried.
 const MAX_PERIOD: usize = 4096;
+/// Longest period whose starts [`Finder::rotated`] weighs (its cost is the square of the
+/// period).
+const MAX_ROTATED_PERIOD: usize = 512;
 /// Candidate periods tried at each position.
 const CANDIDATES: usize = 16;
 /// Shapes per window of the candidate search.
@@ -457,6 +460,58 @@ impl Finder<'_> {
         best
     }
 
+    /// `run`, or the same loop started up to a period later where that carries fewer values
+    /// from one iteration to the next. The search takes the first start where a run holds,
+    /// which in a recurrence (RK4 steps: each reads the state the last one finished) can be a
+    /// few instructions before the end of a step: the template then carries the step's
+    /// intermediate values across its end beside the state, and the loop holds them all in
+    /// registers (or spills them). A later start that holds as long, but for one iteration at
+    /// most, is taken when it carries fewer positions; the instructions before it stay
+    /// straight.
+    fn rotated(&self, run: Run, end: usize) -> Run {
+        let p = run.period;
+        if !(2..=MAX_ROTATED_PERIOD).contains(&p) || run.trips <= MIN_TRIPS || run.outer.is_some() {
+            return run;
+        }
+        // Per read, the reader's position and the position it reads (one period back for a
+        // carried value), both in iteration 0's offsets.
+        let mut reads: Vec<(i64, i64)> = Vec::new();
+        for (t, srcs) in run.sources.iter().enumerate() {
+            for src in srcs {
+                match *src {
+                    Source::Same { pos } => reads.push((t as i64, i64::from(pos))),
+                    Source::Carried { pos, .. } => {
+                        reads.push((t as i64, i64::from(pos) - p as i64))
+                    }
+                    Source::Affine { .. } => {}
+                }
+            }
+        }
+        // The positions read across an iteration's end when iterations start at offset `r`.
+        let mut crossing = vec![false; p];
+        let mut carried = |r: i64| -> usize {
+            crossing.fill(false);
+            let iteration = |o: i64| (o - r).div_euclid(p as i64);
+            for &(t, q) in &reads {
+                if iteration(t) != iteration(q) {
+                    crossing[q.rem_euclid(p as i64) as usize] = true;
+                }
+            }
+            crossing.iter().filter(|&&c| c).count()
+        };
+        let now = carried(0);
+        let Some((fewest, r)) = (1..p as i64).map(|r| (carried(r), r)).min() else {
+            return run;
+        };
+        if fewest >= now {
+            return run;
+        }
+        match self.grow(run.start + r as usize, p, end) {
+            Some(later) if later.trips >= MIN_TRIPS && later.insts() + p >= run.insts() => later,
+            _ => run,
+        }
+    }
+
     /// Whether a run starting at `s` may start its carried values from any earlier value.
     fn any_first_value_at(&self, s: usize) -> bool {
         let k = self.any_first_value.partition_point(|r| r.start <= s);
@@ -696,7 +751,7 @@ pub fn find_runs_after(
     };
     let mut k = 0usize; // instruction index (value `from + k`)
     while k < n_windows {
-        match finder.best_at(k, n) {
+        match finder.best_at(k, n).map(|run| finder.rotated(run, n)) {
             Some(run) => {
                 k = run.range().end - from;
                 finder.runs.push(run);

@@ -102,15 +102,21 @@ mod tests {
         assert_eq!(runs.len(), 1, "{runs:?}");
         let run = &runs[0];
         assert_eq!(run.period, 6);
-        // The first term starts the sum from the literal 0, so the run starts at its last
-        // instruction (the template is a rotation of a term: acc_i, then term i + 1).
-        assert_eq!(run.start, 100 + 5);
-        assert_eq!(run.trips, 98);
-        assert!(run.sources[0]
+        // The first term starts the sum from the literal 0, so a run holds from its last
+        // instruction on (acc_i, then term i + 1, carrying a_i and t_i); the run starts at
+        // the second term instead, which carries only the sum, up to the term before the last
+        // (whose sum is returned).
+        assert_eq!(run.start, 100 + 6);
+        assert_eq!(run.trips, 97);
+        assert!(run.sources[4]
             .iter()
             .any(|s| matches!(s, Source::Carried { pos: 5, .. })));
-        // x_{i+1} is a parameter at stride 1 (from x_1 on).
-        assert!(run.sources[1].contains(&Source::Affine { base: 1, step: 1 }));
+        let carried = run.sources.iter().flatten();
+        let carried = carried.filter(|s| matches!(s, Source::Carried { .. }));
+        assert_eq!(carried.count(), 1);
+        // x_i and x_{i+1} are parameters at stride 1 (from x_1 and x_2 on).
+        assert!(run.sources[0].contains(&Source::Affine { base: 1, step: 1 }));
+        assert!(run.sources[2].contains(&Source::Affine { base: 2, step: 1 }));
     }
 
     /// `f`'s first output at `x` rolled, with `mutate` applied to its runs before lowering,

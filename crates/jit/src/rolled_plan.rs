@@ -38,7 +38,7 @@
 //! loops, and more than [`MAX_LATE_COPIES`] scattered returns.
 
 use adjit_ir::roll::Source;
-use adjit_ir::{Loop, Rolled};
+use adjit_ir::{Function, Loop, Rolled, Value};
 
 /// Most returned values copied one by one after the last loop; past it the expanded program
 /// is compiled (its plan stores each at its definition).
@@ -138,6 +138,8 @@ pub(crate) struct RolledPlan {
     pub copies: Vec<(Place, usize)>,
     /// Per loop: the reverse loop fused into it, if any (see [`Fusion`]).
     pub fused: Vec<Option<Fusion>>,
+    /// Per loop: its live positions in the order the lowering runs them (see [`line_order`]).
+    pub order: Vec<Vec<u32>>,
 }
 
 impl RolledPlan {
@@ -376,6 +378,16 @@ impl RolledPlan {
         if n_slots > (i32::MAX as usize) / 16 {
             return None;
         }
+        let order = loops
+            .iter()
+            .zip(&live)
+            .zip(&homes)
+            .zip(&streams)
+            .map(|(((l, live), homes), streams)| {
+                let kept = |t: usize| homes[t].is_some() || !streams[t].is_empty();
+                line_order(rolled, l, live, kept)
+            })
+            .collect();
         Some(RolledPlan {
             live,
             homes,
@@ -383,8 +395,74 @@ impl RolledPlan {
             streams,
             copies,
             fused,
+            order,
         })
     }
+}
+
+/// Loop `l`'s live positions (`live`) in the order [`crate::schedule`] gives its template as a
+/// program of its own, whose parameters are the values the iteration reads from outside and
+/// whose returns are the positions read outside it (`kept`: stored; or carried into the next
+/// iteration; or read by no line of its own iteration, hence by later code): the order of the
+/// straight-line pipeline, which holds fewer values at once than the order of a trace (the
+/// search takes the template as the program gave it). Only independent lines change places,
+/// so every iteration computes the same bits.
+fn line_order(rolled: &Rolled, l: &Loop, live: &[bool], kept: impl Fn(usize) -> bool) -> Vec<u32> {
+    let period = l.period();
+    let positions: Vec<usize> = (0..period).filter(|&t| live[t]).collect();
+    if l.trips < 2 || positions.len() < 3 {
+        return positions.iter().map(|&t| t as u32).collect();
+    }
+    let mut root = vec![false; period];
+    let mut read_here = vec![false; period];
+    for &t in &positions {
+        root[t] |= kept(t);
+        for src in &l.sources[t] {
+            match *src {
+                Source::Same { pos } => read_here[pos as usize] = true,
+                Source::Carried { pos, .. } => root[pos as usize] = true,
+                Source::Affine { .. } => {}
+            }
+        }
+    }
+    // Every operand read from outside the iteration is a parameter of its own; then the
+    // lines, in template order (a line reads earlier lines only).
+    let mut template = Function::new("template");
+    let mut outside: Vec<Vec<Option<Value>>> = Vec::with_capacity(positions.len());
+    for &t in &positions {
+        let params = l.sources[t].iter().map(|&src| match src {
+            Source::Same { .. } => None,
+            _ => Some(template.add_param(rolled.ty(l.source_value(src, 0)), None)),
+        });
+        outside.push(params.collect());
+    }
+    let n_params = template.n_params;
+    let mut index = vec![0usize; period];
+    for (k, &t) in positions.iter().enumerate() {
+        index[t] = n_params + k;
+    }
+    for (&t, params) in positions.iter().zip(&outside) {
+        let mut c = 0;
+        let inst = l.instance(t, 0).map_values(|_| {
+            c += 1;
+            match (l.sources[t][c - 1], params[c - 1]) {
+                (Source::Same { pos }, _) => Value::new(index[pos as usize]),
+                (_, Some(param)) => param,
+                (_, None) => unreachable!("a parameter per outside read"),
+            }
+        });
+        template.push_inst(l.template[t].ty, inst, None);
+    }
+    template.rets = positions
+        .iter()
+        .filter(|&&t| root[t] || !read_here[t])
+        .map(|&t| Value::new(index[t]))
+        .collect();
+    template.ret_types = template.rets.iter().map(|&r| template.ty(r)).collect();
+    crate::schedule::schedule_order(&template)
+        .into_iter()
+        .map(|v| positions[v as usize - n_params] as u32)
+        .collect()
 }
 
 /// The reverse loops that fuse into their forward loops: a loop of `n > 1` trips after loops

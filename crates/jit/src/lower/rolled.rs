@@ -318,7 +318,7 @@ fn plain_pipeline(
     invariants: &HashMap<usize, ir::Value>,
 ) -> Option<Pipeline> {
     let l = &rolled.loops()[k];
-    let live: Vec<usize> = (0..l.period()).filter(|&t| plan.live[k][t]).collect();
+    let live: Vec<usize> = plan.order[k].iter().map(|&t| t as usize).collect();
     let mut index = vec![usize::MAX; l.period()];
     for (p, &t) in live.iter().enumerate() {
         index[t] = p;
@@ -617,7 +617,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
         let l = &rolled.loops()[k];
         let Memo { advanced, loaded } = memo;
         let mut body: Vec<Option<ir::Value>> = vec![None; l.period()];
-        for t in (0..l.period()).filter(|&t| plan.live[k][t]) {
+        for t in plan.order[k].iter().map(|&t| t as usize) {
             // Iteration 0's instruction: a template's own operands need not be values of the
             // program (a derived loop's are placeholders); its rules are what it reads.
             let inst = &l.instance(t, 0);
