@@ -75,19 +75,14 @@ impl Program {
     }
 }
 
-/// When [`Options::rolled`] keeps a program of its size rolled, on native code: `mode` of
-/// `func` (verified here) derived per template of its loops and compiled from the templates
-/// ([`adjit_jit::compile_templates`]), never expanded, for the primal, JVP (one or several
-/// directions), VJP, gradient and HVP modes of a program of at least
-/// [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above) instructions whose loops
-/// hold at least half of it. `None` (derive and compile as
-/// usual, simplified) otherwise, or when the rolled plan does not hold the derivative.
-/// The rolled derivative is not simplified: `simplify` works on the expansion.
-fn rolled(
+/// `mode` of `func` derived per template of its loops ([`rolled`]), when [`Options::rolled`]
+/// keeps a program of its size rolled on native code and `mode` has a rolled derivative;
+/// `None` otherwise (also when its loops hold less than half of it).
+pub(crate) fn rolled_program(
     func: &Function,
     mode: Mode,
     opts: &Options,
-) -> Result<Option<(Rolled, CompiledFunction)>> {
+) -> Result<Option<Rolled>> {
     let scalar = func.ret_types.iter().filter(|t| t.is_float()).count() == 1;
     let wanted = match mode {
         Mode::Primal | Mode::Jvp | Mode::Vjp => true,
@@ -117,8 +112,28 @@ fn rolled(
         }
         _ => r,
     };
-    // SAFETY: `program` is a rolled transform of `func`, verified above (the rolled transforms
-    // keep programs valid: their tests verify every output, and debug builds verify here).
+    Ok(Some(program))
+}
+
+/// When [`Options::rolled`] keeps a program of its size rolled, on native code: `mode` of
+/// `func` (verified here) derived per template of its loops and compiled from the templates
+/// ([`adjit_jit::compile_templates`]), never expanded, for the primal, JVP (one or several
+/// directions), VJP, gradient and HVP modes of a program of at least
+/// [`JitOptions::roll_above`](adjit_jit::JitOptions::roll_above) instructions whose loops
+/// hold at least half of it. `None` (derive and compile as
+/// usual, simplified) otherwise, or when the rolled plan does not hold the derivative.
+/// The rolled derivative is not simplified: `simplify` works on the expansion.
+fn rolled(
+    func: &Function,
+    mode: Mode,
+    opts: &Options,
+) -> Result<Option<(Rolled, CompiledFunction)>> {
+    let Some(program) = rolled_program(func, mode, opts)? else {
+        return Ok(None);
+    };
+    // SAFETY: `program` is a rolled transform of `func`, which `rolled_program` verified (the
+    // rolled transforms keep programs valid: their tests verify every output, and debug builds
+    // verify here).
     let code = unsafe { adjit_jit::compile_templates_verified(&program, &opts.jit) }?;
     Ok(code.map(|code| (program, code)))
 }
@@ -444,6 +459,25 @@ impl Gradient {
     pub fn compiled(&self) -> &Compiled {
         &self.compiled
     }
+}
+
+/// [`object_for`] of a rolled program, compiled from its templates
+/// ([`adjit_jit::compile_object_rolled`]).
+pub(crate) fn rolled_object_for(
+    program: &Rolled,
+    target: Option<&str>,
+    symbol: Option<&str>,
+    opts: &JitOptions,
+) -> Result<ObjectCode> {
+    let host = target_lexicon::Triple::host().to_string();
+    let name = &program.header().name;
+    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(name), str::to_string);
+    Ok(adjit_jit::compile_object_rolled(
+        program,
+        target.unwrap_or(&host),
+        opts,
+        &symbol,
+    )?)
 }
 
 /// Compile `program` to an object file for `target` (`None`: the host), exported as `symbol`

@@ -12,7 +12,7 @@ use adjit_ir::Function;
 use adjit_jit::{JitOptions, ObjectCode};
 
 use crate::checkpoint;
-use crate::compile::{self, derive, object_for, Compiled};
+use crate::compile::{self, derive, object_for, rolled_object_for, rolled_program, Compiled};
 use crate::error::{Error, Result};
 use crate::options::{DumpOptions, Engine, InverseMode, Options, Stage};
 use crate::sparse;
@@ -246,6 +246,12 @@ pub fn compile_object_as(
 /// two-point (SIMD) kernels as `SYMBOL_x2` on interleaved buffers (see
 /// [`ObjectCode::pair_symbol`]); `math: MathImpl::Inline` emits adjit's own math routines
 /// (every transcendental, `pow`, `atan2`), so the object imports no math routine.
+///
+/// A program that [`KeepRolled::Auto`](crate::KeepRolled::Auto) keeps rolled (the primal,
+/// JVP, VJP, gradient and HVP modes, from [`KeepRolled::AUTO_ABOVE`](crate::KeepRolled)
+/// instructions) is derived per template and compiled from its templates
+/// ([`adjit_jit::compile_object_rolled`]): the object's code follows the distinct work, not
+/// the length of the trace (the two-point kernels are made from straight-line code only).
 pub fn compile_object_with(
     func: &Function,
     mode: Mode,
@@ -253,6 +259,15 @@ pub fn compile_object_with(
     symbol: Option<&str>,
     opts: &JitOptions,
 ) -> Result<ObjectCode> {
+    let options = Options {
+        jit: opts.clone(),
+        ..Options::default()
+    };
+    if opts.batch_lanes < 2 {
+        if let Some(program) = rolled_program(func, mode, &options)? {
+            return rolled_object_for(&program, target, symbol, opts);
+        }
+    }
     let derived = derive(func, mode)?;
     object_for(&derived.func, target, symbol, opts)
 }

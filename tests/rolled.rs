@@ -583,4 +583,20 @@ fn large_programs_are_kept_rolled_by_default() {
     };
     let usual = adjit::Compiled::with_options(&small, Mode::Gradient, &never).unwrap();
     assert!(usual.rolled().is_none());
+    // Its object files too are compiled from the templates: a few KB of code where the
+    // straight-line program is MBs, with the usual symbol and buffers (the JIT's AOT suites
+    // run such objects on x86-64 and AArch64 against the interpreter).
+    for target in ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"] {
+        let obj = adjit::compile_object(&large, Mode::Gradient, Some(target)).unwrap();
+        assert!(
+            obj.code_bytes < 16 * 1024,
+            "{target}: {} bytes",
+            obj.code_bytes
+        );
+        assert_eq!((obj.n_inputs, obj.n_outputs), (n, n + 1));
+        assert_eq!(
+            obj.symbol,
+            adjit_jit::default_symbol(&format!("{}_grad", large.name))
+        );
+    }
 }

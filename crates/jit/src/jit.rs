@@ -218,51 +218,13 @@ fn compile_planned(
     let lowered = plan.live.iter().flatten().filter(|&&live| live).count();
     let mut owned = new_module(lowered, opts)?;
     let module = owned.module_mut();
-    let mut consts = ConstTable::build_rolled(rolled, &plan.live, opts.const_table_above);
-    consts.define(module, "rolled.constants")?;
-    let empty = Plan::empty();
-    let input = LowerInput {
-        func: rolled.header(),
-        plan: &empty,
-        runs: &[],
-        consts: &consts,
-        lanes: Lanes::One,
-        math: opts.math,
-        mask_selects: opts.mask_selects
-            && module.isa().triple().architecture == target_lexicon::Architecture::X86_64,
-        pair_loops: opts.pair_loops,
+    let names = RolledNames {
+        function: "rolled",
+        linkage: Linkage::Local,
+        constants: "rolled.constants",
+        math: MathNames::Wrappers,
     };
-    let mut imports = Imports::new(MathNames::Wrappers);
-    let sig = kernel_signature(module);
-    let id = module
-        .declare_function("rolled", Linkage::Local, &sig)
-        .map_err(|e| JitError::cranelift("declaring `rolled`", e))?;
-    let mut ctx = module.make_context();
-    let mut fctx = FunctionBuilderContext::new();
-    lower_rolled(
-        module,
-        &mut imports,
-        &input,
-        rolled,
-        plan,
-        &mut ctx.func,
-        &mut fctx,
-    )?;
-    ctx.set_disasm(disasm.is_some());
-    module.define_function(id, &mut ctx).map_err(|e| {
-        JitError::cranelift(format!("compiling the rolled @{}", rolled.header().name), e)
-    })?;
-    if let Some(text) = disasm {
-        let vcode = ctx.compiled_code().and_then(|c| c.vcode.clone());
-        let _ = writeln!(
-            text,
-            "; rolled @{}\n{}",
-            rolled.header().name,
-            vcode.unwrap_or_default()
-        );
-    }
-    let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
-    module.clear_context(&mut ctx);
+    let (id, code_bytes) = define_rolled(module, rolled, plan, opts, &names, disasm)?;
     module
         .finalize_definitions()
         .map_err(|e| JitError::cranelift("finalizing definitions", e))?;
@@ -289,6 +251,73 @@ fn compile_planned(
         rolled.n_params(),
         rolled.header().rets.len(),
     ))
+}
+
+/// The names a rolled program's function is defined under: the function, its linkage, its
+/// constant table, and how math routines are imported.
+pub(crate) struct RolledNames<'a> {
+    pub function: &'a str,
+    pub linkage: Linkage,
+    pub constants: &'a str,
+    pub math: MathNames,
+}
+
+/// Define `rolled` (verified), lowered as `plan` says, in `module` under `names`; with
+/// `disasm`, write its pseudo-assembly there. Returns the function and its bytes of code.
+pub(crate) fn define_rolled<M: Module>(
+    module: &mut M,
+    rolled: &Rolled,
+    plan: &RolledPlan,
+    opts: &JitOptions,
+    names: &RolledNames<'_>,
+    disasm: Option<&mut String>,
+) -> Result<(cranelift_module::FuncId, usize), JitError> {
+    let mut consts = ConstTable::build_rolled(rolled, &plan.live, opts.const_table_above);
+    consts.define(module, names.constants)?;
+    let empty = Plan::empty();
+    let input = LowerInput {
+        func: rolled.header(),
+        plan: &empty,
+        runs: &[],
+        consts: &consts,
+        lanes: Lanes::One,
+        math: opts.math,
+        mask_selects: opts.mask_selects
+            && module.isa().triple().architecture == target_lexicon::Architecture::X86_64,
+        pair_loops: opts.pair_loops,
+    };
+    let mut imports = Imports::new(names.math);
+    let sig = kernel_signature(module);
+    let id = module
+        .declare_function(names.function, names.linkage, &sig)
+        .map_err(|e| JitError::cranelift(format!("declaring `{}`", names.function), e))?;
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    lower_rolled(
+        module,
+        &mut imports,
+        &input,
+        rolled,
+        plan,
+        &mut ctx.func,
+        &mut fctx,
+    )?;
+    ctx.set_disasm(disasm.is_some());
+    module.define_function(id, &mut ctx).map_err(|e| {
+        JitError::cranelift(format!("compiling the rolled @{}", rolled.header().name), e)
+    })?;
+    if let Some(text) = disasm {
+        let vcode = ctx.compiled_code().and_then(|c| c.vcode.clone());
+        let _ = writeln!(
+            text,
+            "; rolled @{}\n{}",
+            rolled.header().name,
+            vcode.unwrap_or_default()
+        );
+    }
+    let code_bytes = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
+    module.clear_context(&mut ctx);
+    Ok((id, code_bytes))
 }
 
 /// Lower, compile and finalize every chunk of `func` (verified) for `lanes` points per call.

@@ -43,7 +43,9 @@ pub use jit::{
     asm_text, asm_text_rolled, clif_text, compile, compile_rolled, compile_templates,
     compile_templates_verified, compile_verified, ROLLED_MAX_HELD,
 };
-pub use object::{c_symbol, compile_object, compile_object_as, default_symbol, ObjectCode};
+pub use object::{
+    c_symbol, compile_object, compile_object_as, compile_object_rolled, default_symbol, ObjectCode,
+};
 pub use options::{JitOptions, MathImpl, OptLevel, Pairing, RegAlloc};
 pub use pair_batch::PairBatch;
 pub use pipeline::{regions, rolled_program};

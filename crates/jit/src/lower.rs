@@ -207,6 +207,12 @@ struct Lowerer<'a, 'm, M: Module> {
     /// What the lowering of a rolled program knows of the registers it made (see
     /// [`rolled::Known`]); empty for straight-line programs.
     known: rolled::Known,
+    /// Whether a two-lane `fcmp` must not read a vector straight from memory: x86-64 without
+    /// AVX (objects for the baseline ISA), where Cranelift 0.135 folds an 8-aligned vector
+    /// load into the legacy SSE `cmppd`/`cmpps`, whose memory operand must be 16-aligned (the
+    /// process faults). Its definition of those two takes `xmm_m128` where `addpd` takes
+    /// `align(xmm_m128)`.
+    compare_registers_only: bool,
 }
 
 /// Build chunk `chunk` of `input.func` into `clif` (its name becomes `u0:chunk`): a run's
@@ -298,6 +304,13 @@ impl<'a, 'm, M: Module> Lowerer<'a, 'm, M> {
         let params = b.block_params(block).to_vec();
         let ptr = module.target_config().pointer_type();
         let const_base = const_data.map(|gv| b.ins().symbol_value(ptr, gv));
+        let isa = module.isa();
+        let compare_registers_only = isa.triple().architecture
+            == target_lexicon::Architecture::X86_64
+            && !isa
+                .isa_flags()
+                .iter()
+                .any(|flag| flag.name == "has_avx" && flag.as_bool() == Some(true));
         Lowerer {
             b,
             module,
@@ -318,6 +331,7 @@ impl<'a, 'm, M: Module> Lowerer<'a, 'm, M> {
             next_slot: 0,
             last_masks: None,
             known: rolled::Known::default(),
+            compare_registers_only,
         }
     }
 }
@@ -1177,11 +1191,32 @@ impl<M: Module> Lowerer<'_, '_, M> {
 
     /// `fcmp` of the scalar code; in [`Lanes::Two`] code a canonical bool mask.
     fn fcmp(&mut self, cc: FloatCC, operand_ty: Type, a: ir::Value, b: ir::Value) -> ir::Value {
+        let (a, b) = match self.lanes {
+            Lanes::Two if self.compare_registers_only => (self.in_register(a), self.in_register(b)),
+            _ => (a, b),
+        };
         let c = self.b.ins().fcmp(cc, a, b);
         match self.lanes {
             Lanes::One => c,
             Lanes::Two => self.canonical_mask(c, operand_ty),
         }
+    }
+
+    /// The vector `x`, put through a bitcast when a load defines it, so that Cranelift loads it
+    /// into a register rather than folding the load into its user (see
+    /// [`Lowerer::compare_registers_only`]).
+    fn in_register(&mut self, x: ir::Value) -> ir::Value {
+        let dfg = &self.b.func.dfg;
+        let loaded = dfg
+            .value_def(x)
+            .inst()
+            .is_some_and(|inst| dfg.insts[inst].opcode() == ir::Opcode::Load);
+        if !loaded {
+            return x;
+        }
+        let ty = dfg.value_type(x);
+        let bytes = self.b.ins().bitcast(types::I8X16, lane_bitcast(), x);
+        self.b.ins().bitcast(ty, lane_bitcast(), bytes)
     }
 
     /// An `f64` read from the boundary (an `F64X2` of two points in [`Lanes::Two`] code), as

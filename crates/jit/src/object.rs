@@ -12,7 +12,7 @@
 
 use std::str::FromStr;
 
-use adjit_ir::{verify, Function};
+use adjit_ir::{verify, Function, Rolled};
 use cranelift_codegen::ir::{InstBuilder, UserFuncName};
 use cranelift_codegen::isa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -22,10 +22,12 @@ use target_lexicon::{Architecture, OperatingSystem, Triple};
 
 use crate::abi::{kernel_signature, MathNames};
 use crate::error::JitError;
+use crate::jit::{define_rolled, RolledNames, ROLLED_MAX_HELD};
 use crate::lanes::Lanes;
 use crate::options::JitOptions;
 use crate::pipeline::{lower_function, lowered_insts, prepare, shared_flags};
 use crate::roll::Run;
+use crate::rolled_plan::RolledPlan;
 
 /// An object file and the C header declaring its function.
 #[derive(Clone, Debug)]
@@ -163,19 +165,7 @@ pub fn compile_object_as(
     symbol: &str,
 ) -> Result<ObjectCode, JitError> {
     verify(func)?;
-    for name in defined_names(symbol, opts.batch_lanes >= 2) {
-        if let Some(reason) = crate::symbols::symbol_problem(&name) {
-            let reason = if name == symbol {
-                reason
-            } else {
-                format!("it also defines `{name}`, and {reason}")
-            };
-            return Err(JitError::Symbol {
-                symbol: symbol.to_string(),
-                reason,
-            });
-        }
-    }
+    check_symbol(symbol, opts.batch_lanes >= 2)?;
     let prepared = prepare(func, opts);
     let (program, runs) = (prepared.program(func), prepared.runs());
     let isa = target_isa(lowered_insts(program, runs), triple, opts)?;
@@ -207,6 +197,93 @@ pub fn compile_object_as(
         code_bytes,
         pair_symbol,
     })
+}
+
+/// [`compile_object_as`] of a rolled program (the program of `Rolled::from_function`, or a
+/// rolled derivative of `adjit_diff`) compiled from its templates as
+/// [`compile_templates`](crate::compile_templates) compiles it, never expanded: its loops are
+/// the object's loops, simplified and paired alike. Where the rolled plan does not hold the
+/// program, and for two-point kernels ([`JitOptions::batch_lanes`] = 2, made from
+/// straight-line code only), the expansion is compiled, with the same results.
+///
+/// ```
+/// use adjit_ir::{trace::trace, Rolled};
+/// let f = trace(1000, |x| {
+///     let mut s = x[0] * 0.0;
+///     for i in 0..999 {
+///         let a = x[i + 1] - x[i] * x[i];
+///         s = s + a * a;
+///     }
+///     s
+/// });
+/// let g = adjit_diff::vjp_rolled_seeded_with_one(&Rolled::from_function(&f));
+/// let opts = adjit_jit::JitOptions::default();
+/// let obj = adjit_jit::compile_object_rolled(&g, "aarch64-unknown-linux-gnu", &opts, "rosen_grad")
+///     .unwrap();
+/// assert_eq!((obj.n_inputs, obj.n_outputs), (1000, 1001));
+/// assert!(obj.code_bytes < 4096); // one loop, not 10⁴ instructions
+/// ```
+pub fn compile_object_rolled(
+    rolled: &Rolled,
+    triple: &str,
+    opts: &JitOptions,
+    symbol: &str,
+) -> Result<ObjectCode, JitError> {
+    rolled.verify()?;
+    check_symbol(symbol, opts.batch_lanes >= 2)?;
+    let plan = match opts.batch_lanes < 2 && rolled.n_template_insts() <= ROLLED_MAX_HELD {
+        true => RolledPlan::new(rolled),
+        false => None,
+    };
+    let Some(plan) = plan else {
+        return compile_object_as(&rolled.expand(), triple, opts, symbol);
+    };
+    let lowered = plan.live.iter().flatten().filter(|&&live| live).count();
+    let isa = target_isa(lowered, triple, opts)?;
+    let builder = ObjectBuilder::new(isa, symbol.to_string(), default_libcall_names())
+        .map_err(|e| JitError::cranelift("creating the object module", e))?;
+    let mut module = ObjectModule::new(builder);
+    let names = RolledNames {
+        function: symbol,
+        linkage: Linkage::Export,
+        constants: &format!("{symbol}.constants"),
+        math: MathNames::Libm,
+    };
+    let (_, code_bytes) = define_rolled(&mut module, rolled, &plan, opts, &names, None)?;
+    let bytes = module
+        .finish()
+        .emit()
+        .map_err(|e| JitError::cranelift("writing the object file", e))?;
+    let header = rolled.header();
+    Ok(ObjectCode {
+        bytes,
+        header: c_header(header, symbol, plan.n_slots, false),
+        symbol: symbol.to_string(),
+        n_inputs: rolled.n_params(),
+        n_outputs: header.rets.len(),
+        work_len: plan.n_slots,
+        code_bytes,
+        pair_symbol: None,
+    })
+}
+
+/// An error unless `symbol`, and every other name an object exported as `symbol` defines
+/// (with `pairs`, the two-point entry), may be defined (see [`compile_object_as`]).
+fn check_symbol(symbol: &str, pairs: bool) -> Result<(), JitError> {
+    for name in defined_names(symbol, pairs) {
+        if let Some(reason) = crate::symbols::symbol_problem(&name) {
+            let reason = if name == symbol {
+                reason
+            } else {
+                format!("it also defines `{name}`, and {reason}")
+            };
+            return Err(JitError::Symbol {
+                symbol: symbol.to_string(),
+                reason,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The kernels of `func` for `lanes` exported as `symbol`: the one chunk itself, or local

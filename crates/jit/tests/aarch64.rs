@@ -6,7 +6,7 @@
 mod common;
 
 use adjit_jit::{JitOptions, MathImpl, Pairing};
-use common::aot::{run_suite, tools_present, Toolchain};
+use common::aot::{run_rolled_suite, run_suite, tools_present, Toolchain};
 
 const AARCH64: Toolchain = Toolchain {
     triple: "aarch64-unknown-linux-gnu",
@@ -41,4 +41,23 @@ fn aarch64_objects_match_interpreter_under_qemu() {
             }
         }
     });
+}
+
+/// Rolled programs and their rolled derivatives compiled from their templates
+/// (`compile_object_rolled`): loops, fused reverse sweeps, pairs in vector lanes (every other
+/// program paired by force), the identities on registers; the interpreter's results.
+#[test]
+fn rolled_objects_match_interpreter() {
+    if !tools_present(&AARCH64) {
+        return;
+    }
+    let from_templates = run_rolled_suite(&AARCH64, |i| JitOptions {
+        pair_loops: [Pairing::Always, Pairing::Auto][i % 2],
+        math: [MathImpl::Auto, MathImpl::Auto, MathImpl::Inline][i % 3],
+        ..JitOptions::default()
+    });
+    assert!(
+        from_templates >= 30,
+        "{from_templates} compiled from their templates"
+    );
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use adjit_jit::{compile_object, JitOptions, MathImpl, Pairing};
-use common::aot::{run_suite, tools_present, Toolchain};
+use common::aot::{run_rolled_suite, run_suite, tools_present, Toolchain};
 
 const X86_64: Toolchain = Toolchain {
     triple: "x86_64-unknown-linux-gnu",
@@ -70,4 +70,24 @@ fn header_declares_the_abi() {
     }
     assert_eq!(&obj.bytes[..4], b"\x7fELF");
     assert_eq!(adjit_jit::c_symbol("3d.model-x"), "_3d_model_x");
+}
+
+/// Rolled programs and their rolled derivatives compiled from their templates
+/// (`compile_object_rolled`): loops, fused reverse sweeps, pairs in vector lanes (every other
+/// program paired by force), the identities on registers; the interpreter's results.
+#[test]
+fn rolled_objects_match_interpreter() {
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux")) || !tools_present(&X86_64) {
+        eprintln!("SKIP: not an x86-64 Linux host with a C compiler");
+        return;
+    }
+    let from_templates = run_rolled_suite(&X86_64, |i| JitOptions {
+        pair_loops: [Pairing::Always, Pairing::Auto][i % 2],
+        math: [MathImpl::Auto, MathImpl::Auto, MathImpl::Inline][i % 3],
+        ..JitOptions::default()
+    });
+    assert!(
+        from_templates >= 30,
+        "{from_templates} compiled from their templates"
+    );
 }

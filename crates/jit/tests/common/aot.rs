@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use adjit_ir::random::{random_function, RandomOptions, Rng};
-use adjit_ir::{interpret, mathlib, BinaryOp, Function, InstData, Type};
-use adjit_jit::{compile, compile_object, JitOptions, MathImpl};
+use adjit_ir::{interpret, mathlib, BinaryOp, Function, InstData, Rolled, Type};
+use adjit_jit::{
+    compile, compile_object, compile_object_rolled, compile_templates, JitOptions, MathImpl,
+};
 
 use super::{every_opcode, seed001, special_values};
 
@@ -417,4 +419,189 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
         programs.len()
     );
     max_ulps
+}
+
+/// The rolled programs of the rolled suite, with their input points: random repeated programs
+/// (carried values, strides, interruptions, data tables, f32) and their rolled JVP, VJP,
+/// gradient and HVP (whose reverse sweeps fuse into their forward loops), and the traced
+/// Rosenbrock's gradient and HVP.
+pub fn rolled_suite_programs() -> Vec<(Rolled, Vec<Vec<f64>>)> {
+    use adjit_diff::{jvp_rolled, vjp_rolled, vjp_rolled_seeded_with_one};
+    use adjit_ir::random::{random_repeated, RepeatOptions};
+    let mut programs = Vec::new();
+    let mut add = |r: Rolled, seed: u64| {
+        let mut rng = Rng::new(seed);
+        let points = (0..2)
+            .map(|_| rng.vector(r.n_params(), -2.0, 2.0))
+            .collect();
+        programs.push((r, points));
+    };
+    for seed in 0..8u64 {
+        let f = random_repeated(seed, &RepeatOptions::of_seed(seed, seed % 2 == 1));
+        let r = Rolled::from_function(&f);
+        let seeded = vjp_rolled_seeded_with_one(&r);
+        for p in [
+            jvp_rolled(&r),
+            vjp_rolled(&r),
+            jvp_rolled(&seeded),
+            seeded,
+            r,
+        ] {
+            add(p, seed);
+        }
+    }
+    let rosenbrock = Rolled::from_function(&adjit_testkit::chained_rosenbrock(600));
+    let seeded = vjp_rolled_seeded_with_one(&rosenbrock);
+    add(jvp_rolled(&seeded), 1);
+    add(seeded, 2);
+    programs
+}
+
+/// Compile every program of [`rolled_suite_programs`] from its templates to an object
+/// (`compile_object_rolled`, options `opts_for(i)`), link them with one C driver, run it once
+/// and compare with the interpreter of each expansion (with the host's code compiled from the
+/// templates under inline math): bit-exact where no libm routine is involved, within 2 ulps
+/// where one is. Returns how many objects held loops (were compiled from their templates).
+pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> usize {
+    let programs = rolled_suite_programs();
+    let dir = std::env::temp_dir().join(format!(
+        "adjit_aot_rolled_{}_{}",
+        tc.triple,
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut objects, mut options) = (Vec::new(), Vec::new());
+    let (mut includes, mut table) = (String::new(), String::new());
+    let (mut max_in, mut max_out, mut max_work) = (1, 1, 1);
+    let mut from_templates = 0;
+    for (i, (rolled, _)) in programs.iter().enumerate() {
+        let opts = opts_for(i);
+        let symbol = format!("adjit_r{i}");
+        let obj = compile_object_rolled(rolled, tc.triple, &opts, &symbol)
+            .unwrap_or_else(|e| panic!("@{}: {e}", rolled.header().name));
+        // (Where the host compiles it from its templates, so does the object.)
+        let held = compile_templates(rolled, &opts).unwrap_or_else(|e| panic!("{e}"));
+        from_templates += usize::from(held.is_some());
+        options.push(opts);
+        let o = dir.join(format!("r{i}.o"));
+        std::fs::write(&o, &obj.bytes).unwrap();
+        std::fs::write(dir.join(format!("r{i}.h")), &obj.header).unwrap();
+        objects.push(o);
+        includes += &format!("#include \"r{i}.h\"\n");
+        let up = obj.symbol.to_ascii_uppercase();
+        table += &format!(
+            "  {{{s}, {up}_N_INPUTS, {up}_N_OUTPUTS, {up}_WORK_LEN}},\n",
+            s = obj.symbol
+        );
+        max_in = max_in.max(obj.n_inputs);
+        max_out = max_out.max(obj.n_outputs);
+        max_work = max_work.max(obj.work_len);
+    }
+    let driver = format!(
+        "#include <stdio.h>\n#include <stdint.h>\n{includes}\
+         typedef void (*kernel)(const double *, double *, double *);\n\
+         struct entry {{ kernel f; unsigned n_in, n_out, work; }};\n\
+         static const struct entry table[] = {{\n{table}}};\n\
+         static double in[{max_in}], out[{max_out}], work[{max_work}];\n\
+         /* A record: program index, point. Writes f(point). */\n\
+         int main(void) {{\n\
+           uint32_t idx;\n\
+           while (fread(&idx, 4, 1, stdin) == 1) {{\n\
+             const struct entry *e = &table[idx];\n\
+             if (fread(in, 8, e->n_in, stdin) != e->n_in) return 2;\n\
+             e->f(in, out, work);\n\
+             fwrite(out, 8, e->n_out, stdout);\n\
+           }}\n\
+           return 0;\n\
+         }}\n"
+    );
+    std::fs::write(dir.join("driver.c"), driver).unwrap();
+    let exe = dir.join("driver");
+    let status = Command::new(tc.cc)
+        .arg("-O2")
+        .arg("-o")
+        .arg(&exe)
+        .arg(dir.join("driver.c"))
+        .args(&objects)
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(status.success(), "{} failed to link the driver", tc.cc);
+    let mut stdin = Vec::new();
+    for (i, (_, points)) in programs.iter().enumerate() {
+        for x in points {
+            stdin.extend((i as u32).to_le_bytes());
+            for v in x {
+                stdin.extend(v.to_le_bytes());
+            }
+        }
+    }
+    // (Kept beside the driver, to run it again by hand when it fails.)
+    std::fs::write(dir.join("input.bin"), &stdin).unwrap();
+    let mut cmd = match tc.runner {
+        Some((runner, args)) => {
+            let mut c = Command::new(runner);
+            c.args(args).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "driver failed: {:?}",
+        output.status
+    );
+    writer.join().unwrap().unwrap();
+    let mut got = output
+        .stdout
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
+    let mut checked = 0;
+    for ((rolled, points), opts) in programs.iter().zip(&options) {
+        let func = rolled.expand();
+        let libm = outputs_using_libm(&func, opts.math);
+        let host = (opts.math == MathImpl::Inline).then(|| {
+            compile_templates(rolled, opts)
+                .unwrap_or_else(|e| panic!("@{}: {e}", func.name))
+                .unwrap_or_else(|| compile(&func, opts).expect("compiles"))
+        });
+        for x in points {
+            let want = match &host {
+                Some(code) => {
+                    let mut y = vec![0.0; func.n_outputs()];
+                    code.call(x, &mut y).unwrap();
+                    y
+                }
+                None => interpret(&func, x).unwrap(),
+            };
+            for (j, &w) in want.iter().enumerate() {
+                let g = got.next().expect("driver wrote too few outputs");
+                let d = ulps(g, w, func.ret_types[j]);
+                let most = if libm[j] { 2 } else { 0 };
+                assert!(
+                    d <= most,
+                    "{}: @{} output {j}: object {g:e}, reference {w:e} ({d} ulps)",
+                    tc.triple,
+                    func.name
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(got.next().is_none(), "driver wrote too many outputs");
+    std::fs::remove_dir_all(&dir).ok();
+    eprintln!(
+        "{}: {} rolled programs ({from_templates} from their templates), {checked} outputs",
+        tc.triple,
+        programs.len()
+    );
+    from_templates
 }
