@@ -3,7 +3,7 @@
 //! printer and compactly (`%a=add %b,1.0`) and with names without digits (`%x_bc`, which the
 //! parser finds through its hash table rather than its tables of numbered names), and its gradient (`vjp_seeded_with_one`, then
 //! `simplify`, and `Gradient::new` from the function to callable code, usually and kept rolled
-//! with `Options::rolled`) at 10⁴ and 10⁵. Each
+//! with `Options::rolled`, and a call of each) at 10⁴ and 10⁵. Each
 //! phase should be linear: the time per line the same at every size, within one run.
 //!
 //! `cargo bench --bench frontend -- --warm-up-time 1 --measurement-time 5`
@@ -102,8 +102,12 @@ fn frontend(c: &mut Criterion) {
             );
             // The whole way from a function to callable native code: derive, simplify in
             // place, schedule, roll (one loop here) and JIT.
+            let usual = adjit::Options {
+                rolled: adjit::KeepRolled::Never,
+                ..adjit::Options::default()
+            };
             group.bench_with_input(BenchmarkId::new("gradient_new", lines), &func, |b, func| {
-                b.iter(|| adjit::Gradient::new(func).expect("compiles"))
+                b.iter(|| adjit::Gradient::with_options(func, &usual).expect("compiles"))
             });
             // Derivatives on templates: the VJP line by line against the VJP of the program
             // held as its loops (the search for them timed apart).
@@ -132,6 +136,21 @@ fn frontend(c: &mut Criterion) {
                     })
                 },
             );
+            // And their calls: the rolled loop (simplified on registers, two terms per trip)
+            // against the usual pipeline's (should be equal).
+            let x: Vec<f64> = (0..func.n_params)
+                .map(|i| 0.5 + 0.01 * (i % 7) as f64)
+                .collect();
+            for (name, opts) in [
+                ("gradient_call", &usual),
+                ("gradient_call_rolled", &rolled_through),
+            ] {
+                let g = adjit::Gradient::with_options(&func, opts).expect("compiles");
+                let mut grad = vec![0.0; func.n_params];
+                group.bench_function(BenchmarkId::new(name, lines), |b| {
+                    b.iter(|| g.call(&x, &mut grad).expect("lengths match"))
+                });
+            }
         }
     }
     group.finish();
