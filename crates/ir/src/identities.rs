@@ -132,3 +132,33 @@ pub fn rewrite<'f>(
         _ => None,
     }
 }
+
+/// `inst` with its float operands whose value `known` gives (never NaN) written as literals,
+/// provided one float operand stays a value (an instruction has a value operand); the
+/// operands of a `const`, unary or `powi` instruction are values only and stay.
+pub fn inline_literals(inst: InstData, known: impl Fn(Operand) -> Option<f64>) -> InstData {
+    let known = |o: Operand| known(o).filter(|c| !c.is_nan());
+    let lit = |o: Operand| match known(o) {
+        Some(c) => Operand::Const(c),
+        None => o,
+    };
+    let inline = |args: &[Operand]| args.iter().any(|&o| matches!(lit(o), Operand::Value(_)));
+    match inst {
+        InstData::Binary { op, args } if inline(&args) => InstData::Binary {
+            op,
+            args: args.map(lit),
+        },
+        InstData::Fma { args } if inline(&args) => InstData::Fma {
+            args: args.map(lit),
+        },
+        InstData::Fcmp { pred, args } if inline(&args) => InstData::Fcmp {
+            pred,
+            args: args.map(lit),
+        },
+        InstData::Select { cond, args } if inline(&args) => InstData::Select {
+            cond,
+            args: args.map(lit),
+        },
+        other => other,
+    }
+}

@@ -1088,14 +1088,30 @@ impl<M: Module> Lowerer<'_, '_, M> {
     /// The 128-bit `x` with byte `i` of the result taken from byte `order[i]` of `x`,
     /// reinterpreted as `ty`.
     fn shuffle_bytes(&mut self, x: ir::Value, order: [u8; 16], ty: types::Type) -> ir::Value {
-        let bytes = self.b.ins().bitcast(types::I8X16, lane_bitcast(), x);
+        self.shuffle_two(x, x, order, ty)
+    }
+
+    /// The 128-bit values `a` and `b` with byte `i` of the result taken from byte `order[i]`
+    /// of their 32 bytes (`a`'s first), reinterpreted as `ty`.
+    fn shuffle_two(
+        &mut self,
+        a: ir::Value,
+        b: ir::Value,
+        order: [u8; 16],
+        ty: types::Type,
+    ) -> ir::Value {
+        let a = self.b.ins().bitcast(types::I8X16, lane_bitcast(), a);
+        let b = match a == b {
+            true => a,
+            false => self.b.ins().bitcast(types::I8X16, lane_bitcast(), b),
+        };
         let imm = self
             .b
             .func
             .dfg
             .immediates
             .push(ConstantData::from(&order[..]));
-        let shuffled = self.b.ins().shuffle(bytes, bytes, imm);
+        let shuffled = self.b.ins().shuffle(a, b, imm);
         self.b.ins().bitcast(ty, lane_bitcast(), shuffled)
     }
 

@@ -6,7 +6,7 @@
 mod common;
 
 use adjit_jit::{JitOptions, MathImpl, Pairing};
-use common::aot::{run_rolled_suite, run_suite, tools_present, Toolchain};
+use common::aot::{rolled_suite_options, run_rolled_suite, run_suite, tools_present, Toolchain};
 
 const AARCH64: Toolchain = Toolchain {
     triple: "aarch64-unknown-linux-gnu",
@@ -51,11 +51,7 @@ fn rolled_objects_match_interpreter() {
     if !tools_present(&AARCH64) {
         return;
     }
-    let from_templates = run_rolled_suite(&AARCH64, |i| JitOptions {
-        pair_loops: [Pairing::Always, Pairing::Auto][i % 2],
-        math: [MathImpl::Auto, MathImpl::Auto, MathImpl::Inline][i % 3],
-        ..JitOptions::default()
-    });
+    let from_templates = run_rolled_suite(&AARCH64, rolled_suite_options);
     assert!(
         from_templates >= 30,
         "{from_templates} compiled from their templates"

@@ -5,7 +5,7 @@
 mod common;
 
 use adjit_jit::{compile_object, JitOptions, MathImpl, Pairing};
-use common::aot::{run_rolled_suite, run_suite, tools_present, Toolchain};
+use common::aot::{rolled_suite_options, run_rolled_suite, run_suite, tools_present, Toolchain};
 
 const X86_64: Toolchain = Toolchain {
     triple: "x86_64-unknown-linux-gnu",
@@ -81,11 +81,7 @@ fn rolled_objects_match_interpreter() {
         eprintln!("SKIP: not an x86-64 Linux host with a C compiler");
         return;
     }
-    let from_templates = run_rolled_suite(&X86_64, |i| JitOptions {
-        pair_loops: [Pairing::Always, Pairing::Auto][i % 2],
-        math: [MathImpl::Auto, MathImpl::Auto, MathImpl::Inline][i % 3],
-        ..JitOptions::default()
-    });
+    let from_templates = run_rolled_suite(&X86_64, rolled_suite_options);
     assert!(
         from_templates >= 30,
         "{from_templates} compiled from their templates"

@@ -5,7 +5,7 @@
 //! the instructions that use them (where a value operand remains), which leaves the `const`
 //! dead for [`super::dce`]. Names of folded values are kept.
 
-use adjit_ir::{math, Function, InstData, Operand, ValueDef};
+use adjit_ir::{identities, math, Function, InstData, Operand, ValueDef};
 
 use super::{copied, InPlace};
 
@@ -75,7 +75,9 @@ pub(super) fn fold_in_place(func: &mut Function) -> bool {
         };
         let new_inst = match folded {
             Some(c) => c,
-            None => inline_literals(inst, &known),
+            None => {
+                identities::inline_literals(inst, |o| o.as_value().and_then(|u| known[u.index()]))
+            }
         };
         let k = match new_inst {
             InstData::Const { bits, .. } => Some(f64::from_bits(bits)),
@@ -85,36 +87,4 @@ pub(super) fn fold_in_place(func: &mut Function) -> bool {
         known.push(k);
     }
     out.finish()
-}
-
-/// Replace float operands whose value is a known non-NaN constant by literals, provided some
-/// float operand stays a value (an instruction may not have only literal float operands).
-fn inline_literals(inst: InstData, known: &[Option<f64>]) -> InstData {
-    let lit = |o: Operand| match o {
-        Operand::Value(u) => match known[u.index()] {
-            Some(c) if !c.is_nan() => Operand::Const(c),
-            _ => o,
-        },
-        c => c,
-    };
-    let inline =
-        |args: &[Operand]| -> bool { args.iter().any(|&o| matches!(lit(o), Operand::Value(_))) };
-    match inst {
-        InstData::Binary { op, args } if inline(&args) => InstData::Binary {
-            op,
-            args: args.map(lit),
-        },
-        InstData::Fma { args } if inline(&args) => InstData::Fma {
-            args: args.map(lit),
-        },
-        InstData::Fcmp { pred, args } if inline(&args) => InstData::Fcmp {
-            pred,
-            args: args.map(lit),
-        },
-        InstData::Select { cond, args } if inline(&args) => InstData::Select {
-            cond,
-            args: args.map(lit),
-        },
-        other => other,
-    }
 }

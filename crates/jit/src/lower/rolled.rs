@@ -95,46 +95,18 @@ impl Known {
                 return (inst, Some(Simplified::Const(ty.round(r).to_bits())));
             }
         }
-        let mut inst = inline_known(inst, &known);
+        let mut inst = identities::inline_literals(inst, known);
         for _ in 0..Self::ROUNDS {
             let def_of = |o: Operand| o.as_value().and_then(|v| self.defs.get(&value_register(v)));
             match identities::rewrite(&inst, false, def_of) {
                 Some(Rewrite::Alias(v)) => {
                     return (inst, Some(Simplified::Register(value_register(v))));
                 }
-                Some(Rewrite::Inst(new)) => inst = inline_known(new, &known),
+                Some(Rewrite::Inst(new)) => inst = identities::inline_literals(new, known),
                 None => break,
             }
         }
         (inst, None)
-    }
-}
-
-/// `inst` with its float operands of known value as literals, provided one stays a value (an
-/// instruction has a value operand).
-fn inline_known(inst: InstData, known: &impl Fn(Operand) -> Option<f64>) -> InstData {
-    let lit = |o: Operand| match known(o) {
-        Some(c) => Operand::Const(c),
-        None => o,
-    };
-    let inline = |args: &[Operand]| args.iter().any(|&o| known(o).is_none());
-    match inst {
-        InstData::Binary { op, args } if inline(&args) => InstData::Binary {
-            op,
-            args: args.map(lit),
-        },
-        InstData::Fma { args } if inline(&args) => InstData::Fma {
-            args: args.map(lit),
-        },
-        InstData::Fcmp { pred, args } if inline(&args) => InstData::Fcmp {
-            pred,
-            args: args.map(lit),
-        },
-        InstData::Select { cond, args } if inline(&args) => InstData::Select {
-            cond,
-            args: args.map(lit),
-        },
-        other => other,
     }
 }
 

@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use adjit_ir::{InstData, Rolled, Type};
-use cranelift_codegen::ir::{self, condcodes::IntCC, types, ConstantData, InstBuilder};
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, InstBuilder};
 use cranelift_module::Module;
 
 use super::paired::{inst_cost, LOOP_OVERHEAD, MIN_GAIN, MIN_SHARE, PAIR, PAIR_READONLY};
@@ -35,7 +35,7 @@ use super::rolled_place::{place_of, History, Iteration, Sweep};
 use super::{signed_offset, Lowerer, FLAGS, READONLY};
 use crate::abi::clif_type;
 use crate::error::JitError;
-use crate::lanes::{lane_bitcast, lane_type, Lanes};
+use crate::lanes::{lane_type, Lanes};
 use crate::options::Pairing;
 use crate::rolled_plan::{Home, Place, RolledPlan};
 
@@ -500,17 +500,7 @@ impl<M: Module> Lowerer<'_, '_, M> {
             Type::F32 => [4, 5, 6, 7, 16, 17, 18, 19, 8, 9, 10, 11, 12, 13, 14, 15],
             _ => [8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23],
         };
-        let vty = lane_type(ty);
-        let a = self.b.ins().bitcast(types::I8X16, lane_bitcast(), a);
-        let b = self.b.ins().bitcast(types::I8X16, lane_bitcast(), b);
-        let imm = self
-            .b
-            .func
-            .dfg
-            .immediates
-            .push(ConstantData::from(&order[..]));
-        let joined = self.b.ins().shuffle(a, b, imm);
-        self.b.ins().bitcast(vty, lane_bitcast(), joined)
+        self.shuffle_two(a, b, order, lane_type(ty))
     }
 
     /// The values `base + step·(v − shift)` of virtual iterations `v` and `v + 1` (counter `j`

@@ -281,19 +281,6 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
         rolled >= 3,
         "only {rolled} programs of the suite were rolled"
     );
-    std::fs::write(dir.join("driver.c"), driver).unwrap();
-    let exe = dir.join("driver");
-    let status = Command::new(tc.cc)
-        .arg("-O2")
-        .arg("-o")
-        .arg(&exe)
-        .arg(dir.join("driver.c"))
-        .args(&objects)
-        .arg("-lm")
-        .status()
-        .unwrap();
-    assert!(status.success(), "{} failed to link the driver", tc.cc);
-
     // Point `k` is lane a of its record and the next point (cyclically) lane b.
     let partner = |points: &[Vec<f64>], k: usize| (k + 1) % points.len();
     let mut stdin = Vec::new();
@@ -305,32 +292,8 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
             }
         }
     }
-    let mut cmd = match tc.runner {
-        Some((runner, args)) => {
-            let mut c = Command::new(runner);
-            c.args(args).arg(&exe);
-            c
-        }
-        None => Command::new(&exe),
-    };
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Written from another thread: the driver's output may fill the pipe before it has read
-    // all of its input, and writing everything first would then wait forever.
-    let mut input = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || input.write_all(&stdin));
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert!(
-        output.status.success(),
-        "driver failed: {:?}",
-        output.status
-    );
+    let output = link_and_run(tc, &dir, &driver, &objects, stdin);
     let mut got = output
-        .stdout
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
 
@@ -515,18 +478,6 @@ pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) 
            return 0;\n\
          }}\n"
     );
-    std::fs::write(dir.join("driver.c"), driver).unwrap();
-    let exe = dir.join("driver");
-    let status = Command::new(tc.cc)
-        .arg("-O2")
-        .arg("-o")
-        .arg(&exe)
-        .arg(dir.join("driver.c"))
-        .args(&objects)
-        .arg("-lm")
-        .status()
-        .unwrap();
-    assert!(status.success(), "{} failed to link the driver", tc.cc);
     let mut stdin = Vec::new();
     for (i, (_, points)) in programs.iter().enumerate() {
         for x in points {
@@ -536,32 +487,8 @@ pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) 
             }
         }
     }
-    // (Kept beside the driver, to run it again by hand when it fails.)
-    std::fs::write(dir.join("input.bin"), &stdin).unwrap();
-    let mut cmd = match tc.runner {
-        Some((runner, args)) => {
-            let mut c = Command::new(runner);
-            c.args(args).arg(&exe);
-            c
-        }
-        None => Command::new(&exe),
-    };
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || input.write_all(&stdin));
-    let output = child.wait_with_output().unwrap();
-    assert!(
-        output.status.success(),
-        "driver failed: {:?}",
-        output.status
-    );
-    writer.join().unwrap().unwrap();
+    let output = link_and_run(tc, &dir, &driver, &objects, stdin);
     let mut got = output
-        .stdout
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
     let mut checked = 0;
@@ -604,4 +531,64 @@ pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) 
         programs.len()
     );
     from_templates
+}
+
+/// Link `driver` (C source) with `objects` in `dir` for `tc`, run it on `stdin` (kept beside
+/// it as `input.bin`, to run it again by hand when it fails) and return what it wrote; the
+/// driver must succeed.
+fn link_and_run(
+    tc: &Toolchain,
+    dir: &Path,
+    driver: &str,
+    objects: &[PathBuf],
+    stdin: Vec<u8>,
+) -> Vec<u8> {
+    std::fs::write(dir.join("driver.c"), driver).unwrap();
+    let exe = dir.join("driver");
+    let status = Command::new(tc.cc)
+        .arg("-O2")
+        .arg("-o")
+        .arg(&exe)
+        .arg(dir.join("driver.c"))
+        .args(objects)
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(status.success(), "{} failed to link the driver", tc.cc);
+    std::fs::write(dir.join("input.bin"), &stdin).unwrap();
+    let mut cmd = match tc.runner {
+        Some((runner, args)) => {
+            let mut c = Command::new(runner);
+            c.args(args).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Written from another thread: the driver's output may fill the pipe before it has read
+    // all of its input, and writing everything first would then wait forever.
+    let mut input = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "driver failed: {:?}",
+        output.status
+    );
+    writer.join().unwrap().unwrap();
+    output.stdout
+}
+
+/// The options of the rolled suite's program `i`: every other one paired by force, every
+/// third with adjit's inline math routines.
+pub fn rolled_suite_options(i: usize) -> JitOptions {
+    JitOptions {
+        pair_loops: [adjit_jit::Pairing::Always, adjit_jit::Pairing::Auto][i % 2],
+        math: [MathImpl::Auto, MathImpl::Auto, MathImpl::Inline][i % 3],
+        ..JitOptions::default()
+    }
 }
