@@ -250,8 +250,9 @@ pub fn compile_object_as(
 /// A program that [`KeepRolled::Auto`](crate::KeepRolled::Auto) keeps rolled (the primal,
 /// JVP, VJP, gradient and HVP modes, from [`KeepRolled::AUTO_ABOVE`](crate::KeepRolled)
 /// instructions) is derived per template and compiled from its templates
-/// ([`adjit_jit::compile_object_rolled`]): the object's code follows the distinct work, not
-/// the length of the trace (the two-point kernels are made from straight-line code only).
+/// ([`adjit_jit::compile_object_rolled`]): its compile time and memory follow the distinct
+/// work, not the length of the trace (the two-point kernels are made from straight-line code
+/// only).
 pub fn compile_object_with(
     func: &Function,
     mode: Mode,

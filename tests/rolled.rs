@@ -583,20 +583,28 @@ fn large_programs_are_kept_rolled_by_default() {
     };
     let usual = adjit::Compiled::with_options(&small, Mode::Gradient, &never).unwrap();
     assert!(usual.rolled().is_none());
-    // Its object files too are compiled from the templates: a few KB of code where the
-    // straight-line program is MBs, with the usual symbol and buffers (the JIT's AOT suites
-    // run such objects on x86-64 and AArch64 against the interpreter).
+    // Its object files too are compiled from the templates (the program is never derived
+    // flat): the object of the rolled gradient itself, a few KB of loops, with the usual
+    // symbol and buffers (the JIT's AOT suites run such objects on x86-64 and AArch64 against
+    // the interpreter).
+    let mut rolled =
+        adjit::diff::vjp_rolled_seeded_with_one(&adjit::ir::Rolled::from_function(&large));
+    rolled.set_function_name(format!("{}_grad", large.name));
+    let symbol = adjit_jit::default_symbol(&rolled.header().name);
     for target in ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"] {
         let obj = adjit::compile_object(&large, Mode::Gradient, Some(target)).unwrap();
+        let opts = adjit_jit::JitOptions::default();
+        let want = adjit_jit::compile_object_rolled(&rolled, target, &opts, &symbol).unwrap();
+        assert!(
+            obj.bytes == want.bytes,
+            "{target}: not the rolled gradient's object"
+        );
         assert!(
             obj.code_bytes < 16 * 1024,
             "{target}: {} bytes",
             obj.code_bytes
         );
         assert_eq!((obj.n_inputs, obj.n_outputs), (n, n + 1));
-        assert_eq!(
-            obj.symbol,
-            adjit_jit::default_symbol(&format!("{}_grad", large.name))
-        );
+        assert_eq!(obj.symbol, symbol);
     }
 }
