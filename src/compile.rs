@@ -461,23 +461,31 @@ impl Gradient {
     }
 }
 
-/// [`object_for`] of a rolled program, compiled from its templates
-/// ([`adjit_jit::compile_object_rolled`]).
+/// The triple an object is compiled for (`None`: the host) and the symbol it exports (`None`:
+/// the default for the program's `name`).
+fn target_and_symbol(name: &str, target: Option<&str>, symbol: Option<&str>) -> (String, String) {
+    let target = target.map_or_else(
+        || target_lexicon::Triple::host().to_string(),
+        str::to_string,
+    );
+    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(name), str::to_string);
+    (target, symbol)
+}
+
+/// [`object_for`] of a rolled program that [`rolled_program`] derived, compiled from its
+/// templates ([`adjit_jit::compile_object_rolled`]).
 pub(crate) fn rolled_object_for(
     program: &Rolled,
     target: Option<&str>,
     symbol: Option<&str>,
     opts: &JitOptions,
 ) -> Result<ObjectCode> {
-    let host = target_lexicon::Triple::host().to_string();
-    let name = &program.header().name;
-    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(name), str::to_string);
-    Ok(adjit_jit::compile_object_rolled(
-        program,
-        target.unwrap_or(&host),
-        opts,
-        &symbol,
-    )?)
+    let (target, symbol) = target_and_symbol(&program.header().name, target, symbol);
+    // SAFETY: `program` is a rolled transform of a function `rolled_program` verified (the
+    // rolled transforms keep programs valid: their tests verify every output, and debug
+    // builds verify here), as for `compile_templates_verified` in `rolled`.
+    let obj = unsafe { adjit_jit::compile_object_rolled_verified(program, &target, opts, &symbol) };
+    Ok(obj?)
 }
 
 /// Compile `program` to an object file for `target` (`None`: the host), exported as `symbol`
@@ -488,13 +496,9 @@ pub(crate) fn object_for(
     symbol: Option<&str>,
     opts: &JitOptions,
 ) -> Result<ObjectCode> {
-    let host = target_lexicon::Triple::host().to_string();
-    let symbol = symbol.map_or_else(|| adjit_jit::default_symbol(&program.name), str::to_string);
+    let (target, symbol) = target_and_symbol(&program.name, target, symbol);
     Ok(adjit_jit::compile_object_as(
-        program,
-        target.unwrap_or(&host),
-        opts,
-        &symbol,
+        program, &target, opts, &symbol,
     )?)
 }
 

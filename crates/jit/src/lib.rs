@@ -44,7 +44,8 @@ pub use jit::{
     compile_templates_verified, compile_verified, ROLLED_MAX_HELD,
 };
 pub use object::{
-    c_symbol, compile_object, compile_object_as, compile_object_rolled, default_symbol, ObjectCode,
+    c_symbol, compile_object, compile_object_as, compile_object_rolled,
+    compile_object_rolled_verified, default_symbol, ObjectCode,
 };
 pub use options::{JitOptions, MathImpl, OptLevel, Pairing, RegAlloc};
 pub use pair_batch::PairBatch;

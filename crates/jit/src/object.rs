@@ -230,6 +230,28 @@ pub fn compile_object_rolled(
     symbol: &str,
 ) -> Result<ObjectCode, JitError> {
     rolled.verify()?;
+    // SAFETY: `rolled` was just verified.
+    unsafe { compile_object_rolled_verified(rolled, triple, opts, symbol) }
+}
+
+/// [`compile_object_rolled`] without the verifier, for rolled programs a transform built from
+/// a verified program (the facade's rolled derivatives), as
+/// [`compile_templates_verified`](crate::compile_templates_verified) is for the JIT. Builds
+/// with debug assertions verify anyway.
+///
+/// # Safety
+/// `rolled` must be accepted by [`Rolled::verify`]: the lowering trusts what it checks, and
+/// code lowered from a program that breaks it may read or write outside its buffers.
+#[doc(hidden)]
+pub unsafe fn compile_object_rolled_verified(
+    rolled: &Rolled,
+    triple: &str,
+    opts: &JitOptions,
+    symbol: &str,
+) -> Result<ObjectCode, JitError> {
+    if cfg!(debug_assertions) {
+        rolled.verify()?;
+    }
     check_symbol(symbol, opts.batch_lanes >= 2)?;
     let plan = match opts.batch_lanes < 2 && rolled.n_template_insts() <= ROLLED_MAX_HELD {
         true => RolledPlan::new(rolled),
