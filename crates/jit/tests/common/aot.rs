@@ -12,6 +12,7 @@ use adjit_ir::random::{random_function, RandomOptions, Rng};
 use adjit_ir::{interpret, mathlib, BinaryOp, Function, InstData, Rolled, Type};
 use adjit_jit::{
     compile, compile_object, compile_object_rolled, compile_templates, JitOptions, MathImpl,
+    ObjectCode,
 };
 
 use super::{every_opcode, seed001, special_values};
@@ -209,11 +210,8 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
     let programs = suite_programs();
     let dir = std::env::temp_dir().join(format!("adjit_aot_{}_{}", tc.triple, std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut objects = Vec::new();
     let mut options = Vec::new();
-    let mut includes = String::new();
-    let mut table = String::new();
-    let (mut max_in, mut max_out, mut max_work) = (1, 1, 1);
+    let mut linked = Linked::default();
     let mut rolled = 0;
     for (i, (func, _)) in programs.iter().enumerate() {
         let mut func = func.clone();
@@ -235,20 +233,17 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
             .pair_symbol
             .as_deref()
             .expect("batch_lanes = 2 exports pairs");
-        let o = dir.join(format!("p{i}.o"));
-        std::fs::write(&o, &obj.bytes).unwrap();
-        std::fs::write(dir.join(format!("p{i}.h")), &obj.header).unwrap();
-        objects.push(o);
-        includes += &format!("#include \"p{i}.h\"\n");
-        let up = obj.symbol.to_ascii_uppercase();
-        table += &format!(
-            "  {{{s}, {pair}, {up}_N_INPUTS, {up}_N_OUTPUTS, {up}_WORK_LEN}},\n",
-            s = obj.symbol
-        );
-        max_in = max_in.max(obj.n_inputs);
-        max_out = max_out.max(obj.n_outputs);
-        max_work = max_work.max(obj.work_len);
+        let kernels = format!("{}, {pair}", obj.symbol);
+        linked.add(&dir, &format!("p{i}"), &obj, &kernels);
     }
+    let Linked {
+        objects,
+        includes,
+        table,
+        max_in,
+        max_out,
+        max_work,
+    } = linked;
     let driver = format!(
         "#include <stdio.h>\n#include <stdint.h>\n{includes}\
          typedef void (*kernel)(const double *, double *, double *);\n\
@@ -433,9 +428,8 @@ pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) 
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let (mut objects, mut options) = (Vec::new(), Vec::new());
-    let (mut includes, mut table) = (String::new(), String::new());
-    let (mut max_in, mut max_out, mut max_work) = (1, 1, 1);
+    let mut options = Vec::new();
+    let mut linked = Linked::default();
     let mut from_templates = 0;
     for (i, (rolled, _)) in programs.iter().enumerate() {
         let opts = opts_for(i);
@@ -446,20 +440,16 @@ pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) 
         let held = compile_templates(rolled, &opts).unwrap_or_else(|e| panic!("{e}"));
         from_templates += usize::from(held.is_some());
         options.push(opts);
-        let o = dir.join(format!("r{i}.o"));
-        std::fs::write(&o, &obj.bytes).unwrap();
-        std::fs::write(dir.join(format!("r{i}.h")), &obj.header).unwrap();
-        objects.push(o);
-        includes += &format!("#include \"r{i}.h\"\n");
-        let up = obj.symbol.to_ascii_uppercase();
-        table += &format!(
-            "  {{{s}, {up}_N_INPUTS, {up}_N_OUTPUTS, {up}_WORK_LEN}},\n",
-            s = obj.symbol
-        );
-        max_in = max_in.max(obj.n_inputs);
-        max_out = max_out.max(obj.n_outputs);
-        max_work = max_work.max(obj.work_len);
+        linked.add(&dir, &format!("r{i}"), &obj, &obj.symbol);
     }
+    let Linked {
+        objects,
+        includes,
+        table,
+        max_in,
+        max_out,
+        max_work,
+    } = linked;
     let driver = format!(
         "#include <stdio.h>\n#include <stdint.h>\n{includes}\
          typedef void (*kernel)(const double *, double *, double *);\n\
@@ -590,5 +580,46 @@ pub fn rolled_suite_options(i: usize) -> JitOptions {
         pair_loops: [adjit_jit::Pairing::Always, adjit_jit::Pairing::Auto][i % 2],
         math: [MathImpl::Auto, MathImpl::Auto, MathImpl::Inline][i % 3],
         ..JitOptions::default()
+    }
+}
+
+/// The objects one driver links, its `#include`s and table of entries, and the largest
+/// buffers they need (at least one `f64` each).
+struct Linked {
+    objects: Vec<PathBuf>,
+    includes: String,
+    table: String,
+    max_in: usize,
+    max_out: usize,
+    max_work: usize,
+}
+
+impl Default for Linked {
+    fn default() -> Linked {
+        Linked {
+            objects: Vec::new(),
+            includes: String::new(),
+            table: String::new(),
+            max_in: 1,
+            max_out: 1,
+            max_work: 1,
+        }
+    }
+}
+
+impl Linked {
+    /// Write `obj` as `NAME.o` and `NAME.h` in `dir`, and add its table entry: `kernels` (the
+    /// entry's function pointers), then its sizes.
+    fn add(&mut self, dir: &Path, name: &str, obj: &ObjectCode, kernels: &str) {
+        let o = dir.join(format!("{name}.o"));
+        std::fs::write(&o, &obj.bytes).unwrap();
+        std::fs::write(dir.join(format!("{name}.h")), &obj.header).unwrap();
+        self.objects.push(o);
+        self.includes += &format!("#include \"{name}.h\"\n");
+        let up = obj.symbol.to_ascii_uppercase();
+        self.table += &format!("  {{{kernels}, {up}_N_INPUTS, {up}_N_OUTPUTS, {up}_WORK_LEN}},\n");
+        self.max_in = self.max_in.max(obj.n_inputs);
+        self.max_out = self.max_out.max(obj.n_outputs);
+        self.max_work = self.max_work.max(obj.work_len);
     }
 }
