@@ -92,16 +92,6 @@ struct HvpPrograms<'a> {
     outer_hv: Range<usize>,
 }
 
-/// A (row, component) pair whose f-HVP result is accumulated, with the component's cotangent
-/// ȳⱼ and its tangent ẏ̄ⱼ from g's HVP.
-#[derive(Clone, Copy)]
-struct Active {
-    row: usize,
-    component: usize,
-    y_bar: f64,
-    y_bar_dot: f64,
-}
-
 /// One thread's buffers for HVP rows.
 struct HvpWorker {
     /// Stage rows × the fused program's inputs (every φⱼ, the row, θ_s and v_s).
@@ -113,14 +103,11 @@ struct HvpWorker {
     /// stage.
     first_in: Vec<f64>,
     first_out: Vec<f64>,
-    /// The inner HVP's batch (skipping): the (row, component) pairs that run, packed in front.
-    hvp_in: Vec<f64>,
+    /// The inner HVP's outputs for one (row, component) pair (skipping).
     hvp_out: Vec<f64>,
     /// k × the inner HVP's inputs (skipping): component j's φⱼ and vⱼ in place, so that a
-    /// pair's inputs are one copy and its row.
+    /// pair's run writes only its row.
     hvp_templates: Vec<f64>,
-    /// The (row, component) pairs whose f-HVP results are accumulated, in row order.
-    active: Vec<Active>,
     outer_in: Vec<f64>,
     outer_out: Vec<f64>,
 }
@@ -342,6 +329,7 @@ impl ComposedKernel {
             (true, false) if fused => FirstStage::Fused(self.program(Slot::Fused)?),
             (true, false) => FirstStage::Components(self.program(Slot::InnerPrimal)?),
         };
+        let outer_hv = outer.layout.output(Part::HessianVector);
         Ok(HvpPrograms {
             first,
             inner_hvp,
@@ -349,7 +337,7 @@ impl ComposedKernel {
             inner_v: inner_hvp.layout.input(Part::Vector),
             inner_hv: inner_hvp.layout.output(Part::HessianVector),
             outer_v: outer.layout.input(Part::Vector),
-            outer_hv: outer.layout.output(Part::HessianVector),
+            outer_hv,
         })
     }
 
@@ -461,12 +449,8 @@ impl ComposedKernel {
             fused_in,
             first_out,
             first_in,
-            // One run per stage row to start with (a min or max: one component per row);
-            // grown when more components run.
-            hvp_in: vec![0.0; if skipping { c * inner_hvp.n_in } else { 0 }],
-            hvp_out: Vec::new(),
+            hvp_out: vec![0.0; if skipping { inner_hvp.n_out } else { 0 }],
             hvp_templates,
-            active: Vec::with_capacity(c * k),
             outer_in,
             outer_out: vec![0.0; c * outer.n_out],
         }
@@ -514,69 +498,18 @@ impl ComposedKernel {
                 )?;
             }
         }
-        // The (row, component) pairs whose f-HVP results count, with their ȳⱼ and ẏ̄ⱼ: every
-        // one's from the first batch, or those of the components with a nonzero cotangent or
-        // tangent.
-        worker.active.clear();
-        let every = matches!(progs.first, FirstStage::Hvp(_));
-        for (i, out) in worker.outer_out[..n_rows * g_out].chunks(g_out).enumerate() {
-            let (y_bar, y_bar_dot) = (&out[grad..grad + k], &out[hv..hv + k]);
-            if every {
-                let pairs = y_bar.iter().zip(y_bar_dot).enumerate();
-                worker
-                    .active
-                    .extend(pairs.map(|(j, (&w, &w_dot))| active(i, j, (w, w_dot))));
-            } else {
-                push_nonzero(&mut worker.active, i, y_bar, y_bar_dot);
-            }
-        }
-        let (results, n_res, inner) = if let FirstStage::Hvp(first) = progs.first {
-            (&worker.first_out, first.n_out, first)
-        } else {
-            let inner = progs.inner_hvp;
-            let n_in = inner.n_in;
-            let n = worker.active.len();
-            if worker.hvp_in.len() < n * n_in {
-                worker
-                    .hvp_in
-                    .resize((2 * worker.hvp_in.len()).max(n * n_in), 0.0);
-            }
-            // Each pair's inputs: its component's φⱼ and vⱼ as one copy, then its row.
-            let (row_run, n_row) = (
-                rows::consecutive(&self.inner_row_at),
-                self.inner_row_at.len(),
-            );
-            for (a, x) in worker.active.iter().zip(worker.hvp_in.chunks_mut(n_in)) {
-                let j = a.component;
-                copy_short(x, &worker.hvp_templates[j * n_in..(j + 1) * n_in]);
-                match row_run {
-                    Some(first) => copy_short(&mut x[first..first + n_row], &row(a.row)[..n_row]),
-                    None => put(x, &self.inner_row_at, row(a.row)),
-                }
-            }
-            if worker.hvp_out.len() < n * inner.n_out {
-                worker.hvp_out.resize(n * inner.n_out, 0.0);
-            }
-            run_batch(
-                &inner.runner,
-                n_in,
-                inner.n_out,
-                &worker.hvp_in[..n * n_in],
-                &mut worker.hvp_out[..n * inner.n_out],
-            )?;
-            (&worker.hvp_out, inner.n_out, inner)
-        };
-        // The value and the shared slots row by row, then the components' slots pair by pair:
-        // the slots are disjoint, so each still adds its terms in row order. Apart, the value's
-        // sum stays in a register instead of going through memory from row to row.
+        // The value and the shared slots row by row, then the components' slots: the slots
+        // are disjoint, so each still adds its terms in row order. Apart, the value's sum
+        // stays in a register instead of going through memory from row to row.
         let half = k * p + s;
+        let outs = &worker.outer_out[..n_rows * g_out];
         let mut value = acc[0];
-        for out in worker.outer_out[..n_rows * g_out].chunks(g_out) {
+        for out in outs.chunks(g_out) {
             value += out[outer.y.start];
         }
         acc[0] = value;
         if s > 0 {
-            for out in worker.outer_out[..n_rows * g_out].chunks(g_out) {
+            for out in outs.chunks(g_out) {
                 let shared = out[grad + k..grad + k + s]
                     .iter()
                     .zip(&out[hv + k..hv + k + s]);
@@ -586,21 +519,53 @@ impl ComposedKernel {
                 }
             }
         }
-        for (e, a) in worker.active.iter().enumerate() {
-            let res = &results[e * n_res..(e + 1) * n_res];
-            let (g, h) = (&res[inner.grad.clone()], &res[progs.inner_hv.clone()]);
-            let (w, w_dot) = (a.y_bar, a.y_bar_dot);
-            let slots = 1 + a.component * p..1 + (a.component + 1) * p;
-            for ((a, &gi), &hi) in acc[slots.start + half..slots.end + half]
-                .iter_mut()
-                .zip(g)
-                .zip(h)
-            {
-                *a += w_dot * gi + w * hi;
+        let slots = Slots {
+            p,
+            half,
+            grad: progs.inner_hvp.grad.clone(),
+            hv: progs.inner_hv.clone(),
+        };
+        if let FirstStage::Hvp(first) = progs.first {
+            // Every (row, component) pair's f-HVP ran in the first batch.
+            let n_res = first.n_out;
+            for (i, out) in outs.chunks(g_out).enumerate() {
+                let pairs = out[grad..grad + k].iter().zip(&out[hv..hv + k]);
+                for (j, (&w, &w_dot)) in pairs.enumerate() {
+                    let e = i * k + j;
+                    let res = &worker.first_out[e * n_res..(e + 1) * n_res];
+                    slots.add(acc, j, (w, w_dot), res);
+                }
             }
-            for (a, &gi) in acc[slots].iter_mut().zip(g) {
-                *a += w * gi;
-            }
+            return Ok(());
+        }
+        // The components whose ȳⱼ or ẏ̄ⱼ is nonzero run f's HVP, row by row, each on its
+        // component's inputs kept in place (φⱼ and vⱼ), with only the row written: no pair's
+        // inputs are gathered into a batch first.
+        let inner = progs.inner_hvp;
+        let (n_in, n_res) = (inner.n_in, inner.n_out);
+        let (row_run, n_row) = (
+            rows::consecutive(&self.inner_row_at),
+            self.inner_row_at.len(),
+        );
+        let HvpWorker {
+            hvp_templates,
+            hvp_out,
+            ..
+        } = worker;
+        let res = &mut hvp_out[..n_res];
+        for (i, out) in outs.chunks(g_out).enumerate() {
+            let (y_bar, y_bar_dot) = (&out[grad..grad + k], &out[hv..hv + k]);
+            let mut run = |j: usize| -> Result<()> {
+                let x = &mut hvp_templates[j * n_in..(j + 1) * n_in];
+                match row_run {
+                    Some(first) => copy_short(&mut x[first..first + n_row], &row(i)[..n_row]),
+                    None => put(x, &self.inner_row_at, row(i)),
+                }
+                inner.runner.run(x, res)?;
+                slots.add(acc, j, (y_bar[j], y_bar_dot[j]), res);
+                Ok(())
+            };
+            for_each_nonzero(y_bar, y_bar_dot, &mut run)?;
         }
         Ok(())
     }
@@ -694,33 +659,53 @@ impl ComposedKernel {
     }
 }
 
-/// The pair (`row`, `component`) with its (ȳⱼ, ẏ̄ⱼ).
-fn active(row: usize, component: usize, (y_bar, y_bar_dot): (f64, f64)) -> Active {
-    Active {
-        row,
-        component,
-        y_bar,
-        y_bar_dot,
+/// Where one component's f-HVP results add up: its p gradient slots after the value, its p
+/// HVP slots `half` further on.
+struct Slots {
+    p: usize,
+    half: usize,
+    /// The gradient ∇fⱼ and the product Hⱼvⱼ in f's HVP outputs.
+    grad: Range<usize>,
+    hv: Range<usize>,
+}
+
+impl Slots {
+    /// θ̄ⱼ += ȳⱼ·∇fⱼ and (H·v)ⱼ += ẏ̄ⱼ·∇fⱼ + ȳⱼ·Hⱼvⱼ for component `j`, from f's HVP outputs
+    /// `res`, with `(w, w_dot)` = (ȳⱼ, ẏ̄ⱼ).
+    #[inline]
+    fn add(&self, acc: &mut [f64], j: usize, (w, w_dot): (f64, f64), res: &[f64]) {
+        let (g, h) = (&res[self.grad.clone()], &res[self.hv.clone()]);
+        let at = 1 + j * self.p;
+        let (grads, hvs) = acc[at..].split_at_mut(self.half);
+        for ((a, &gi), &hi) in hvs[..self.p].iter_mut().zip(g).zip(h) {
+            *a += w_dot * gi + w * hi;
+        }
+        for (a, &gi) in grads[..self.p].iter_mut().zip(g) {
+            *a += w * gi;
+        }
     }
 }
 
-/// Append to `active_pairs` the components of `row` whose cotangent ȳⱼ (`y_bar[j]`) or its
-/// tangent ẏ̄ⱼ (`y_bar_dot[j]`) is nonzero, in component order, with both: a bit mask per 64
-/// components built without a branch (which one is nonzero changes from row to row), then its
-/// set bits.
+/// Call `run(j)` for each component `j` whose cotangent ȳⱼ (`y_bar[j]`) or its tangent ẏ̄ⱼ
+/// (`y_bar_dot[j]`) is nonzero, in component order: a bit mask per 64 components built without
+/// a branch (which one is nonzero changes from row to row), then its set bits.
 #[inline]
-fn push_nonzero(active_pairs: &mut Vec<Active>, row: usize, y_bar: &[f64], y_bar_dot: &[f64]) {
+fn for_each_nonzero(
+    y_bar: &[f64],
+    y_bar_dot: &[f64],
+    mut run: impl FnMut(usize) -> Result<()>,
+) -> Result<()> {
     for (c, (w, w_dot)) in y_bar.chunks(64).zip(y_bar_dot.chunks(64)).enumerate() {
         let mut mask = 0u64;
         for (b, (&w, &w_dot)) in w.iter().zip(w_dot).enumerate() {
             mask |= u64::from((w != 0.0) | (w_dot != 0.0)) << b;
         }
         while mask != 0 {
-            let b = mask.trailing_zeros() as usize;
-            active_pairs.push(active(row, 64 * c + b, (w[b], w_dot[b])));
+            run(64 * c + mask.trailing_zeros() as usize)?;
             mask &= mask - 1;
         }
     }
+    Ok(())
 }
 
 /// `dst.copy_from_slice(src)` (same lengths) in runs of four, inline: for the few numbers of
