@@ -25,7 +25,7 @@ use std::ops::Range;
 
 use adjit_diff::layout::Part;
 use adjit_ir::Function;
-use adjit_jit::PairBatch;
+use adjit_jit::{PairBatch, PointOutputs};
 
 #[cfg(doc)]
 use super::ComposeOptions;
@@ -471,13 +471,11 @@ impl ComposedKernel {
         v_phis: &[f64],
         acc: &mut [f64],
     ) -> Result<()> {
-        let (k, p, s, r) = (self.k, self.n_phi, self.shared.len(), self.row_len());
-        let n_rows = rows.len();
+        let (r, n_rows) = (self.row_len(), rows.len());
         let row = |i: usize| &data[(rows.start + i) * r..(rows.start + i + 1) * r];
         let outer = progs.outer;
         let (g_in, g_out) = (outer.n_in, outer.n_out);
-        let (grad, hv) = (outer.grad.start, progs.outer_hv.start);
-        match progs.first {
+        let in_pairs = match progs.first {
             FirstStage::Fused(fused) => self.stage_fused(fused, worker, &row, n_rows)?,
             FirstStage::Hvp(first) | FirstStage::Components(first) => {
                 self.stage_first(first, progs, worker, &row, n_rows, v_phis)?;
@@ -496,89 +494,44 @@ impl ComposedKernel {
                     &worker.outer_in[..n_rows * g_in],
                     &mut worker.outer_out[..n_rows * g_out],
                 )?;
+                false
             }
-        }
-        // The value and the shared slots row by row, then the components' slots: the slots
-        // are disjoint, so each still adds its terms in row order. Apart, the value's sum
-        // stays in a register instead of going through memory from row to row.
-        let half = k * p + s;
-        let outs = &worker.outer_out[..n_rows * g_out];
-        let mut value = acc[0];
-        for out in outs.chunks(g_out) {
-            value += out[outer.y.start];
-        }
-        acc[0] = value;
-        if s > 0 {
-            for out in outs.chunks(g_out) {
-                let shared = out[grad + k..grad + k + s]
-                    .iter()
-                    .zip(&out[hv + k..hv + k + s]);
-                for (t, (&g, &h)) in shared.enumerate() {
-                    acc[1 + k * p + t] += g;
-                    acc[1 + half + k * p + t] += h;
-                }
-            }
-        }
-        let slots = Slots {
-            p,
-            half,
-            grad: progs.inner_hvp.grad.clone(),
-            hv: progs.inner_hv.clone(),
         };
-        if let FirstStage::Hvp(first) = progs.first {
-            // Every (row, component) pair's f-HVP ran in the first batch.
-            let n_res = first.n_out;
-            for (i, out) in outs.chunks(g_out).enumerate() {
-                let pairs = out[grad..grad + k].iter().zip(&out[hv..hv + k]);
-                for (j, (&w, &w_dot)) in pairs.enumerate() {
-                    let e = i * k + j;
-                    let res = &worker.first_out[e * n_res..(e + 1) * n_res];
-                    slots.add(acc, j, (w, w_dot), res);
-                }
-            }
-            return Ok(());
-        }
-        // The components whose ȳⱼ or ẏ̄ⱼ is nonzero run f's HVP, row by row, each on its
-        // component's inputs kept in place (φⱼ and vⱼ), with only the row written: no pair's
-        // inputs are gathered into a batch first.
-        let inner = progs.inner_hvp;
-        let (n_in, n_res) = (inner.n_in, inner.n_out);
-        let (row_run, n_row) = (
-            rows::consecutive(&self.inner_row_at),
-            self.inner_row_at.len(),
-        );
         let HvpWorker {
+            fused_pairs,
+            outer_out,
+            first_out,
             hvp_templates,
             hvp_out,
             ..
         } = worker;
-        let res = &mut hvp_out[..n_res];
-        for (i, out) in outs.chunks(g_out).enumerate() {
-            let (y_bar, y_bar_dot) = (&out[grad..grad + k], &out[hv..hv + k]);
-            let mut run = |j: usize| -> Result<()> {
-                let x = &mut hvp_templates[j * n_in..(j + 1) * n_in];
-                match row_run {
-                    Some(first) => copy_short(&mut x[first..first + n_row], &row(i)[..n_row]),
-                    None => put(x, &self.inner_row_at, row(i)),
-                }
-                inner.runner.run(x, res)?;
-                slots.add(acc, j, (y_bar[j], y_bar_dot[j]), res);
-                Ok(())
-            };
-            for_each_nonzero(y_bar, y_bar_dot, &mut run)?;
+        let add = AddRows {
+            kernel: self,
+            progs,
+            n_rows,
+            first_out,
+            hvp_templates,
+            hvp_out,
+        };
+        match fused_pairs.as_ref().filter(|_| in_pairs) {
+            // g's outputs read where the two-point kernels wrote them.
+            Some(batch) => add.run(|i| batch.point_outputs(i), &row, acc),
+            None => {
+                let outs = &outer_out[..n_rows * g_out];
+                add.run(|i| &outs[i * g_out..(i + 1) * g_out], &row, acc)
+            }
         }
-        Ok(())
     }
 
     /// g's HVP outputs for `n_rows` rows by the fused program (its outputs are laid out as g's
-    /// HVP program's).
+    /// HVP program's): in the worker's pair batch (returns `true`), or in `outer_out`.
     fn stage_fused<'d>(
         &self,
         fused: &Program,
         worker: &mut HvpWorker,
         row: &impl Fn(usize) -> &'d [f64],
         n_rows: usize,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let kp = self.k * self.n_phi;
         let (n_in, n_out) = (fused.n_in, fused.n_out);
         if let (Some(batch), Some(code)) = (worker.fused_pairs.as_mut(), fused.runner.code()) {
@@ -586,15 +539,7 @@ impl ComposedKernel {
                 batch.set_run(i, kp, row(i));
             }
             code.run_pair_batch_first(batch, n_rows)?;
-            for (i, out) in worker.outer_out[..n_rows * n_out]
-                .chunks_mut(n_out)
-                .enumerate()
-            {
-                for (y, value) in out.iter_mut().zip(batch.outputs(i, 0..n_out)) {
-                    *y = value;
-                }
-            }
-            return Ok(());
+            return Ok(true);
         }
         for (i, x) in worker.fused_in[..n_rows * n_in]
             .chunks_mut(n_in)
@@ -608,7 +553,8 @@ impl ComposedKernel {
             n_out,
             &worker.fused_in[..n_rows * n_in],
             &mut worker.outer_out[..n_rows * n_out],
-        )
+        )?;
+        Ok(false)
     }
 
     /// g's component inputs for `n_rows` rows from the first program run over every row and
@@ -659,6 +605,117 @@ impl ComposedKernel {
     }
 }
 
+/// One row's outputs of g's HVP (or of the fused program, laid out alike), wherever the
+/// program wrote them: a slice, or one point of a pair batch read in place.
+trait GOutputs {
+    fn get(&self, slot: usize) -> f64;
+}
+
+impl GOutputs for &[f64] {
+    #[inline]
+    fn get(&self, slot: usize) -> f64 {
+        self[slot]
+    }
+}
+
+impl GOutputs for PointOutputs<'_> {
+    #[inline]
+    fn get(&self, slot: usize) -> f64 {
+        PointOutputs::get(self, slot)
+    }
+}
+
+/// The second half of a stage: g's outputs of its rows added to the sums, with the f-HVPs they
+/// ask for.
+struct AddRows<'a> {
+    kernel: &'a ComposedKernel,
+    progs: &'a HvpPrograms<'a>,
+    n_rows: usize,
+    /// Every (row, component) pair's f-HVP outputs, with [`FirstStage::Hvp`].
+    first_out: &'a [f64],
+    /// See [`HvpWorker`].
+    hvp_templates: &'a mut [f64],
+    hvp_out: &'a mut [f64],
+}
+
+impl AddRows<'_> {
+    /// Add the values, gradient slots and HVP slots of the stage's rows (g's outputs of row
+    /// `i` are `outs(i)`) to `acc` (value; k·p gradient slots, the shared gradient; k·p HVP
+    /// slots, the shared HVP), each slot's terms in row order.
+    fn run<'d, O: GOutputs>(
+        self,
+        outs: impl Fn(usize) -> O,
+        row: &impl Fn(usize) -> &'d [f64],
+        acc: &mut [f64],
+    ) -> Result<()> {
+        let this = self.kernel;
+        let progs = self.progs;
+        let (k, p, s) = (this.k, this.n_phi, this.shared.len());
+        let outer = progs.outer;
+        let (y, grad, hv) = (outer.y.start, outer.grad.start, progs.outer_hv.start);
+        // The value and the shared slots row by row, then the components' slots: the slots
+        // are disjoint, so each still adds its terms in row order. Apart, the value's sum
+        // stays in a register instead of going through memory from row to row.
+        let half = k * p + s;
+        let mut value = acc[0];
+        for i in 0..self.n_rows {
+            value += outs(i).get(y);
+        }
+        acc[0] = value;
+        for i in (0..self.n_rows).filter(|_| s > 0) {
+            let out = outs(i);
+            for t in 0..s {
+                acc[1 + k * p + t] += out.get(grad + k + t);
+                acc[1 + half + k * p + t] += out.get(hv + k + t);
+            }
+        }
+        let slots = Slots {
+            p,
+            half,
+            grad: progs.inner_hvp.grad.clone(),
+            hv: progs.inner_hv.clone(),
+        };
+        if let FirstStage::Hvp(first) = progs.first {
+            // Every (row, component) pair's f-HVP ran in the first batch.
+            let n_res = first.n_out;
+            for i in 0..self.n_rows {
+                let out = outs(i);
+                for j in 0..k {
+                    let e = i * k + j;
+                    let res = &self.first_out[e * n_res..(e + 1) * n_res];
+                    slots.add(acc, j, (out.get(grad + j), out.get(hv + j)), res);
+                }
+            }
+            return Ok(());
+        }
+        // The components whose ȳⱼ or ẏ̄ⱼ is nonzero run f's HVP, row by row, each on its
+        // component's inputs kept in place (φⱼ and vⱼ), with only the row written: no pair's
+        // inputs are gathered into a batch first.
+        let inner = progs.inner_hvp;
+        let (n_in, n_res) = (inner.n_in, inner.n_out);
+        let (row_run, n_row) = (
+            rows::consecutive(&this.inner_row_at),
+            this.inner_row_at.len(),
+        );
+        let res = &mut self.hvp_out[..n_res];
+        for i in 0..self.n_rows {
+            let out = outs(i);
+            let weights = |j: usize| (out.get(grad + j), out.get(hv + j));
+            for_each_nonzero(k, weights, |j, w| {
+                let x = &mut self.hvp_templates[j * n_in..(j + 1) * n_in];
+                match row_run {
+                    Some(first) => copy_short(&mut x[first..first + n_row], &row(i)[..n_row]),
+                    None => put(x, &this.inner_row_at, row(i)),
+                }
+                inner.runner.run(x, res)?;
+                slots.add(acc, j, w, res);
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// Where one component's f-HVP results add up: its p gradient slots after the value, its p
 /// HVP slots `half` further on.
 struct Slots {
@@ -686,22 +743,24 @@ impl Slots {
     }
 }
 
-/// Call `run(j)` for each component `j` whose cotangent ȳⱼ (`y_bar[j]`) or its tangent ẏ̄ⱼ
-/// (`y_bar_dot[j]`) is nonzero, in component order: a bit mask per 64 components built without
-/// a branch (which one is nonzero changes from row to row), then its set bits.
+/// Call `run(j, (ȳⱼ, ẏ̄ⱼ))` for each of the `k` components whose cotangent ȳⱼ or its tangent
+/// ẏ̄ⱼ (`weights(j)`) is nonzero, in component order: a bit mask per 64 components built
+/// without a branch (which one is nonzero changes from row to row), then its set bits.
 #[inline]
 fn for_each_nonzero(
-    y_bar: &[f64],
-    y_bar_dot: &[f64],
-    mut run: impl FnMut(usize) -> Result<()>,
+    k: usize,
+    weights: impl Fn(usize) -> (f64, f64),
+    mut run: impl FnMut(usize, (f64, f64)) -> Result<()>,
 ) -> Result<()> {
-    for (c, (w, w_dot)) in y_bar.chunks(64).zip(y_bar_dot.chunks(64)).enumerate() {
+    for first in (0..k).step_by(64) {
         let mut mask = 0u64;
-        for (b, (&w, &w_dot)) in w.iter().zip(w_dot).enumerate() {
-            mask |= u64::from((w != 0.0) | (w_dot != 0.0)) << b;
+        for j in first..k.min(first + 64) {
+            let (w, w_dot) = weights(j);
+            mask |= u64::from((w != 0.0) | (w_dot != 0.0)) << (j - first);
         }
         while mask != 0 {
-            run(64 * c + mask.trailing_zeros() as usize)?;
+            let j = first + mask.trailing_zeros() as usize;
+            run(j, weights(j))?;
             mask &= mask - 1;
         }
     }

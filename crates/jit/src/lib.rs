@@ -48,7 +48,7 @@ pub use object::{
     compile_object_rolled_verified, default_symbol, ObjectCode,
 };
 pub use options::{JitOptions, MathImpl, OptLevel, Pairing, RegAlloc};
-pub use pair_batch::PairBatch;
+pub use pair_batch::{PairBatch, PointOutputs};
 pub use pipeline::{regions, rolled_program};
 pub use roll::Region;
 pub use schedule::schedule;

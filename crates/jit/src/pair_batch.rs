@@ -153,6 +153,25 @@ impl PairBatch {
         self.outputs[at].0[lane]
     }
 
+    /// The outputs of point `point` from the last run, read in place: for a caller that reads
+    /// a few of many outputs, or reads them more than once, without copying them out.
+    ///
+    /// # Panics
+    /// If `point ≥ n_points()`.
+    #[inline]
+    pub fn point_outputs(&self, point: usize) -> PointOutputs<'_> {
+        assert!(
+            point < self.n_points,
+            "point {point} is outside a batch of {} points",
+            self.n_points
+        );
+        let (at, lane) = locate(point, 0, self.n_out);
+        PointOutputs {
+            slots: &self.outputs[at..at + self.n_out],
+            lane,
+        }
+    }
+
     /// Outputs `slots` of point `point` from the last run, in slot order.
     ///
     /// # Panics
@@ -182,6 +201,24 @@ impl PairBatch {
             "{what} {slot} of point {point} is outside a batch of {} points of {slots} {what}s",
             self.n_points
         );
+    }
+}
+
+/// One point's outputs in a [`PairBatch`] ([`PairBatch::point_outputs`]).
+#[derive(Clone, Copy)]
+pub struct PointOutputs<'a> {
+    slots: &'a [PairSlot],
+    lane: usize,
+}
+
+impl PointOutputs<'_> {
+    /// Output `slot` of the point.
+    ///
+    /// # Panics
+    /// If `slot` is not an output of the function.
+    #[inline]
+    pub fn get(&self, slot: usize) -> f64 {
+        self.slots[slot].0[self.lane]
     }
 }
 

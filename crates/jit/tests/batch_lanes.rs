@@ -49,6 +49,10 @@ fn check(func: &Function, base: &JitOptions, points: &[f64]) -> CompiledFunction
         .flat_map(|p| (0..n_out).map(move |j| (p, j)))
         .map(|(p, j)| pairs.output(p, j))
         .collect();
+    let read_in_place: Vec<f64> = (0..n_points)
+        .flat_map(|p| (0..n_out).map(move |j| (p, j)))
+        .map(|(p, j)| pairs.point_outputs(p).get(j))
+        .collect();
     let mut one = vec![0.0; n_out];
     for p in 0..n_points {
         let x = &points[p * n_in..(p + 1) * n_in];
@@ -58,6 +62,7 @@ fn check(func: &Function, base: &JitOptions, points: &[f64]) -> CompiledFunction
                 ("batch", &batch),
                 ("parallel batch", &par),
                 ("pair batch", &in_place),
+                ("pair batch, point_outputs", &read_in_place),
             ];
             for (what, got) in runs {
                 let g = got[p * n_out + j];
