@@ -144,7 +144,12 @@ pub fn color_columns(pattern: &SparsityPattern, ordering: Ordering) -> Coloring 
                 Ordering::Saturation => saturation(&graph),
                 other => greedy(&graph, &order(&graph, other)),
             };
-            recolor(first, |o| greedy(&graph, o))
+            // At the lower bound already: recolouring keeps only a strictly better result.
+            if first.iter().all(|&c| (c as usize) < densest) {
+                first
+            } else {
+                recolor(first, |o| greedy(&graph, o))
+            }
         }
         None => greedy_implicit(pattern),
     };
@@ -263,6 +268,10 @@ fn star_work(graph: &[Vec<u32>], order: &[u32]) -> usize {
     work
 }
 
+/// The column colouring (`color` of each order) with the fewest colours, the first on ties.
+/// The search stops at the first that needs only [`Coloring::densest`] colours, the lower
+/// bound: no later order can beat it, so the result is the full search's (a 2-D stencil's
+/// natural order is optimal, and its other five orders took 0.9 s of a 600 × 600 grid).
 fn best(mut color: impl FnMut(Ordering) -> Coloring, natural_only: bool) -> Coloring {
     let orders: &[Ordering] = if natural_only {
         &[Ordering::Natural]
@@ -272,8 +281,12 @@ fn best(mut color: impl FnMut(Ordering) -> Coloring, natural_only: bool) -> Colo
     let mut best: Option<Coloring> = None;
     for &o in orders {
         let c = color(o);
+        let optimal = c.n_colors <= c.densest;
         if best.as_ref().is_none_or(|b| c.n_colors < b.n_colors) {
             best = Some(c);
+        }
+        if optimal {
+            break;
         }
     }
     best.unwrap_or_else(|| color(Ordering::Natural))
