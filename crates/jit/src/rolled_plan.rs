@@ -213,10 +213,8 @@ impl RolledPlan {
                     };
                     if from != to {
                         // Across loops (a reverse sweep reading a forward loop that an
-                        // exception interrupts): every position of each.
-                        for row in &mut live[from..=to] {
-                            row.fill(true);
-                        }
+                        // exception interrupts): the positions the read visits in each.
+                        mark_walk(loops, (from, to), (base, step, trips), &mut live);
                         continue;
                     }
                     let m = &loops[from];
@@ -244,6 +242,9 @@ impl RolledPlan {
         // Per loop, per position: whether it needs an array of one slot per trip.
         let mut needs: Vec<Vec<bool>> = loops.iter().map(|l| vec![false; l.period()]).collect();
         let mut dense = vec![false; loops.len()];
+        // Per loop, per position: whether a read walking across positions visits it (only
+        // those of a dense loop are stored; the others' slots are never read).
+        let mut walked: Vec<Vec<bool>> = loops.iter().map(|l| vec![false; l.period()]).collect();
 
         // A read of `v` at a fixed place after its loop: a register unless it is an
         // iteration before the last.
@@ -290,16 +291,13 @@ impl RolledPlan {
                             let Some((from, to)) = span_of(base, step, l.trips)? else {
                                 continue; // parameters, read from `inputs`
                             };
-                            if from != to {
-                                dense[from..=to].fill(true);
-                                continue;
-                            }
                             let m = &loops[from];
-                            if m.trips > 1 && step % m.period() as i64 == 0 {
+                            if from == to && m.trips > 1 && step % m.period() as i64 == 0 {
                                 let t = (base as usize - m.start) % m.period();
                                 needs[from][t] = true;
                             } else {
-                                dense[from] = true;
+                                dense[from..=to].fill(true);
+                                mark_walk(loops, (from, to), (base, step, l.trips), &mut walked);
                             }
                         }
                     }
@@ -348,12 +346,15 @@ impl RolledPlan {
         for (k, l) in loops.iter().enumerate() {
             let period = l.period();
             if dense[k] {
+                // Every value has a slot (a walking read's addresses count on that), but only
+                // the positions something reads are stored.
                 let first = n_slots;
                 n_slots = n_slots.checked_add(period.checked_mul(l.trips)?)?;
+                let read = |t: usize| needs[k][t] || lasts[k][t] || walked[k][t];
                 homes.push(
                     (0..period)
                         .map(|t| {
-                            Some(Home {
+                            read(t).then_some(Home {
                                 first: (first + t) as u32,
                                 stride: period as u32,
                             })
@@ -407,6 +408,43 @@ impl RolledPlan {
 /// straight-line pipeline, which holds fewer values at once than the order of a trace (the
 /// search takes the template as the program gave it). Only independent lines change places,
 /// so every iteration computes the same bits.
+/// Mark in `marks` the template positions of the loops `from..=to` whose values the read
+/// `base + step·j` (`j < trips`) visits. Within one loop the positions repeat after `period`
+/// visits, so each loop costs at most its period.
+fn mark_walk(
+    loops: &[Loop],
+    (from, to): (usize, usize),
+    (base, step, trips): (u32, i64, usize),
+    marks: &mut [Vec<bool>],
+) {
+    // ⌊a / b⌋ and ⌈a / b⌉ for b ≠ 0 of either sign.
+    let floor = |a: i128, b: i128| {
+        let (q, r) = (a / b, a % b);
+        if r != 0 && ((r < 0) != (b < 0)) {
+            q - 1
+        } else {
+            q
+        }
+    };
+    let ceil = |a: i128, b: i128| -floor(-a, b);
+    let (b, s, last) = (i128::from(base), i128::from(step), trips as i128 - 1);
+    for k in from..=to {
+        let l = &loops[k];
+        let (lo, hi) = (l.start as i128, l.end() as i128 - 1);
+        // The iterations j whose value falls in this loop's values lo..=hi.
+        let (j0, j1) = match s.signum() {
+            0 if (lo..=hi).contains(&b) => (0, 0),
+            0 => continue,
+            1 => (ceil(lo - b, s).max(0), floor(hi - b, s).min(last)),
+            _ => (ceil(hi - b, s).max(0), floor(lo - b, s).min(last)),
+        };
+        let period = l.period() as i128;
+        for j in j0..=j1.min(j0 + period - 1) {
+            marks[k][((b + s * j - lo) % period) as usize] = true;
+        }
+    }
+}
+
 fn line_order(rolled: &Rolled, l: &Loop, live: &[bool], kept: impl Fn(usize) -> bool) -> Vec<u32> {
     let period = l.period();
     let positions: Vec<usize> = (0..period).filter(|&t| live[t]).collect();
