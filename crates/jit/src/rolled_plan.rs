@@ -245,6 +245,8 @@ impl RolledPlan {
         // Per loop, per position: whether a read walking across positions visits it (only
         // those of a dense loop are stored; the others' slots are never read).
         let mut walked: Vec<Vec<bool>> = loops.iter().map(|l| vec![false; l.period()]).collect();
+        // The loop ranges reads walk across: their dense homes must lie one after the other.
+        let mut joined: Vec<(usize, usize)> = Vec::new();
 
         // A read of `v` at a fixed place after its loop: a register unless it is an
         // iteration before the last.
@@ -298,6 +300,9 @@ impl RolledPlan {
                             } else {
                                 dense[from..=to].fill(true);
                                 mark_walk(loops, (from, to), (base, step, l.trips), &mut walked);
+                                if from != to {
+                                    joined.push((from, to));
+                                }
                             }
                         }
                     }
@@ -338,43 +343,46 @@ impl RolledPlan {
             return None;
         }
 
-        // Slots, in program order: a dense loop's values in value order (so joined loops,
-        // all dense and consecutive, hold theirs one after the other, as the values are), else an array of one slot per trip for each
-        // position that needs one.
-        let mut n_slots = 0usize;
+        // Each loop's homes relative to its own block: a dense loop's values in value order,
+        // else an array of one slot per trip for each position that needs one.
+        let mut sizes = Vec::with_capacity(loops.len());
         let mut homes: Vec<Vec<Option<Home>>> = Vec::with_capacity(loops.len());
         for (k, l) in loops.iter().enumerate() {
             let period = l.period();
             if dense[k] {
                 // Every value has a slot (a walking read's addresses count on that), but only
                 // the positions something reads are stored.
-                let first = n_slots;
-                n_slots = n_slots.checked_add(period.checked_mul(l.trips)?)?;
                 let read = |t: usize| needs[k][t] || lasts[k][t] || walked[k][t];
                 homes.push(
                     (0..period)
                         .map(|t| {
                             read(t).then_some(Home {
-                                first: (first + t) as u32,
+                                first: t as u32,
                                 stride: period as u32,
                             })
                         })
                         .collect(),
                 );
+                sizes.push(period.checked_mul(l.trips)?);
                 continue;
             }
+            let mut size = 0usize;
             let row = needs[k].iter().zip(&lasts[k]).map(|(&array, &last)| {
                 let (slots, stride) = match (array, last) {
                     (true, _) => (l.trips, 1),
                     (false, true) => (1, 0),
                     (false, false) => return None,
                 };
-                let first = n_slots as u32;
-                n_slots += slots;
+                let first = size as u32;
+                size += slots;
                 Some(Home { first, stride })
             });
             homes.push(row.collect());
+            sizes.push(size);
         }
+        let lives = lifetimes(rolled, &fused, &live, &copies);
+        let blocks = blocks(&sizes, &joined, &lives);
+        let n_slots = place_blocks(&blocks, &sizes, &mut homes)?;
         // Slot offsets are 32-bit immediates of 8-byte slots.
         if n_slots > (i32::MAX as usize) / 16 {
             return None;
@@ -408,6 +416,172 @@ impl RolledPlan {
 /// straight-line pipeline, which holds fewer values at once than the order of a trace (the
 /// search takes the template as the program gave it). Only independent lines change places,
 /// so every iteration computes the same bits.
+/// When each loop's homes are in use, as loop indices in program order: from the loop that
+/// writes them to the last loop that reads them (`usize::MAX`: read after the last loop). A
+/// fused pair runs over its forward loop, the loops of one trip between them and its reverse
+/// loop's lagging lines, so both take that whole span.
+fn lifetimes(
+    rolled: &Rolled,
+    fused: &[Option<Fusion>],
+    live: &[Vec<bool>],
+    copies: &[(Place, usize)],
+) -> Vec<(usize, usize)> {
+    let loops = rolled.loops();
+    let mut span: Vec<(usize, usize)> = (0..loops.len()).map(|k| (k, k)).collect();
+    for (f, fusion) in fused.iter().enumerate() {
+        if let Some(fusion) = fusion {
+            span[f] = (f, fusion.reverse);
+            span[fusion.reverse] = (f, fusion.reverse);
+        }
+    }
+    let mut lives = span.clone();
+    let loop_of = |v: usize| rolled.locate(v).map(|(k, _, _)| k);
+    let read = |m: Option<usize>, until: usize, lives: &mut Vec<(usize, usize)>| {
+        if let Some(m) = m {
+            lives[m].1 = lives[m].1.max(until);
+        }
+    };
+    for (k, l) in loops.iter().enumerate() {
+        let until = span[k].1;
+        for t in (0..l.period()).filter(|&t| live[k][t]) {
+            for &src in &l.sources[t] {
+                match src {
+                    Source::Same { .. } => {}
+                    Source::Carried { init, .. } => read(loop_of(init as usize), until, &mut lives),
+                    Source::Affine { base, step } => {
+                        // Every loop between the first and the last value it reads.
+                        let last = i64::from(base) + step * (l.trips as i64 - 1);
+                        let (lo, hi) = (i64::from(base).min(last), i64::from(base).max(last));
+                        let (Some(a), Some(b)) = (loop_of(lo as usize), loop_of(hi as usize))
+                        else {
+                            continue; // parameters
+                        };
+                        for m in a..=b {
+                            read(Some(m), until, &mut lives);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (place, _) in copies {
+        if let Place::Loop { k, .. } = *place {
+            lives[k].1 = usize::MAX;
+        }
+    }
+    lives
+}
+
+/// A piece of `work`: the homes of `loops` (consecutive, laid out one after the other),
+/// `size` slots in use from loop `live.0` to loop `live.1`.
+struct Block {
+    loops: std::ops::Range<usize>,
+    size: usize,
+    live: (usize, usize),
+}
+
+/// The blocks of `work`: one per loop with homes, except that loops a read walks across
+/// (`joined`, ranges of loops) share one, their values in value order.
+fn blocks(sizes: &[usize], joined: &[(usize, usize)], lives: &[(usize, usize)]) -> Vec<Block> {
+    // The end of the joined range each loop starts, merged where ranges share a loop.
+    let mut reach: Vec<usize> = (0..sizes.len()).collect();
+    for &(from, to) in joined {
+        reach[from] = reach[from].max(to);
+    }
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < sizes.len() {
+        let mut end = reach[k];
+        let mut m = k;
+        while m <= end {
+            end = end.max(reach[m]);
+            m += 1;
+        }
+        let range = k..end + 1;
+        let size = sizes[range.clone()].iter().sum();
+        if size > 0 {
+            let live = range.clone().fold((usize::MAX, 0), |(a, b), m| {
+                (a.min(lives[m].0), b.max(lives[m].1))
+            });
+            out.push(Block {
+                loops: range.clone(),
+                size,
+                live,
+            });
+        }
+        k = range.end;
+    }
+    out
+}
+
+/// Give every block an offset in `work`, reusing the slots of blocks no longer in use (a
+/// 2-D grid's rows hand their adjoints to the next row only: two rows' worth of slots instead
+/// of the whole grid's), and move `homes` there. Returns the slots one call needs.
+fn place_blocks(
+    blocks: &[Block],
+    sizes: &[usize],
+    homes: &mut [Vec<Option<Home>>],
+) -> Option<usize> {
+    let mut order: Vec<usize> = (0..blocks.len()).collect();
+    order.sort_by_key(|&b| blocks[b].live);
+    // In use: (last loop, first slot, size); free: (first slot, size), by first slot.
+    let mut in_use: Vec<(usize, usize, usize)> = Vec::new();
+    let mut free: Vec<(usize, usize)> = Vec::new();
+    let mut n_slots = 0usize;
+    for b in order {
+        let block = &blocks[b];
+        // Blocks whose last reader ran before this block's first writer.
+        in_use.retain(|&(last, first, size)| {
+            let done = last < block.live.0;
+            if done {
+                free.push((first, size));
+            }
+            !done
+        });
+        free.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(free.len());
+        for (first, size) in free.drain(..) {
+            match merged.last_mut() {
+                Some(last) if last.0 + last.1 == first => last.1 += size,
+                _ => merged.push((first, size)),
+            }
+        }
+        free = merged;
+        // First fit, else the top of `work` (growing a free piece that ends there).
+        let first = match free.iter().position(|&(_, size)| size >= block.size) {
+            Some(i) => {
+                let (first, size) = free[i];
+                if size == block.size {
+                    free.remove(i);
+                } else {
+                    free[i] = (first + block.size, size - block.size);
+                }
+                first
+            }
+            None => {
+                let first = match free.last() {
+                    Some(&(first, size)) if first + size == n_slots => {
+                        free.pop();
+                        first
+                    }
+                    _ => n_slots,
+                };
+                n_slots = first.checked_add(block.size)?;
+                first
+            }
+        };
+        in_use.push((block.live.1, first, block.size));
+        let mut at = first;
+        for k in block.loops.clone() {
+            for home in homes[k].iter_mut().flatten() {
+                home.first = u32::try_from(at + home.first as usize).ok()?;
+            }
+            at += sizes[k];
+        }
+    }
+    Some(n_slots)
+}
+
 /// Mark in `marks` the template positions of the loops `from..=to` whose values the read
 /// `base + step·j` (`j < trips`) visits. Within one loop the positions repeat after `period`
 /// visits, so each loop costs at most its period.
@@ -622,6 +796,77 @@ fn as_streams(mut outs: Vec<(usize, usize)>, trips: usize) -> Option<Vec<Stream>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_in_use_at_once_never_share_a_slot() {
+        let mut rng = adjit_ir::random::Rng::new(3);
+        let mut reused = 0;
+        for case in 0..500 {
+            let n = 1 + rng.below(12);
+            let sizes: Vec<usize> = (0..n).map(|_| rng.below(20)).collect();
+            let blocks: Vec<Block> = (0..n)
+                .filter(|&k| sizes[k] > 0)
+                .map(|k| {
+                    let first = rng.below(10);
+                    let last = if rng.chance(0.1) {
+                        usize::MAX
+                    } else {
+                        first + rng.below(6)
+                    };
+                    Block {
+                        loops: k..k + 1,
+                        size: sizes[k],
+                        live: (first, last),
+                    }
+                })
+                .collect();
+            let mut homes: Vec<Vec<Option<Home>>> = (0..n)
+                .map(|_| {
+                    vec![Some(Home {
+                        first: 0,
+                        stride: 1,
+                    })]
+                })
+                .collect();
+            let n_slots = place_blocks(&blocks, &sizes, &mut homes).expect("fits");
+            let at = |b: &Block| homes[b.loops.start][0].expect("placed").first as usize;
+            for a in &blocks {
+                assert!(at(a) + a.size <= n_slots, "case {case}");
+                for b in &blocks {
+                    let both_live = a.live.0 <= b.live.1 && b.live.0 <= a.live.1;
+                    let apart = at(a) + a.size <= at(b) || at(b) + b.size <= at(a);
+                    assert!(
+                        std::ptr::eq(a, b) || !both_live || apart,
+                        "case {case}: blocks {:?} {:?} at {} and {}",
+                        a.live,
+                        b.live,
+                        at(a),
+                        at(b)
+                    );
+                }
+            }
+            reused += usize::from(n_slots < sizes.iter().sum());
+        }
+        assert!(reused > 100, "slots were reused in {reused} cases of 500");
+    }
+
+    #[test]
+    fn a_fused_pair_is_in_use_from_its_forward_loop_to_its_reverse_loop() {
+        // The Rosenbrock gradient: its reverse loop runs inside its forward loop, so what it
+        // writes is in use from the forward loop on, and what the forward loop holds until
+        // the reverse loop's last lines.
+        let f = adjit_testkit::chained_rosenbrock(50);
+        let g = adjit_diff::vjp_rolled_seeded_with_one(&Rolled::from_function(&f));
+        let plan = RolledPlan::new(&g).expect("held");
+        let (fwd, fusion) = (plan.fused.iter().enumerate())
+            .find_map(|(k, fusion)| Some((k, fusion.as_ref()?)))
+            .expect("a fused pair");
+        let rev = fusion.reverse;
+        assert!(fwd < rev);
+        let lives = lifetimes(&g, &plan.fused, &plan.live, &plan.copies);
+        assert_eq!(lives[rev].0, fwd);
+        assert!(lives[fwd].1 >= rev);
+    }
 
     #[test]
     fn streams_split_outputs_by_rank() {
