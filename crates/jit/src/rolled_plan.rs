@@ -13,10 +13,16 @@
 //!   point within a loop for carried values).
 //! - **Homes**: a position read at a counter-moving index whose step is a multiple of its
 //!   loop's period, or read at a fixed iteration before the last, gets an array of one slot
-//!   per trip; a loop read at any other stride (walking across positions, a loop of one trip
-//!   read as a vector) gets a *dense* home, every position in value order; so do all loops
-//!   a read at a moving index walks across (a reverse sweep reading a forward loop that an
-//!   exception interrupts), one after the other as their values are.
+//!   per trip. A read of that kind that also reaches the straight code beside the loop (a
+//!   reverse sweep reading a forward loop the run search started a step late) extends the
+//!   array over it: each straight value it reads is stored where the loop's iteration −1 (or
+//!   `trips`, …) would be. A loop read at any other stride (walking across positions, a loop
+//!   of one trip read as a vector) gets a *dense* home, a slot for every value in value order,
+//!   of which only the positions some read visits are stored; so do all loops such a read
+//!   walks across, one after the other as their values are.
+//! - **Slots**: each loop's homes form a block (loops a read walks across share one), in use
+//!   from the loop that writes it to the last loop that reads it; blocks reuse the slots of
+//!   blocks done, so a 2-D grid's rows hand their adjoints on through a few rows' slots.
 //! - **Returns**: a returned position whose iterations go to outputs `first + step·j` (one or
 //!   several such streams) is stored in the loop; parameters are copied first; any other
 //!   returned value is copied after the last loop, from its register or its home.
@@ -36,6 +42,8 @@
 //! [`RolledPlan::new`] refuses (`None`) what this form does not hold, and the caller compiles
 //! the expanded program instead: a read whose indices cross from the parameters into the
 //! loops, and more than [`MAX_LATE_COPIES`] scattered returns.
+
+use std::collections::HashMap;
 
 use adjit_ir::roll::Source;
 use adjit_ir::{Function, Loop, Rolled, Value};
@@ -245,8 +253,8 @@ impl RolledPlan {
         // Per loop, per position: whether a read walking across positions visits it (only
         // those of a dense loop are stored; the others' slots are never read).
         let mut walked: Vec<Vec<bool>> = loops.iter().map(|l| vec![false; l.period()]).collect();
-        // The loop ranges reads walk across: their dense homes must lie one after the other.
-        let mut joined: Vec<(usize, usize)> = Vec::new();
+        // The reads that walk across positions or loops, resolved below.
+        let mut walks: Vec<Walk> = Vec::new();
 
         // A read of `v` at a fixed place after its loop: a register unless it is an
         // iteration before the last.
@@ -298,14 +306,48 @@ impl RolledPlan {
                                 let t = (base as usize - m.start) % m.period();
                                 needs[from][t] = true;
                             } else {
-                                dense[from..=to].fill(true);
-                                mark_walk(loops, (from, to), (base, step, l.trips), &mut walked);
-                                if from != to {
-                                    joined.push((from, to));
-                                }
+                                walks.push(Walk {
+                                    loops: (from, to),
+                                    base,
+                                    step,
+                                    trips: l.trips,
+                                });
                             }
                         }
                     }
+                }
+            }
+        }
+
+        // Walks: an array of one position of a loop, extended over the straight code beside
+        // it, where that holds them all; dense homes otherwise.
+        let walks = resolve_walks(loops, &walks, &mut dense);
+        // The loop ranges reads walk across: their homes must lie in one block.
+        let mut joined: Vec<(usize, usize)> = Vec::new();
+        let mut extended: HashMap<(usize, usize), (i64, i64)> = HashMap::new();
+        let mut claims: Vec<Claim> = Vec::new();
+        for (walk, resolved) in &walks {
+            match resolved {
+                Resolved::Dense => {
+                    let (from, to) = walk.loops;
+                    mark_walk(
+                        loops,
+                        (from, to),
+                        (walk.base, walk.step, walk.trips),
+                        &mut walked,
+                    );
+                    if from != to {
+                        joined.push((from, to));
+                    }
+                }
+                Resolved::Extended(ext) => {
+                    needs[ext.main][ext.pos] = true;
+                    let range = extended.entry((ext.main, ext.pos)).or_insert(ext.range);
+                    *range = (range.0.min(ext.range.0), range.1.max(ext.range.1));
+                    for &(s, u, i) in &ext.straight {
+                        claims.push(((s, u), (ext.main, ext.pos, i)));
+                    }
+                    joined.push(walk.loops);
                 }
             }
         }
@@ -367,22 +409,38 @@ impl RolledPlan {
                 continue;
             }
             let mut size = 0usize;
-            let row = needs[k].iter().zip(&lasts[k]).map(|(&array, &last)| {
-                let (slots, stride) = match (array, last) {
-                    (true, _) => (l.trips, 1),
-                    (false, true) => (1, 0),
-                    (false, false) => return None,
+            let mut row = Vec::with_capacity(period);
+            for t in 0..period {
+                // An array's iterations `lo..=hi`, iteration 0 at `first` (`lo ≤ 0`: a walk's
+                // values in the straight code before the loop are its iterations −1, −2, …).
+                let (lo, hi) = extended
+                    .get(&(k, t))
+                    .copied()
+                    .unwrap_or((0, l.trips as i64 - 1));
+                let (slots, stride, before) = match (needs[k][t], lasts[k][t]) {
+                    (true, _) => (usize::try_from(hi - lo + 1).ok()?, 1, -lo as usize),
+                    (false, true) => (1, 0, 0),
+                    (false, false) => {
+                        row.push(None);
+                        continue;
+                    }
                 };
-                let first = size as u32;
+                let first = u32::try_from(size + before).ok()?;
                 size += slots;
-                Some(Home { first, stride })
-            });
-            homes.push(row.collect());
+                row.push(Some(Home { first, stride }));
+            }
+            homes.push(row);
             sizes.push(size);
         }
         let lives = lifetimes(rolled, &fused, &live, &copies);
         let blocks = blocks(&sizes, &joined, &lives);
         let n_slots = place_blocks(&blocks, &sizes, &mut homes)?;
+        // A straight value an extended array holds is stored in its slot there.
+        for ((s, u), (main, pos, i)) in claims {
+            let array = homes[main][pos]?;
+            let first = u32::try_from(i64::from(array.first) + i).ok()?;
+            homes[s][u] = Some(Home { first, stride: 1 });
+        }
         // Slot offsets are 32-bit immediates of 8-byte slots.
         if n_slots > (i32::MAX as usize) / 16 {
             return None;
@@ -416,6 +474,128 @@ impl RolledPlan {
 /// straight-line pipeline, which holds fewer values at once than the order of a trace (the
 /// search takes the template as the program gave it). Only independent lines change places,
 /// so every iteration computes the same bits.
+/// A read at a moving index that walks across template positions or across loops.
+#[derive(Clone, Copy, Debug)]
+struct Walk {
+    /// The loops it reads, first to last.
+    loops: (usize, usize),
+    base: u32,
+    step: i64,
+    trips: usize,
+}
+
+/// Where a walk reads from.
+#[derive(Debug)]
+enum Resolved {
+    /// The dense homes of its loops, every value in value order.
+    Dense,
+    /// One array (see [`Extended`]).
+    Extended(Extended),
+}
+
+/// A walk that reads one position of one loop of several trips, `main`, every `step /
+/// period` iterations, and values of the straight code beside it (a loop of one trip before
+/// or after: a reverse sweep reading a forward loop that the run search started one step
+/// late) where the loop's iterations −1, −2, … or `trips`, … would be: position `pos` gets an
+/// array for its iterations `range` (from at most 0 to at least `trips − 1`), and each such
+/// straight value, (loop, position, iteration), a slot in it.
+#[derive(Debug)]
+struct Extended {
+    main: usize,
+    pos: usize,
+    range: (i64, i64),
+    straight: Vec<(usize, usize, i64)>,
+}
+
+/// A straight value, (loop, position), held in an extended array: (its loop, position,
+/// iteration).
+type Claim = ((usize, usize), (usize, usize, i64));
+
+/// The walk as one extended array, if it is one (see [`Extended`]).
+fn as_extended(loops: &[Loop], walk: &Walk) -> Option<Extended> {
+    let (from, to) = walk.loops;
+    let mut mains = (from..=to).filter(|&k| loops[k].trips > 1);
+    let (main, None) = (mains.next()?, mains.next()) else {
+        return None;
+    };
+    let m = &loops[main];
+    let period = m.period() as i64;
+    let base = walk.base as usize;
+    if walk.step == 0 || walk.step % period != 0 || !(m.start..m.end()).contains(&base) {
+        return None;
+    }
+    let pos = (base - m.start) % m.period();
+    // The iteration of `main` whose position `pos` value `v` would be.
+    let iteration = |v: i64| (v - (m.start + pos) as i64) / period;
+    let last = i64::from(walk.base) + walk.step * (walk.trips as i64 - 1);
+    let (a, b) = (iteration(i64::from(walk.base)), iteration(last));
+    let range = (a.min(b).min(0), a.max(b).max(m.trips as i64 - 1));
+    let mut straight = Vec::new();
+    for s in (from..=to).filter(|&s| s != main) {
+        let l = &loops[s];
+        let mut visited = vec![false; l.period()];
+        for u in visits(l, (walk.base, walk.step, walk.trips)) {
+            visited[u] = true;
+        }
+        for u in (0..l.period()).filter(|&u| visited[u]) {
+            straight.push((s, u, iteration((l.start + u) as i64)));
+        }
+    }
+    Some(Extended {
+        main,
+        pos,
+        range,
+        straight,
+    })
+}
+
+/// Every walk with where it reads from: an extended array where the walk is one and no
+/// straight value would need two slots (or lie in a dense loop), dense homes otherwise;
+/// `dense` marks the loops dense homes cover. To a fixed point: a walk that falls back to
+/// dense homes makes its loops dense for the others.
+fn resolve_walks(loops: &[Loop], walks: &[Walk], dense: &mut [bool]) -> Vec<(Walk, Resolved)> {
+    let mut resolved: Vec<Option<Extended>> = walks.iter().map(|w| as_extended(loops, w)).collect();
+    loop {
+        for (w, r) in walks.iter().zip(&resolved) {
+            if r.is_none() {
+                dense[w.loops.0..=w.loops.1].fill(true);
+            }
+        }
+        // Each straight value's slot, and the values claimed twice over.
+        let mut slot: HashMap<(usize, usize), (usize, usize, i64)> = HashMap::new();
+        let mut clash: Vec<(usize, usize)> = Vec::new();
+        for ext in resolved.iter().flatten() {
+            for &(s, u, i) in &ext.straight {
+                match slot.insert((s, u), (ext.main, ext.pos, i)) {
+                    Some(other) if other != (ext.main, ext.pos, i) => clash.push((s, u)),
+                    _ => {}
+                }
+            }
+        }
+        let mut changed = false;
+        for (w, r) in walks.iter().zip(resolved.iter_mut()) {
+            let Some(ext) = r else { continue };
+            let in_dense = dense[w.loops.0..=w.loops.1].iter().any(|&d| d);
+            let clashes = ext
+                .straight
+                .iter()
+                .any(|&(s, u, _)| clash.contains(&(s, u)));
+            if in_dense || clashes {
+                *r = None;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    walks
+        .iter()
+        .zip(resolved)
+        .map(|(&w, r)| (w, r.map_or(Resolved::Dense, Resolved::Extended)))
+        .collect()
+}
+
 /// When each loop's homes are in use, as loop indices in program order: from the loop that
 /// writes them to the last loop that reads them (`usize::MAX`: read after the last loop). A
 /// fused pair runs over its forward loop, the loops of one trip between them and its reverse
@@ -583,14 +763,24 @@ fn place_blocks(
 }
 
 /// Mark in `marks` the template positions of the loops `from..=to` whose values the read
-/// `base + step·j` (`j < trips`) visits. Within one loop the positions repeat after `period`
-/// visits, so each loop costs at most its period.
+/// `base + step·j` (`j < trips`) visits.
 fn mark_walk(
     loops: &[Loop],
     (from, to): (usize, usize),
-    (base, step, trips): (u32, i64, usize),
+    read: (u32, i64, usize),
     marks: &mut [Vec<bool>],
 ) {
+    for (k, row) in marks.iter_mut().enumerate().take(to + 1).skip(from) {
+        for t in visits(&loops[k], read) {
+            row[t] = true;
+        }
+    }
+}
+
+/// The template positions of `l` whose values the read `base + step·j` (`j < trips`) visits,
+/// each once or more. Within a loop the positions repeat after `period` visits, so this costs
+/// at most the period.
+fn visits(l: &Loop, (base, step, trips): (u32, i64, usize)) -> impl Iterator<Item = usize> {
     // ⌊a / b⌋ and ⌈a / b⌉ for b ≠ 0 of either sign.
     let floor = |a: i128, b: i128| {
         let (q, r) = (a / b, a % b);
@@ -602,21 +792,16 @@ fn mark_walk(
     };
     let ceil = |a: i128, b: i128| -floor(-a, b);
     let (b, s, last) = (i128::from(base), i128::from(step), trips as i128 - 1);
-    for k in from..=to {
-        let l = &loops[k];
-        let (lo, hi) = (l.start as i128, l.end() as i128 - 1);
-        // The iterations j whose value falls in this loop's values lo..=hi.
-        let (j0, j1) = match s.signum() {
-            0 if (lo..=hi).contains(&b) => (0, 0),
-            0 => continue,
-            1 => (ceil(lo - b, s).max(0), floor(hi - b, s).min(last)),
-            _ => (ceil(hi - b, s).max(0), floor(lo - b, s).min(last)),
-        };
-        let period = l.period() as i128;
-        for j in j0..=j1.min(j0 + period - 1) {
-            marks[k][((b + s * j - lo) % period) as usize] = true;
-        }
-    }
+    let (lo, hi) = (l.start as i128, l.end() as i128 - 1);
+    // The iterations j whose value falls in this loop's values lo..=hi (none: j0 > j1).
+    let (j0, j1) = match s.signum() {
+        0 if (lo..=hi).contains(&b) => (0, 0),
+        0 => (1, 0),
+        1 => (ceil(lo - b, s).max(0), floor(hi - b, s).min(last)),
+        _ => (ceil(hi - b, s).max(0), floor(lo - b, s).min(last)),
+    };
+    let period = l.period() as i128;
+    (j0..=j1.min(j0 + period - 1)).map(move |j| ((b + s * j - lo) % period) as usize)
 }
 
 fn line_order(rolled: &Rolled, l: &Loop, live: &[bool], kept: impl Fn(usize) -> bool) -> Vec<u32> {

@@ -208,6 +208,20 @@ fn a_grids_rows_reuse_the_work_slots_of_rows_done() {
     }
 }
 
+#[test]
+fn a_recurrences_tape_holds_only_what_its_reverse_sweep_reads() {
+    // Lorenz's RK4 steps: the run search starts the loop a step late, so the reverse sweep
+    // reads the forward loop and the straight step before it. Those reads get arrays of the
+    // positions they read, extended over that step, not a slot for every value of every step.
+    for steps in [200, 1_000] {
+        let f = adjit_testkit::lorenz_rk4(steps, 0.01, adjit_ir::Type::F64);
+        let g = vjp_rolled(&Rolled::from_function(&f));
+        let code = check(&g, steps as u64).expect("held");
+        let per_step = code.workspace_bytes() / 8 / steps;
+        assert!(per_step <= 16, "{steps} steps: {per_step} slots a step");
+    }
+}
+
 /// A sum over terms of `x[i]` and `x[i + 1]` (an objective traced term by term), each term a
 /// random chain of four operations, with a literal per term from data for odd seeds; every
 /// third seed a three-point stencil (`x[i − 1]` too) added to the sum in two steps, whose
