@@ -136,7 +136,7 @@ pub struct Options {
 /// traced Rosenbrock at 10⁶ terms (8·10⁶ instructions): gradient 1.5–2.5 s and 1.15 GB from
 /// the trace to the callable against 11.6–12.6 s and 3.4 GB, HVP 4.8–5.2 s and 1.7 GB against
 /// 37–39 s and 7.6 GB. Calls run at the usual pipeline's speed (the traced Rosenbrock in
-/// every mode, Lorenz's RK4 steps, a 2-D grid's gradient and HVP: 0.81–1.03×, one run each,
+/// every mode, Lorenz's RK4 steps, a 2-D grid's gradient and HVP: 0.79–1.03×, one run each,
 /// since the rolled loops too run two iterations per trip in vector lanes, in a scheduled
 /// order, and store only what later loops read), though a 2-D grid's rows stay a loop each
 /// where the usual pipeline nests them. Programs under
