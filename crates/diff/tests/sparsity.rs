@@ -11,8 +11,8 @@ mod support;
 use adjit_diff::sparsity::{
     best_column_coloring, best_jacobian_coloring, best_row_coloring, best_star_coloring,
     color_columns, color_rows, color_star, hessian_pattern, is_column_coloring, is_star_coloring,
-    jacobian_pattern, sparse_hessian, sparse_jacobian, star_recovery, ColoringKind, Ordering,
-    SparsityPattern,
+    jacobian_pattern, sparse_hessian, sparse_jacobian, star_recovery, Coloring, ColoringKind,
+    Ordering, SparsityPattern,
 };
 use adjit_diff::{hessian, jvp, simplify, vjp};
 use adjit_ir::random::{random_function, RandomOptions, Rng};
@@ -186,16 +186,26 @@ fn every_ordering_gives_valid_colourings() {
 /// fewest colours. Random patterns reach the bound in some orders and not in others.
 #[test]
 fn the_best_colouring_is_the_full_searchs() {
-    let full = |color: &dyn Fn(Ordering) -> (usize, Vec<u32>)| {
-        let mut best: Option<(usize, Vec<u32>)> = None;
+    // The first order with the fewest colours.
+    let full = |color: &dyn Fn(Ordering) -> Coloring| {
+        let mut best: Option<Coloring> = None;
         for ordering in Ordering::ALL {
             let c = color(ordering);
-            if best.as_ref().is_none_or(|b| c.0 < b.0) {
+            if best.as_ref().is_none_or(|b| c.n_colors < b.n_colors) {
                 best = Some(c);
             }
         }
         best.expect("five orders")
     };
+    type Search = (
+        &'static str,
+        fn(&SparsityPattern) -> Coloring,
+        fn(&SparsityPattern, Ordering) -> Coloring,
+    );
+    let searches: [Search; 2] = [
+        ("columns", best_column_coloring, color_columns),
+        ("rows", best_row_coloring, color_rows),
+    ];
     let mut rng = Rng::new(11);
     let (mut stopped, mut not_stopped) = (0, 0);
     for case in 0..programs() {
@@ -205,32 +215,20 @@ fn the_best_colouring_is_the_full_searchs() {
         if pattern.max_row_len() == pattern.ncols() {
             continue; // a dense row: one colour per column in every order
         }
-        let columns = best_column_coloring(&pattern);
-        let expected = full(&|o| {
-            let c = color_columns(&pattern, o);
-            (c.n_colors, c.colors)
-        });
-        assert_eq!(
-            (columns.n_colors, &columns.colors),
-            (expected.0, &expected.1),
-            "case {case}: columns\n{pattern}"
-        );
-        let rows_best = best_row_coloring(&pattern);
-        let expected = full(&|o| {
-            let c = color_rows(&pattern, o);
-            (c.n_colors, c.colors)
-        });
-        assert_eq!(
-            (rows_best.n_colors, &rows_best.colors),
-            (expected.0, &expected.1),
-            "case {case}: rows\n{pattern}"
-        );
-        if columns.ordering == Ordering::ALL[Ordering::ALL.len() - 1]
-            || columns.n_colors > columns.densest
-        {
-            not_stopped += 1;
-        } else {
-            stopped += 1;
+        for (what, best, color) in searches {
+            let got = best(&pattern);
+            let expected = full(&|o| color(&pattern, o));
+            assert_eq!(
+                (got.n_colors, &got.colors),
+                (expected.n_colors, &expected.colors),
+                "case {case}: {what}\n{pattern}"
+            );
+            if got.ordering == Ordering::ALL[Ordering::ALL.len() - 1] || got.n_colors > got.densest
+            {
+                not_stopped += 1;
+            } else {
+                stopped += 1;
+            }
         }
     }
     // Both kinds of case occur: searches that stop early and searches that run to the end.
