@@ -97,7 +97,9 @@ pub(crate) fn rolled_program(
     }
     adjit_ir::verify(func)?;
     let r = Rolled::from_function(func);
-    if 2 * r.n_template_insts() > func.n_insts() {
+    if 2 * r.n_template_insts() > func.n_insts()
+        || !opts.rolled.keeps_staged(insts, r.staged_share())
+    {
         return Ok(None);
     }
     let program = match mode {

@@ -608,3 +608,49 @@ fn large_programs_are_kept_rolled_by_default() {
         assert_eq!(obj.symbol, symbol);
     }
 }
+
+/// The Rosenbrock function traced NumPy style: each elementwise stage over the whole array,
+/// then the sum.
+fn staged_rosenbrock(n: usize) -> Function {
+    adjit::trace(n, |x| {
+        let a: Vec<_> = (0..n - 1).map(|i| x[i] * x[i]).collect();
+        let b: Vec<_> = (0..n - 1).map(|i| x[i + 1] - a[i]).collect();
+        let c: Vec<_> = (0..n - 1).map(|i| 1.0 - x[i]).collect();
+        let d: Vec<_> = (0..n - 1).map(|i| b[i] * b[i] * 100.0).collect();
+        let e: Vec<_> = (0..n - 1).map(|i| d[i] + c[i] * c[i]).collect();
+        e[1..].iter().fold(e[0], |s, &v| s + v)
+    })
+}
+
+#[test]
+fn vectorised_traces_take_the_usual_road_by_default() {
+    // Past the size where a loop traced term by term is kept rolled, stages are not: the
+    // usual pipeline interleaves them into one loop, the rolled road keeps a loop per stage.
+    let n = adjit::KeepRolled::AUTO_ABOVE / 8 + 2;
+    let f = staged_rosenbrock(n);
+    assert!(f.n_insts() >= adjit::KeepRolled::AUTO_ABOVE);
+    assert!(f.n_insts() < adjit::KeepRolled::STAGED_ABOVE);
+    let held = adjit::ir::Rolled::from_function(&f);
+    assert!(held.staged_share() > 0.99, "{}", held.staged_share());
+    let by_default = adjit::Gradient::new(&f).unwrap();
+    assert!(by_default.compiled().rolled().is_none());
+    assert_eq!(by_default.compiled().code().unwrap().loops(), 1);
+    let always = Options {
+        rolled: adjit::KeepRolled::Always,
+        ..Options::default()
+    };
+    let kept = adjit::Compiled::with_options(&f, Mode::Gradient, &always).unwrap();
+    assert!(kept.rolled().is_some());
+    // Either road gives the same bits.
+    let x: Vec<f64> = (0..n).map(|i| 0.5 + 0.01 * (i % 13) as f64).collect();
+    let mut grad = vec![0.0; n];
+    let y = by_default.call(&x, &mut grad).unwrap();
+    let mut out = vec![0.0; n + 1];
+    kept.call(&x, &mut out).unwrap();
+    assert!(same(&[y], &out[..1]) && same(&grad, &out[1..]));
+    // A loop traced term by term, or a grid row by row, has no stages.
+    let by_term = adjit::ir::Rolled::from_function(&adjit_testkit::chained_rosenbrock(500));
+    assert_eq!(by_term.staged_share(), 0.0);
+    let rows = adjit::ir::Rolled::from_function(&grid(40, 40, false));
+    assert_eq!(rows.staged_share(), 0.0);
+}

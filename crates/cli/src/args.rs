@@ -276,7 +276,8 @@ JSON: {{\"rows\": [{{\"mode\": \"vjp\", \"strategy\": \"tape\", \"compile_ms\": 
         /// machine code (rows with strategy `rolled`): for programs of 20,000 instructions or
         /// more that repeat, compile time and memory follow the distinct work, calls may be
         /// slower (see docs/rolling.md). From 200,000 instructions the other rows are kept
-        /// rolled too, as every compiled object is by default.
+        /// rolled too, as every compiled object is by default (vectorised stages, NumPy style,
+        /// from 2,000,000).
         #[arg(long, conflicts_with = "batch")]
         rolled: bool,
         /// Also write an SVG plot of time per call against peak memory (one point per row that

@@ -333,6 +333,58 @@ impl Rolled {
         self.loops.iter().map(Loop::period).sum()
     }
 
+    /// The share of the program's instructions in *stages*: loops of several trips that read
+    /// another loop of several trips one of its iterations per iteration (an `Affine` source
+    /// stepping by that loop's period into it), the two trip counts within 3 of each other,
+    /// and the loops they read so. A vectorised trace (NumPy style: each elementwise operation
+    /// over the whole array, then a reduction) is stages from end to end; a loop traced term
+    /// by term, or a grid row by row, has none. The usual pipeline's schedule interleaves
+    /// stages into one loop before it looks for runs; held rolled they stay a loop each, with
+    /// an array between every two.
+    ///
+    /// ```
+    /// use adjit_ir::{trace::trace, Rolled};
+    /// let n = 100;
+    /// let staged = trace(n, |x| {
+    ///     let sq: Vec<_> = x.iter().map(|&v| v * v).collect();
+    ///     let shifted: Vec<_> = sq.iter().map(|&v| v + 1.0).collect();
+    ///     shifted.iter().skip(1).fold(shifted[0], |s, &v| s + v)
+    /// });
+    /// let by_term = trace(n, |x| x.iter().skip(1).fold(x[0] * x[0], |s, &v| s + v * v));
+    /// assert!(Rolled::from_function(&staged).staged_share() > 0.9);
+    /// assert_eq!(Rolled::from_function(&by_term).staged_share(), 0.0);
+    /// ```
+    pub fn staged_share(&self) -> f64 {
+        let loops = &self.loops;
+        let mut staged = vec![false; loops.len()];
+        for (k, l) in loops.iter().enumerate().filter(|(_, l)| l.trips > 1) {
+            for &source in l.sources.iter().flatten() {
+                let Source::Affine { base, step } = source else {
+                    continue;
+                };
+                let Some((p, _, _)) = self.locate(base as usize) else {
+                    continue; // a parameter
+                };
+                let read = &loops[p];
+                if p != k
+                    && read.trips > 1
+                    && step == read.period() as i64
+                    && read.trips.abs_diff(l.trips) <= 3
+                {
+                    staged[p] = true;
+                    staged[k] = true;
+                }
+            }
+        }
+        let size = |l: &Loop| l.period() * l.trips;
+        let all: usize = loops.iter().map(size).sum();
+        let held: usize = (loops.iter().zip(&staged))
+            .filter(|&(_, &s)| s)
+            .map(|(l, _)| size(l))
+            .sum();
+        held as f64 / all.max(1) as f64
+    }
+
     /// The loop holding value `v` (an instruction), its template position and iteration.
     pub fn locate(&self, v: usize) -> Option<(usize, usize, usize)> {
         let k = self

@@ -156,9 +156,10 @@ class TransformOptions(TypedDict, total=False):
     they pay; ``N``: at most N threads), ``lanes=1`` (``2`` also compiles two-point kernels for
     batches), ``math="auto"`` (``"inline"``: adjit's own elementary functions in the code) and
     ``rolled=None`` (a traced loop is differentiated and compiled as its loops, never
-    expanded, from 2·10⁵ operations on; ``True`` from 2·10⁴, ``False`` never; for ``jit``,
-    ``value_and_grad``, ``grad``, ``jvp``, ``vjp`` and ``hvp``: several times faster to
-    compile and a third of the memory, calls as fast, up to 1.3× slower on 2-D grids).
+    expanded, from 2·10⁵ operations on, and a vectorised NumPy-style trace from 2·10⁶, since
+    below that the usual pipeline fuses its stages into one loop; ``True`` from 2·10⁴,
+    ``False`` never; for ``jit``, ``value_and_grad``, ``grad``, ``jvp``, ``vjp`` and ``hvp``:
+    several times faster to compile and a third of the memory, calls as fast).
     One set, checked by mypy, so no transform can drift from the others."""
 
     engine: Engine
