@@ -6,6 +6,9 @@
 //! with `Options::rolled`, and a call of each) at 10⁴ and 10⁵. Each
 //! phase should be linear: the time per line the same at every size, within one run.
 //!
+//! The group `rolled_shapes` times gradient calls of three shapes of repetition the usual way
+//! and kept rolled.
+//!
 //! `cargo bench --bench frontend -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -156,5 +159,55 @@ fn frontend(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frontend);
+/// Gradient calls of three shapes of repetition the usual way and kept rolled
+/// (`KeepRolled::Always`): a 2-D grid energy traced row by row (its rows stay loops of their
+/// own rolled), Lorenz's RK4 steps (a recurrence whose run starts a step late) and the
+/// Rosenbrock function traced NumPy style (a loop per stage rolled, one fused loop the usual
+/// way; `KeepRolled::Auto` takes the usual road for it). Compare the two rows of each shape.
+fn rolled_shapes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rolled_shapes");
+    group.sample_size(20);
+    let shapes = [
+        ("grid_energy_100x100", adjit_testkit::grid_energy(100)),
+        (
+            "lorenz_2000_steps",
+            adjit_testkit::lorenz_rk4(2_000, 0.01, adjit::Type::F64),
+        ),
+        (
+            "staged_rosenbrock_10000",
+            adjit_testkit::staged_rosenbrock(10_000),
+        ),
+    ];
+    for (shape, func) in shapes {
+        // Lorenz's three outputs: the gradient of the first (a VJP with its seed).
+        let func = if func.n_outputs() > 1 {
+            let mut f = func;
+            f.rets.truncate(1);
+            f.ret_types.truncate(1);
+            f
+        } else {
+            func
+        };
+        let x: Vec<f64> = (0..func.n_params)
+            .map(|i| 0.1 + 0.001 * (i % 13) as f64)
+            .collect();
+        for (road, rolled) in [
+            ("usual", adjit::KeepRolled::Never),
+            ("rolled", adjit::KeepRolled::Always),
+        ] {
+            let opts = adjit::Options {
+                rolled,
+                ..adjit::Options::default()
+            };
+            let g = adjit::Gradient::with_options(&func, &opts).expect("compiles");
+            let mut grad = vec![0.0; func.n_params];
+            group.bench_function(BenchmarkId::new(shape, road), |b| {
+                b.iter(|| g.call(&x, &mut grad).expect("lengths match"))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frontend, rolled_shapes);
 criterion_main!(benches);

@@ -609,25 +609,12 @@ fn large_programs_are_kept_rolled_by_default() {
     }
 }
 
-/// The Rosenbrock function traced NumPy style: each elementwise stage over the whole array,
-/// then the sum.
-fn staged_rosenbrock(n: usize) -> Function {
-    adjit::trace(n, |x| {
-        let a: Vec<_> = (0..n - 1).map(|i| x[i] * x[i]).collect();
-        let b: Vec<_> = (0..n - 1).map(|i| x[i + 1] - a[i]).collect();
-        let c: Vec<_> = (0..n - 1).map(|i| 1.0 - x[i]).collect();
-        let d: Vec<_> = (0..n - 1).map(|i| b[i] * b[i] * 100.0).collect();
-        let e: Vec<_> = (0..n - 1).map(|i| d[i] + c[i] * c[i]).collect();
-        e[1..].iter().fold(e[0], |s, &v| s + v)
-    })
-}
-
 #[test]
 fn vectorised_traces_take_the_usual_road_by_default() {
     // Past the size where a loop traced term by term is kept rolled, stages are not: the
     // usual pipeline interleaves them into one loop, the rolled road keeps a loop per stage.
     let n = adjit::KeepRolled::AUTO_ABOVE / 8 + 2;
-    let f = staged_rosenbrock(n);
+    let f = adjit_testkit::staged_rosenbrock(n);
     assert!(f.n_insts() >= adjit::KeepRolled::AUTO_ABOVE);
     assert!(f.n_insts() < adjit::KeepRolled::STAGED_ABOVE);
     let held = adjit::ir::Rolled::from_function(&f);

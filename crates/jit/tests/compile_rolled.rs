@@ -169,34 +169,12 @@ fn a_traced_gradient_is_loops_whose_code_does_not_grow_with_the_trips() {
     assert_eq!(sizes[0], sizes[1], "code bytes at n = 300 and 3,000");
 }
 
-/// A 2-D grid energy Σ r², r = 4u − (four neighbours) − eᵘ/2 over the interior, traced row by
-/// row: the rolled gradient's reverse loops hand each row's adjoints to the next row, read
-/// across its positions (dense homes).
-fn grid_energy(m: usize) -> Function {
-    trace(m * m, |u| {
-        let mut s = u[0] * 0.0;
-        for i in 1..m - 1 {
-            for j in 1..m - 1 {
-                let c = u[i * m + j];
-                let r = c * 4.0
-                    - u[(i - 1) * m + j]
-                    - u[(i + 1) * m + j]
-                    - u[i * m + j - 1]
-                    - u[i * m + j + 1]
-                    - c.exp() * 0.5;
-                s += r * r;
-            }
-        }
-        s
-    })
-}
-
 #[test]
 fn a_grids_rows_reuse_the_work_slots_of_rows_done() {
     // Each row's loops are read by the next row's only, so the work holds the tape (about two
     // values a cell) and a few rows' adjoints, not ten values a cell for every row.
     for m in [40, 80] {
-        let g = vjp_rolled_seeded_with_one(&Rolled::from_function(&grid_energy(m)));
+        let g = vjp_rolled_seeded_with_one(&Rolled::from_function(&adjit_testkit::grid_energy(m)));
         let code = check(&g, m as u64).expect("held");
         assert!(code.loops() > m, "rows stay loops of their own: {code:?}");
         let cells = (m - 2) * (m - 2);

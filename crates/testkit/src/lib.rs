@@ -10,6 +10,6 @@ mod programs;
 pub mod source;
 
 pub use programs::{
-    bratu, chained_rosenbrock, chained_rosenbrock_text, coupling_network, fig2, lorenz_rk4,
-    random_triangular,
+    bratu, chained_rosenbrock, chained_rosenbrock_text, coupling_network, fig2, grid_energy,
+    lorenz_rk4, random_triangular, staged_rosenbrock,
 };

@@ -223,3 +223,42 @@ pub fn chained_rosenbrock(n: usize) -> Function {
         vec![terms.reduce(|s, t| s + t).expect("n ≥ 2 terms")]
     })
 }
+
+/// The chained Rosenbrock function traced NumPy style (`n ≥ 2`): each elementwise stage over
+/// the whole array (x², x[1:] − x², 1 − x, 100·(…)², the two added), then the sum. Its
+/// rolled form is a loop per stage ([`adjit_ir::Rolled::staged_share`] is 1).
+pub fn staged_rosenbrock(n: usize) -> Function {
+    assert!(n >= 2, "the staged Rosenbrock function needs two variables");
+    trace_multi("staged_rosenbrock", &vec![Type::F64; n], |x| {
+        let m = n - 1;
+        let sq: Vec<_> = (0..m).map(|i| x[i] * x[i]).collect();
+        let d: Vec<_> = (0..m).map(|i| x[i + 1] - sq[i]).collect();
+        let a: Vec<_> = (0..m).map(|i| 1.0 - x[i]).collect();
+        let dd: Vec<_> = (0..m).map(|i| d[i] * d[i] * 100.0).collect();
+        let t: Vec<_> = (0..m).map(|i| dd[i] + a[i] * a[i]).collect();
+        vec![t[1..].iter().fold(t[0], |s, &v| s + v)]
+    })
+}
+
+/// A 2-D grid energy on `m × m` unknowns (`m ≥ 3`): Σ r² over the interior with r = 4u −
+/// (the four neighbours) − eᵘ/2, traced row by row, each cell's terms in turn. Its rolled
+/// gradient's reverse loops hand each row's adjoints to the next row.
+pub fn grid_energy(m: usize) -> Function {
+    assert!(m >= 3, "the grid needs an interior");
+    trace_multi("grid_energy", &vec![Type::F64; m * m], |u| {
+        let mut s = u[0] * 0.0;
+        for i in 1..m - 1 {
+            for j in 1..m - 1 {
+                let c = u[i * m + j];
+                let r = c * 4.0
+                    - u[(i - 1) * m + j]
+                    - u[(i + 1) * m + j]
+                    - u[i * m + j - 1]
+                    - u[i * m + j + 1]
+                    - c.exp() * 0.5;
+                s += r * r;
+            }
+        }
+        vec![s]
+    })
+}
