@@ -527,7 +527,7 @@ fn as_extended(loops: &[Loop], walk: &Walk) -> Option<Extended> {
     let pos = (base - m.start) % m.period();
     // The iteration of `main` whose position `pos` value `v` would be.
     let iteration = |v: i64| (v - (m.start + pos) as i64) / period;
-    let last = i64::from(walk.base) + walk.step * (walk.trips as i64 - 1);
+    let last = i64::from(walk.base).saturating_add(walk.step.saturating_mul(walk.trips as i64 - 1));
     let (a, b) = (iteration(i64::from(walk.base)), iteration(last));
     let range = (a.min(b).min(0), a.max(b).max(m.trips as i64 - 1));
     let mut straight = Vec::new();
@@ -630,7 +630,8 @@ fn lifetimes(
                     Source::Carried { init, .. } => read(loop_of(init as usize), until, &mut lives),
                     Source::Affine { base, step } => {
                         // Every loop between the first and the last value it reads.
-                        let last = i64::from(base) + step * (l.trips as i64 - 1);
+                        let last =
+                            i64::from(base).saturating_add(step.saturating_mul(l.trips as i64 - 1));
                         let (lo, hi) = (i64::from(base).min(last), i64::from(base).max(last));
                         let (Some(a), Some(b)) = (loop_of(lo as usize), loop_of(hi as usize))
                         else {
