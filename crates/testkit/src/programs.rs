@@ -225,7 +225,7 @@ pub fn chained_rosenbrock(n: usize) -> Function {
 }
 
 /// The chained Rosenbrock function traced NumPy style (`n ≥ 2`): each elementwise stage over
-/// the whole array (x², x[1:] − x², 1 − x, 100·(…)², the two added), then the sum. Its
+/// the whole array (`x²`, `x[1:] − x²`, `1 − x`, `100·(…)²`, the two added), then the sum. Its
 /// rolled form is a loop per stage ([`adjit_ir::Rolled::staged_share`] is 1).
 pub fn staged_rosenbrock(n: usize) -> Function {
     assert!(n >= 2, "the staged Rosenbrock function needs two variables");
