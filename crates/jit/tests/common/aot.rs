@@ -278,19 +278,13 @@ pub fn run_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) -> u64 
     );
     // Point `k` is lane a of its record and the next point (cyclically) lane b.
     let partner = |points: &[Vec<f64>], k: usize| (k + 1) % points.len();
-    let mut stdin = Vec::new();
+    let mut stdin = Records::default();
     for (i, (_, points)) in programs.iter().enumerate() {
         for (k, x) in points.iter().enumerate() {
-            stdin.extend((i as u32).to_le_bytes());
-            for v in x.iter().chain(&points[partner(points, k)]) {
-                stdin.extend(v.to_le_bytes());
-            }
+            stdin.push(i, x.iter().chain(&points[partner(points, k)]));
         }
     }
-    let output = link_and_run(tc, &dir, &driver, &objects, stdin);
-    let mut got = output
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
+    let mut got = link_and_run(tc, &dir, &driver, &objects, stdin).into_iter();
 
     let mut max_ulps = 0;
     let mut checked = 0;
@@ -468,19 +462,13 @@ pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) 
            return 0;\n\
          }}\n"
     );
-    let mut stdin = Vec::new();
+    let mut stdin = Records::default();
     for (i, (_, points)) in programs.iter().enumerate() {
         for x in points {
-            stdin.extend((i as u32).to_le_bytes());
-            for v in x {
-                stdin.extend(v.to_le_bytes());
-            }
+            stdin.push(i, x);
         }
     }
-    let output = link_and_run(tc, &dir, &driver, &objects, stdin);
-    let mut got = output
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()));
+    let mut got = link_and_run(tc, &dir, &driver, &objects, stdin).into_iter();
     let mut checked = 0;
     for ((rolled, points), opts) in programs.iter().zip(&options) {
         let func = rolled.expand();
@@ -523,16 +511,30 @@ pub fn run_rolled_suite(tc: &Toolchain, opts_for: impl Fn(usize) -> JitOptions) 
     from_templates
 }
 
-/// Link `driver` (C source) with `objects` in `dir` for `tc`, run it on `stdin` (kept beside
-/// it as `input.bin`, to run it again by hand when it fails) and return what it wrote; the
-/// driver must succeed.
+/// A driver's standard input: records of a program's index (`u32`) and its input numbers.
+#[derive(Default)]
+struct Records(Vec<u8>);
+
+impl Records {
+    fn push<'a>(&mut self, program: usize, values: impl IntoIterator<Item = &'a f64>) {
+        self.0.extend((program as u32).to_le_bytes());
+        for v in values {
+            self.0.extend(v.to_le_bytes());
+        }
+    }
+}
+
+/// Link `driver` (C source) with `objects` in `dir` for `tc`, run it on `records` (kept beside
+/// it as `input.bin`, to run it again by hand when it fails) and return the numbers it wrote;
+/// the driver must succeed.
 fn link_and_run(
     tc: &Toolchain,
     dir: &Path,
     driver: &str,
     objects: &[PathBuf],
-    stdin: Vec<u8>,
-) -> Vec<u8> {
+    records: Records,
+) -> Vec<f64> {
+    let stdin = records.0;
     std::fs::write(dir.join("driver.c"), driver).unwrap();
     let exe = dir.join("driver");
     let status = Command::new(tc.cc)
@@ -570,7 +572,9 @@ fn link_and_run(
         output.status
     );
     writer.join().unwrap().unwrap();
-    output.stdout
+    (output.stdout.chunks_exact(8))
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// The options of the rolled suite's program `i`: every other one paired by force, every
