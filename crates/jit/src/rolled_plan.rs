@@ -43,7 +43,7 @@
 //! the expanded program instead: a read whose indices cross from the parameters into the
 //! loops, and more than [`MAX_LATE_COPIES`] scattered returns.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use adjit_ir::roll::Source;
 use adjit_ir::{Function, Loop, Rolled, Value};
@@ -563,11 +563,13 @@ fn resolve_walks(loops: &[Loop], walks: &[Walk], dense: &mut [bool]) -> Vec<(Wal
         }
         // Each straight value's slot, and the values claimed twice over.
         let mut slot: HashMap<(usize, usize), (usize, usize, i64)> = HashMap::new();
-        let mut clash: Vec<(usize, usize)> = Vec::new();
+        let mut clash: HashSet<(usize, usize)> = HashSet::new();
         for ext in resolved.iter().flatten() {
             for &(s, u, i) in &ext.straight {
                 match slot.insert((s, u), (ext.main, ext.pos, i)) {
-                    Some(other) if other != (ext.main, ext.pos, i) => clash.push((s, u)),
+                    Some(other) if other != (ext.main, ext.pos, i) => {
+                        clash.insert((s, u));
+                    }
                     _ => {}
                 }
             }
